@@ -235,7 +235,11 @@ def load_sts_year(
 
 
 def load_stsb(
-    split: str = "test", text: TextVariant = "senteval", data_dir: str | os.PathLike | None = None, *, hub: bool | None = None
+    split: str = "test",
+    text: TextVariant = "senteval",
+    data_dir: str | os.PathLike | None = None,
+    *,
+    hub: bool | None = None,
 ) -> Loaded:
     """STS Benchmark train/dev/test (scores 0-5). The raw files can have 9 columns (2 extra source columns)."""
     if split not in STSB_SPLITS:
@@ -267,7 +271,11 @@ SICK_ENTAILMENT = ("NEUTRAL", "ENTAILMENT", "CONTRADICTION")
 
 
 def load_sick(
-    split: str = "test", text: TextVariant = "senteval", data_dir: str | os.PathLike | None = None, *, hub: bool | None = None
+    split: str = "test",
+    text: TextVariant = "senteval",
+    data_dir: str | os.PathLike | None = None,
+    *,
+    hub: bool | None = None,
 ) -> Loaded:
     """SICK train/trial/test: relatedness score (1-5) and the entailment judgment of each pair."""
     if split not in SICK_SPLITS:
@@ -379,7 +387,9 @@ def load_wiki(
 # C-STS (public re-annotated release; the original is encrypted and its test labels withheld)
 
 
-def load_csts(split: str = "validation", data_dir: str | os.PathLike | None = None, *, hub: bool | None = None) -> Loaded:
+def load_csts(
+    split: str = "validation", data_dir: str | os.PathLike | None = None, *, hub: bool | None = None
+) -> Loaded:
     """C-STS rows (sentence1, sentence2, condition, label 1-5). Rows labelled -1 are dropped and counted."""
     if split not in CSTS_SPLITS:
         raise ValueError(f"split must be one of {CSTS_SPLITS} (test labels are withheld), got {split!r}")
@@ -485,7 +495,12 @@ def _hub_sick(split: str) -> Loaded:
     labels = ("ENTAILMENT", "NEUTRAL", "CONTRADICTION")
     return Loaded(
         STSPair(
-            r["sentence_A"], r["sentence_B"], float(r["relatedness_score"]), "SICK", split, f"hub:{i}",
+            r["sentence_A"],
+            r["sentence_B"],
+            float(r["relatedness_score"]),
+            "SICK",
+            split,
+            f"hub:{i}",
             entailment=labels[int(r["label"])],
         )
         for i, r in enumerate(rows)

@@ -27,8 +27,15 @@ def parse_tasks(tasks: str | Iterable[str]) -> tuple[str, ...]:
     if isinstance(tasks, str):
         tasks = ["all"] if tasks.strip().lower() == "all" else [t for t in tasks.split(",") if t.strip()]
     aliases = {t.lower(): t for t in STS_TASKS}
-    aliases.update({"stsb": "STSBenchmark", "sts-b": "STSBenchmark", "sickr": "SICKRelatedness",
-                    "sick-r": "SICKRelatedness", "sick": "SICKRelatedness"})
+    aliases.update(
+        {
+            "stsb": "STSBenchmark",
+            "sts-b": "STSBenchmark",
+            "sickr": "SICKRelatedness",
+            "sick-r": "SICKRelatedness",
+            "sick": "SICKRelatedness",
+        }
+    )
     names: list[str] = []
     for task in tasks:
         key = task.strip().lower()
@@ -92,9 +99,14 @@ def score_task(task: str, pairs: Sequence[stsdata.STSPair], similarities: np.nda
     sp = np.array([subsets[n]["spearman"] for n in names])
     pe = np.array([subsets[n]["pearson"] for n in names])
     return TaskResult(
-        task, len(pairs), spearman, pearson,
-        float(sp.mean()), float((sp * sizes).sum() / sizes.sum()),
-        float(pe.mean()), float((pe * sizes).sum() / sizes.sum()),
+        task,
+        len(pairs),
+        spearman,
+        pearson,
+        float(sp.mean()),
+        float((sp * sizes).sum() / sizes.sum()),
+        float(pe.mean()),
+        float((pe * sizes).sum() / sizes.sum()),
         subsets,
     )
 
@@ -124,8 +136,14 @@ class STSReport:
 
     def rows(self) -> list[dict]:
         return [
-            {"task": r.task, "n": r.n, "spearman_all": r.spearman, "spearman_mean": r.spearman_mean,
-             "spearman_wmean": r.spearman_wmean, "pearson_all": r.pearson}
+            {
+                "task": r.task,
+                "n": r.n,
+                "spearman_all": r.spearman,
+                "spearman_mean": r.spearman_mean,
+                "spearman_wmean": r.spearman_wmean,
+                "pearson_all": r.pearson,
+            }
             for r in self.tasks.values()
         ]
 
@@ -174,8 +192,13 @@ class EmbeddingCache:
 DEFAULT_CACHE = EmbeddingCache()
 
 
-def embed_sentences(encoder, sentences: Iterable[str], cache: EmbeddingCache | None = DEFAULT_CACHE,
-                    batch_size: int = 128, max_tokens: int = 8192) -> tuple[dict[str, torch.Tensor], int]:
+def embed_sentences(
+    encoder,
+    sentences: Iterable[str],
+    cache: EmbeddingCache | None = DEFAULT_CACHE,
+    batch_size: int = 128,
+    max_tokens: int = 8192,
+) -> tuple[dict[str, torch.Tensor], int]:
     """Encode each distinct sentence once (cached); returns (text -> embedding, number newly encoded)."""
     unique = list(dict.fromkeys(sentences))
     if cache is None:

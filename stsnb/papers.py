@@ -36,8 +36,9 @@ _NUMBERS: list[PaperNumber] = []
 
 # ---- Pcc-tuning (Zhang & Li) -----------------------------------------------------------------------------
 _NUMBERS += [
-    PaperNumber("pcc-tuning", "Eq. 7", "optimal binary classifier", "max_spearman_limit", 87.5,
-                "lim (7n^2-4)/(8(n^2-1)) x100"),
+    PaperNumber(
+        "pcc-tuning", "Eq. 7", "optimal binary classifier", "max_spearman_limit", 87.5, "lim (7n^2-4)/(8(n^2-1)) x100"
+    ),
 ]
 _PCC_T2 = {
     "LLaMA2-7b SimCSE": (78.39, 89.95, 84.80, 88.50, 86.04, 87.86, 81.11, 85.24),
@@ -56,12 +57,18 @@ _PCC_T2 = {
 for _setting, _values in _PCC_T2.items():
     _NUMBERS += _seven("pcc-tuning", "Table 2", _setting, _values)
 _PCC_T4 = {  # (stage 1, stage 2) averages over the seven tasks
-    "OPT-6.7b PromptEOL": (85.52, 89.29), "OPT-6.7b PromptSUM": (85.57, 89.39),
-    "OPT-6.7b PromptSTH": (85.51, 89.41), "LLaMA-7b PromptEOL": (85.48, 90.38),
-    "LLaMA-7b PromptSUM": (85.47, 90.13), "LLaMA-7b PromptSTH": (85.40, 90.29),
-    "LLaMA2-7b PromptEOL": (85.40, 90.32), "LLaMA2-7b PromptSUM": (85.53, 90.31),
-    "LLaMA2-7b PromptSTH": (85.31, 90.34), "Mistral-7b PromptEOL": (85.50, 90.39),
-    "Mistral-7b PromptSUM": (85.83, 90.57), "Mistral-7b PromptSTH": (85.66, 90.61),
+    "OPT-6.7b PromptEOL": (85.52, 89.29),
+    "OPT-6.7b PromptSUM": (85.57, 89.39),
+    "OPT-6.7b PromptSTH": (85.51, 89.41),
+    "LLaMA-7b PromptEOL": (85.48, 90.38),
+    "LLaMA-7b PromptSUM": (85.47, 90.13),
+    "LLaMA-7b PromptSTH": (85.40, 90.29),
+    "LLaMA2-7b PromptEOL": (85.40, 90.32),
+    "LLaMA2-7b PromptSUM": (85.53, 90.31),
+    "LLaMA2-7b PromptSTH": (85.31, 90.34),
+    "Mistral-7b PromptEOL": (85.50, 90.39),
+    "Mistral-7b PromptSUM": (85.83, 90.57),
+    "Mistral-7b PromptSTH": (85.66, 90.61),
 }
 for _setting, (_s1, _s2) in _PCC_T4.items():
     _NUMBERS += _avg("pcc-tuning", "Table 4", f"{_setting} stage 1", _s1)
@@ -107,16 +114,26 @@ _NUMBERS += [
     PaperNumber("sts-regression", "Table 4", "RoBERTa Ours len 256", "peak_memory_gb", 42.33, "4x24GB GPUs"),
 ]
 _REG_T5 = [  # (backbone, loss, k, x0, avg)
-    ("BERT-base", "translated_relu", 1.5, 0.25, 74.21), ("BERT-base", "translated_relu", 2, 0.25, 74.21),
-    ("BERT-base", "translated_relu", 2.5, 0.25, 74.28), ("BERT-base", "smooth_k2", 3, 0.25, 75.75),
-    ("BERT-base", "smooth_k2", 2.5, 0.25, 75.89), ("BERT-base", "smooth_k2", 2, 0.25, 76.03),
-    ("RoBERTa-base", "translated_relu", 2, 0.25, 74.00), ("RoBERTa-base", "translated_relu", 1.5, 0.25, 74.11),
-    ("RoBERTa-base", "translated_relu", 1, 0.25, 74.28), ("RoBERTa-base", "smooth_k2", 2.5, 0.25, 75.89),
-    ("RoBERTa-base", "smooth_k2", 3, 0.2, 75.90), ("RoBERTa-base", "smooth_k2", 3, 0.25, 76.04),
-    ("Nomic v1", "smooth_k2", 3.5, 0.2, 82.76), ("Nomic v1", "smooth_k2", 2.5, 0.2, 82.79),
-    ("Nomic v1", "smooth_k2", 2, 0.2, 82.82), ("Nomic v1", "smooth_k2", 3, 0.2, 82.83),
-    ("Jina v2", "smooth_k2", 3, 0.15, 83.51), ("Jina v2", "smooth_k2", 3, 0.2, 83.54),
-    ("Jina v2", "smooth_k2", 3.5, 0.2, 83.55), ("Jina v2", "smooth_k2", 4, 0.2, 83.55),
+    ("BERT-base", "translated_relu", 1.5, 0.25, 74.21),
+    ("BERT-base", "translated_relu", 2, 0.25, 74.21),
+    ("BERT-base", "translated_relu", 2.5, 0.25, 74.28),
+    ("BERT-base", "smooth_k2", 3, 0.25, 75.75),
+    ("BERT-base", "smooth_k2", 2.5, 0.25, 75.89),
+    ("BERT-base", "smooth_k2", 2, 0.25, 76.03),
+    ("RoBERTa-base", "translated_relu", 2, 0.25, 74.00),
+    ("RoBERTa-base", "translated_relu", 1.5, 0.25, 74.11),
+    ("RoBERTa-base", "translated_relu", 1, 0.25, 74.28),
+    ("RoBERTa-base", "smooth_k2", 2.5, 0.25, 75.89),
+    ("RoBERTa-base", "smooth_k2", 3, 0.2, 75.90),
+    ("RoBERTa-base", "smooth_k2", 3, 0.25, 76.04),
+    ("Nomic v1", "smooth_k2", 3.5, 0.2, 82.76),
+    ("Nomic v1", "smooth_k2", 2.5, 0.2, 82.79),
+    ("Nomic v1", "smooth_k2", 2, 0.2, 82.82),
+    ("Nomic v1", "smooth_k2", 3, 0.2, 82.83),
+    ("Jina v2", "smooth_k2", 3, 0.15, 83.51),
+    ("Jina v2", "smooth_k2", 3, 0.2, 83.54),
+    ("Jina v2", "smooth_k2", 3.5, 0.2, 83.55),
+    ("Jina v2", "smooth_k2", 4, 0.2, 83.55),
 ]
 for _backbone, _loss, _k, _x0, _value in _REG_T5:
     _NUMBERS += _avg("sts-regression", "Table 5", f"{_backbone} {_loss} k={_k:g} x0={_x0:g}", _value)
@@ -127,12 +144,16 @@ for _backbone, _values in {"BERT-base": (53.30, 54.84, 76.03), "RoBERTa-base": (
 PAPER_NUMBERS: tuple[PaperNumber, ...] = tuple(_NUMBERS)
 
 
-def lookup(paper: str, table: str | None = None, setting: str | None = None,
-           task: str | None = None) -> list[PaperNumber]:
+def lookup(
+    paper: str, table: str | None = None, setting: str | None = None, task: str | None = None
+) -> list[PaperNumber]:
     return [
-        n for n in PAPER_NUMBERS
-        if n.paper == paper and (table is None or n.table == table)
-        and (setting is None or n.setting == setting) and (task is None or n.task == task)
+        n
+        for n in PAPER_NUMBERS
+        if n.paper == paper
+        and (table is None or n.table == table)
+        and (setting is None or n.setting == setting)
+        and (task is None or n.task == task)
     ]
 
 
@@ -140,13 +161,15 @@ def value(paper: str, table: str, setting: str, task: str = "avg") -> float:
     found = lookup(paper, table, setting, task)
     if len(found) != 1:
         known = sorted({n.setting for n in lookup(paper, table)})
-        raise KeyError(f"{paper} {table}: no single number for setting {setting!r}, task {task!r}; "
-                       f"settings in that table: {known}")
+        raise KeyError(
+            f"{paper} {table}: no single number for setting {setting!r}, task {task!r}; settings in that table: {known}"
+        )
     return found[0].value
 
 
-def compare(ours: Mapping[str, float], paper: str, table: str, setting: str, *, our_setting: str = "",
-            note: str = "") -> list[dict]:
+def compare(
+    ours: Mapping[str, float], paper: str, table: str, setting: str, *, our_setting: str = "", note: str = ""
+) -> list[dict]:
     """Rows ``ours | paper | delta`` for every task of ``ours`` that the paper reports for that setting."""
     rows = []
     for task, our_value in ours.items():
@@ -154,11 +177,18 @@ def compare(ours: Mapping[str, float], paper: str, table: str, setting: str, *, 
         if not found:
             continue
         theirs = found[0].value
-        rows.append({
-            "paper": paper, "table": table, "setting": setting if not our_setting else f"{our_setting} vs {setting}",
-            "task": task, "ours": float(our_value), "paper_value": theirs,
-            "delta": float(our_value) - theirs, "note": note,
-        })
+        rows.append(
+            {
+                "paper": paper,
+                "table": table,
+                "setting": setting if not our_setting else f"{our_setting} vs {setting}",
+                "task": task,
+                "ours": float(our_value),
+                "paper_value": theirs,
+                "delta": float(our_value) - theirs,
+                "note": note,
+            }
+        )
     if not rows:
         raise KeyError(f"{paper} {table} {setting!r}: none of the tasks {list(ours)} is reported there")
     return rows
@@ -169,6 +199,7 @@ def comparison_table(rows: list[dict]):
     header = f"{'setting':<48} {'task':<16} {'ours':>8} {'paper':>8} {'delta':>8}"
     lines = [header, "-" * len(header)]
     for r in rows:
-        lines.append(f"{r['setting'][:48]:<48} {r['task']:<16} {r['ours']:>8.2f} {r['paper_value']:>8.2f} "
-                     f"{r['delta']:>+8.2f}")
+        lines.append(
+            f"{r['setting'][:48]:<48} {r['task']:<16} {r['ours']:>8.2f} {r['paper_value']:>8.2f} {r['delta']:>+8.2f}"
+        )
     return "\n".join(lines)

