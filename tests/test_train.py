@@ -1,0 +1,127 @@
+"""The training loop's mechanics on a tiny linear model (pure math: synthetic data is the right input here)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from torch import nn
+
+from stsnb.train import NonFiniteLossError, TrainConfig, fit, linear_schedule
+
+
+def make_data(n: int = 64, seed: int = 0) -> list[tuple[torch.Tensor, torch.Tensor]]:
+    generator = torch.Generator().manual_seed(seed)
+    x = torch.randn(n, 3, generator=generator)
+    y = x @ torch.tensor([1.5, -2.0, 0.5]) + 0.3
+    return list(zip(x, y, strict=True))
+
+
+def collate(items):
+    return torch.stack([x for x, _ in items]), torch.stack([y for _, y in items])
+
+
+def mse(model: nn.Module, batch) -> torch.Tensor:
+    x, y = batch
+    return ((model(x).squeeze(-1) - y) ** 2).mean()
+
+
+def fresh_model() -> nn.Linear:
+    torch.manual_seed(0)
+    return nn.Linear(3, 1)
+
+
+def test_fit_learns_a_linear_map():
+    data = make_data()
+    model = fresh_model()
+    before = mse(model, collate(data)).item()
+    result = fit(model, mse, data, TrainConfig(epochs=30, batch_size=8, lr=0.05, max_grad_norm=None), collate=collate)
+    after = mse(model, collate(data)).item()
+    assert after < 0.01 * before
+    assert result.steps == 30 * 8
+
+
+def test_non_finite_loss_names_step_and_batch():
+    data = make_data()
+    calls = {"n": 0}
+
+    def exploding(model, batch):
+        calls["n"] += 1
+        loss = mse(model, batch)
+        return loss * float("nan") if calls["n"] == 3 else loss
+
+    with pytest.raises(NonFiniteLossError, match=r"optimizer step 2 \(epoch 0, batch 2 of 8"):
+        fit(fresh_model(), exploding, data, TrainConfig(batch_size=8, lr=0.01), collate=collate)
+
+
+def test_best_dev_weights_are_restored():
+    data = make_data()
+    scores = iter([1.0, 5.0, 2.0, 0.0])
+    snapshots = []
+
+    def evaluate(model):
+        snapshots.append(model.weight.detach().clone())
+        return next(scores)
+
+    model = fresh_model()
+    result = fit(model, mse, data, TrainConfig(batch_size=8, lr=0.05, eval_every=2), collate=collate, evaluate=evaluate)
+    assert result.best_score == 5.0 and result.best_step == 4
+    assert torch.equal(model.weight.detach(), snapshots[1])
+    assert [row["dev"] for row in result.history if "dev" in row] == [1.0, 5.0, 2.0, 0.0]
+
+
+def test_gradient_accumulation_equals_the_big_batch_for_a_mean_loss():
+    data = make_data()
+    big, small = fresh_model(), fresh_model()
+    base = dict(epochs=2, lr=0.05, max_grad_norm=None, warmup_ratio=0.0)
+    fit(big, mse, data, TrainConfig(batch_size=8, grad_accum=1, **base), collate=collate)
+    fit(small, mse, data, TrainConfig(batch_size=4, grad_accum=2, **base), collate=collate)
+    assert torch.allclose(big.weight, small.weight, atol=1e-6)
+    assert torch.allclose(big.bias, small.bias, atol=1e-6)
+
+
+def test_resume_continues_where_the_interrupted_run_stopped(tmp_path):
+    data = make_data()
+
+    def evaluate(model):
+        return -mse(model, collate(data)).item()
+
+    config = dict(epochs=2, batch_size=8, lr=0.05, eval_every=3, max_grad_norm=None)
+    reference = fresh_model()
+    fit(reference, mse, data, TrainConfig(**config), collate=collate, evaluate=evaluate)
+
+    calls = {"n": 0}
+
+    def interrupted(model, batch):
+        calls["n"] += 1
+        if calls["n"] == 11:  # after the checkpoint at optimizer step 9
+            raise KeyboardInterrupt
+        return mse(model, batch)
+
+    checkpoint = dict(checkpoint_dir=str(tmp_path / "ckpt"))
+    with pytest.raises(KeyboardInterrupt):
+        fit(fresh_model(), interrupted, data, TrainConfig(**config, **checkpoint), collate=collate, evaluate=evaluate)
+    assert (tmp_path / "ckpt" / "last" / "progress.json").is_file()
+    resumed = fresh_model()
+    result = fit(resumed, mse, data, TrainConfig(**config, **checkpoint, resume=True), collate=collate,
+                 evaluate=evaluate)
+    assert result.steps == 16
+    assert torch.allclose(resumed.weight, reference.weight, atol=1e-6)
+
+
+def test_linear_schedule_warms_up_then_decays_to_zero():
+    optimizer = torch.optim.SGD([nn.Parameter(torch.zeros(1))], lr=1.0)
+    scheduler = linear_schedule(optimizer, warmup_steps=4, total_steps=10)
+    lrs = []
+    for _ in range(10):
+        lrs.append(scheduler.get_last_lr()[0])
+        optimizer.step()
+        scheduler.step()
+    assert lrs[:4] == pytest.approx([0.25, 0.5, 0.75, 1.0])
+    assert lrs[4:] == pytest.approx([1.0, 5 / 6, 4 / 6, 3 / 6, 2 / 6, 1 / 6])
+
+
+def test_bad_config_is_refused():
+    with pytest.raises(ValueError, match="batch_size"):
+        fit(fresh_model(), mse, make_data(), TrainConfig(batch_size=0), collate=collate)
+    with pytest.raises(ValueError, match="empty"):
+        fit(fresh_model(), mse, [], TrainConfig(), collate=collate)
