@@ -1,0 +1,237 @@
+"""Loaders on the real data folder (counts from shared/data/SOURCES.md) and on corrupted copies of it."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from stsnb import data
+
+STS_COUNTS = {
+    "STS12": {"MSRpar": 750, "MSRvid": 750, "SMTeuroparl": 459, "surprise.OnWN": 750, "surprise.SMTnews": 399},
+    "STS13": {"FNWN": 189, "headlines": 750, "OnWN": 561},
+    "STS14": {"deft-forum": 450, "deft-news": 300, "headlines": 750, "images": 750, "OnWN": 750, "tweet-news": 750},
+    "STS15": {"answers-forums": 375, "answers-students": 750, "belief": 375, "headlines": 750, "images": 750},
+    "STS16": {"answer-answer": 254, "headlines": 249, "plagiarism": 230, "postediting": 244, "question-question": 209},
+}
+
+
+@pytest.mark.parametrize("year", data.STS_YEARS)
+@pytest.mark.parametrize("text", ["senteval", "raw"])
+def test_sts_years_have_every_subset_with_the_documented_counts(year, text, data_dir):
+    pairs = data.load_sts_year(year, text, data_dir)
+    counts: dict[str, int] = {}
+    for pair in pairs:
+        counts[pair.subset] = counts.get(pair.subset, 0) + 1
+        assert 0.0 <= pair.score <= 5.0 and pair.dataset == year
+    assert counts == STS_COUNTS[year]
+
+
+def test_unscored_pairs_are_dropped_and_counted(data_dir):
+    sts15 = data.load_sts_year("STS15", data_dir=data_dir)
+    assert sts15.skipped == {"unscored": 8500 - 3000}
+    assert data.load_sts_year("STS12", data_dir=data_dir).skipped == {}
+
+
+def test_raw_and_senteval_text_share_gold_scores_but_not_case(data_dir):
+    senteval = data.load_stsb("test", "senteval", data_dir)
+    raw = data.load_stsb("test", "raw", data_dir)
+    assert [p.score for p in senteval] == [p.score for p in raw]
+    assert senteval[0].sent1 == "a girl is styling her hair ."
+    assert raw[0].sent1 == "A girl is styling her hair."
+
+
+@pytest.mark.parametrize(("split", "n"), [("train", 5749), ("dev", 1500), ("test", 1379)])
+def test_stsb_splits(split, n, data_dir):
+    assert len(data.load_stsb(split, data_dir=data_dir)) == n
+    assert len(data.load_stsb(split, "raw", data_dir)) == n  # raw rows with 9 columns are read too
+
+
+@pytest.mark.parametrize(
+    ("split", "n", "labels"),
+    [("train", 4500, (2536, 1299, 665)), ("trial", 500, (282, 144, 74)), ("test", 4927, (2793, 1414, 720))],
+)
+def test_sick_splits_with_entailment_labels(split, n, labels, data_dir):
+    pairs = data.load_sick(split, data_dir=data_dir)
+    assert len(pairs) == n
+    assert tuple(sum(p.entailment == name for p in pairs) for name in data.SICK_ENTAILMENT) == labels
+    assert min(p.score for p in pairs) >= 1.0 and max(p.score for p in pairs) <= 5.0
+
+
+def test_sick_rescaling_maps_1_to_5_onto_0_to_5():
+    assert [data.rescale_sick(s) for s in (1.0, 3.0, 5.0)] == [0.0, 2.5, 5.0]
+    with pytest.raises(ValueError, match=r"\[1, 5\]"):
+        data.rescale_sick(0.5)
+
+
+def test_snli_pairs_and_triplets(data_dir):
+    dev = data.load_snli("dev", data_dir=data_dir)
+    assert len(dev) == 9842
+    assert [sum(p.label == name for p in dev) for name in ("entailment", "neutral", "contradiction")] == [
+        3329, 3235, 3278,
+    ]
+    assert {p.label_id for p in dev} == {0, 1, 2}
+    assert dev[0].label_id == data.NLI_LABEL_TO_ID[dev[0].label]
+    triplets = data.nli_triplets(dev)
+    assert len(triplets) > 3000
+    entailed = {(p.premise, p.hypothesis) for p in dev if p.label == "entailment"}
+    contradicted = {(p.premise, p.hypothesis) for p in dev if p.label == "contradiction"}
+    for t in triplets[:200]:
+        assert (t.anchor, t.positive) in entailed and (t.anchor, t.negative) in contradicted
+    with pytest.raises(ValueError, match="SNLI train is not in the data folder"):
+        data.load_snli("train", data_dir=data_dir)
+
+
+def test_wikipedia_and_csts(data_dir):
+    assert len(data.load_wiki(data_dir=data_dir)) == 11914
+    assert len(data.load_wiki(limit=10, data_dir=data_dir)) == 10
+    train = data.load_csts("train", data_dir)
+    validation = data.load_csts("validation", data_dir)
+    assert len(train) == 11342 and train.skipped == {}
+    assert len(validation) == 2834 - 214 and validation.skipped == {"label -1 (no usable label)": 214}
+    assert {r.label for r in validation} <= {1.0, 2.0, 3.0, 4.0, 5.0}
+
+
+def test_dedup_removes_train_pairs_seen_in_any_test_set_in_either_order(data_dir):
+    tests = data.seven_test_sets(data_dir=data_dir)
+    sick_train = data.load_sick("train", data_dir=data_dir)
+    report = data.dedup_against_tests(sick_train, tests)
+    assert 0 < len(report.removed) < len(sick_train)
+    assert len(report.kept) + len(report.removed) == len(sick_train)
+    # Appendix A, Table 7: this SICK train pair occurs reversed in the SICK test set
+    removed = {(p.sent1, p.sent2) for p in report.removed}
+    assert any("wheelie" in a and "courageously" in a for a, _ in removed)
+    test_pairs = {(p.sent1, p.sent2) for p in tests}
+    for pair in report.kept:
+        assert (pair.sent1, pair.sent2) not in test_pairs and (pair.sent2, pair.sent1) not in test_pairs
+    assert "removed" in report.summary() and "SICK" in report.summary()
+
+
+def test_dedup_on_synthetic_pairs_ignores_scores_and_order():
+    test = [data.STSPair("a b", "c", 1.0, "T", "t")]
+    train = [
+        data.STSPair("c", "a  b", 4.0, "X", "train"),  # reversed, extra space, other score
+        data.STSPair("a b", "d", 1.0, "X", "train"),
+    ]
+    report = data.dedup_against_tests(train, test)
+    assert [p.sent2 for p in report.kept] == ["d"]
+
+
+# ---------------------------------------------------------------------------------------------------------
+# bad input: a corrupted copy of the folder, one fault at a time
+
+
+@pytest.fixture()
+def corrupt_copy(tmp_path, data_dir) -> Path:
+    target = tmp_path / "data"
+    shutil.copytree(data_dir / "senteval", target / "senteval")
+    shutil.copytree(data_dir / "csts_reannotated", target / "csts_reannotated")
+    return target
+
+
+def _rewrite_line(path: Path, number: int, text: str) -> None:
+    lines = path.read_text(encoding="utf-8").split("\n")
+    lines[number - 1] = text
+    path.write_text("\n".join(lines), encoding="utf-8")
+
+
+def test_missing_folder_names_the_variable(tmp_path):
+    with pytest.raises(data.DataError, match="STSNB_DATA_DIR"):
+        data.load_stsb("test", data_dir=tmp_path / "nowhere", hub=False)
+
+
+def test_missing_file_is_named(corrupt_copy):
+    (corrupt_copy / "senteval/STS/STS13-en-test/STS.gs.FNWN.txt").unlink()
+    with pytest.raises(data.DataError, match=r"STS\.gs\.FNWN\.txt: file not found"):
+        data.load_sts_year("STS13", data_dir=corrupt_copy)
+
+
+def test_score_out_of_range_names_file_and_line(corrupt_copy):
+    _rewrite_line(corrupt_copy / "senteval/STS/STS12-en-test/STS.gs.MSRvid.txt", 7, "5.6")
+    with pytest.raises(data.DataError, match=r"STS\.gs\.MSRvid\.txt:7: score 5\.6 outside the range \[0\.0, 5\.0\]"):
+        data.load_sts_year("STS12", data_dir=corrupt_copy)
+
+
+def test_non_numeric_score_names_file_and_line(corrupt_copy):
+    _rewrite_line(corrupt_copy / "senteval/STS/STSBenchmark/sts-dev.csv", 3, "a\tb\tc\td\tfive\tx\ty")
+    with pytest.raises(data.DataError, match=r"sts-dev\.csv:3: expected a score in \[0\.0, 5\.0\], got 'five'"):
+        data.load_stsb("dev", data_dir=corrupt_copy)
+
+
+def test_malformed_line_names_file_line_and_expectation(corrupt_copy):
+    _rewrite_line(corrupt_copy / "senteval/STS/STS14-en-test/STS.input.images.txt", 12, "only one sentence")
+    with pytest.raises(data.DataError, match=r"STS\.input\.images\.txt:12: expected 2 tab-separated sentences"):
+        data.load_sts_year("STS14", data_dir=corrupt_copy)
+    path = corrupt_copy / "senteval/SICK/SICK_trial.txt"
+    _rewrite_line(path, 5, "5\tA\tB\t3.2\tMAYBE")
+    with pytest.raises(data.DataError, match=r"SICK_trial\.txt:5: expected an entailment label"):
+        data.load_sick("trial", data_dir=corrupt_copy)
+
+
+def test_mismatched_line_counts_are_reported(corrupt_copy):
+    gold = corrupt_copy / "senteval/STS/STS16-en-test/STS.gs.headlines.txt"
+    gold.write_text("\n".join(gold.read_text().split("\n")[:-5]) + "\n")
+    with pytest.raises(data.DataError, match=r"STS\.input\.headlines\.txt has \d+ lines but .*STS\.gs\.headlines"):
+        data.load_sts_year("STS16", data_dir=corrupt_copy)
+    labels = corrupt_copy / "senteval/SNLI/labels.test"
+    labels.write_text("\n".join(labels.read_text().split("\n")[:100]) + "\n")
+    with pytest.raises(data.DataError, match=r"labels\.test 100: expected the same number of lines"):
+        data.load_snli("test", data_dir=corrupt_copy)
+
+
+def test_bad_nli_label_and_bad_csts_row(corrupt_copy):
+    _rewrite_line(corrupt_copy / "senteval/SNLI/labels.dev", 4, "maybe")
+    with pytest.raises(data.DataError, match=r"labels\.dev:4: expected one of"):
+        data.load_snli("dev", data_dir=corrupt_copy)
+    path = corrupt_copy / "csts_reannotated/csts_validation_reannotated.csv"
+    _rewrite_line(path, 3, "a,b,c,7")
+    with pytest.raises(data.DataError, match=r"csts_validation_reannotated\.csv:3: score 7\.0 outside"):
+        data.load_csts("validation", corrupt_copy)
+
+
+def test_invalid_utf8_names_the_line(corrupt_copy):
+    path = corrupt_copy / "senteval/STS/STS13-en-test/STS.input.FNWN.txt"
+    raw = path.read_bytes().split(b"\n")
+    raw[2] = b"\xff\xfe broken\tpair"
+    path.write_bytes(b"\n".join(raw))
+    with pytest.raises(data.DataError, match=r"STS\.input\.FNWN\.txt:3: not valid UTF-8"):
+        data.load_sts_year("STS13", data_dir=corrupt_copy)
+
+
+def test_bad_arguments_are_refused(data_dir):
+    with pytest.raises(ValueError, match="year must be one of"):
+        data.load_sts_year("STS17", data_dir=data_dir)
+    with pytest.raises(ValueError, match="text must be"):
+        data.load_stsb("test", "lower", data_dir)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# the Hub path maps onto the same records (the Hub is unreachable here: datasets.load_dataset is replaced)
+
+
+def test_hub_path_maps_rows_onto_the_same_records(monkeypatch, tmp_path):
+    tables = {
+        ("mteb/sts13-sts", "test"): [{"sentence1": "a", "sentence2": "b", "score": 3.5}],
+        ("sentence-transformers/stsb", "validation"): [{"sentence1": "a", "sentence2": "b", "score": 0.5}],
+        ("RobZamp/sick", "test"): [{"sentence_A": "a", "sentence_B": "b", "relatedness_score": 4.0, "label": 2}],
+        ("stanfordnlp/snli", "train"): [
+            {"premise": "p", "hypothesis": "h", "label": 0},
+            {"premise": "p", "hypothesis": "x", "label": -1},
+        ],
+    }
+    requested = []
+
+    def fake_load_dataset(dataset_id, *args, split=None, **kwargs):
+        requested.append((dataset_id, split))
+        return tables[(dataset_id, split)]
+
+    monkeypatch.setattr(data, "_load_dataset", fake_load_dataset)
+    monkeypatch.setenv(data.DATA_DIR_ENV, str(tmp_path / "absent"))  # no data folder: hub=None falls back
+    assert data.load_sts_year("STS13")[0] == data.STSPair("a", "b", 3.5, "STS13", "all")
+    assert data.load_stsb("dev")[0].score == 2.5
+    assert data.load_sick("test")[0].entailment == "CONTRADICTION"
+    snli = data.load_snli("train")
+    assert [p.label for p in snli] == ["entailment"] and snli.skipped == {"no gold label": 1}
+    assert len(requested) == 4
