@@ -1,0 +1,140 @@
+"""Model resolution, pooling, templates, LoRA / QLoRA. Tiny random models test mechanics only."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from stsnb import models
+
+
+@pytest.fixture(scope="module")
+def tiny_bert(tmp_path_factory):
+    from transformers import BertConfig, BertModel
+
+    folder = tmp_path_factory.mktemp("tiny-bert")
+    torch.manual_seed(0)
+    config = BertConfig(vocab_size=30522, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                        intermediate_size=64, max_position_embeddings=64)
+    BertModel(config).save_pretrained(folder)
+    models.resolve("minilm-l6")  # borrow the packaged tokenizer: any real WordPiece tokenizer would do
+    from transformers import AutoTokenizer
+
+    AutoTokenizer.from_pretrained(models.resolve("minilm-l6").path).save_pretrained(folder)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def tiny_llama(tmp_path_factory):
+    from transformers import AutoTokenizer, LlamaConfig, LlamaForCausalLM
+
+    folder = tmp_path_factory.mktemp("tiny-llama")
+    torch.manual_seed(0)
+    config = LlamaConfig(vocab_size=49152, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+                         num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=128)
+    LlamaForCausalLM(config).save_pretrained(folder)
+    AutoTokenizer.from_pretrained(models.resolve("smollm2-135m").path).save_pretrained(folder)
+    return folder
+
+
+def test_packaged_names_resolve_without_the_hub():
+    minilm = models.resolve("minilm-l6")
+    assert minilm.source == "package" and minilm.pooling == "mean"
+    smollm = models.resolve("smollm2-135m")
+    assert smollm.source == "cache" and smollm.kind == "causal" and smollm.pooling == "last"
+    assert models.resolve("some-org/some-model").source == "hub"
+    with pytest.raises(models.ModelError, match="not a model folder"):
+        models.resolve("./no/such/folder")
+
+
+def test_templates_are_exactly_pcc_tuning_table_3():
+    assert models.apply_template("A cat.", "eol") == 'This sentence : "A cat." means in one word:"'
+    assert models.apply_template("A cat.", "sth") == 'This sentence : "A cat." means something'
+    assert models.apply_template("A cat.", "sum") == 'This sentence : "A cat." can be summarized as'
+    with pytest.raises(ValueError, match="template must be one of"):
+        models.apply_template("x", "no slot here")
+
+
+def test_mean_and_cls_pooling_match_a_hand_computation(tiny_bert):
+    sentences = ["a short one", "a much longer sentence than the first one is"]
+    for pooling in ("mean", "cls"):
+        encoder = models.load_encoder(str(tiny_bert), pooling=pooling, device="cpu")
+        encoder.eval()
+        batch = encoder.tokenize(sentences)
+        with torch.no_grad():
+            hidden = encoder.backbone(**batch).last_hidden_state
+            got = encoder(sentences)
+        mask = batch["attention_mask"]
+        for i in range(2):
+            real = hidden[i, : int(mask[i].sum())]
+            expected = real.mean(0) if pooling == "mean" else real[0]
+            assert torch.allclose(got[i], expected, atol=1e-5)
+
+
+def test_last_token_pooling_ignores_left_padding(tiny_llama):
+    encoder = models.load_encoder(str(tiny_llama), template="sth", device="cpu")
+    assert encoder.pooling == "last" and encoder.tokenizer.padding_side == "left"
+    encoder.eval()
+    sentences = ["short", "a considerably longer sentence with many more tokens in it"]
+    with torch.no_grad():
+        together = encoder(sentences)
+        alone = torch.cat([encoder([s]) for s in sentences])
+    assert torch.allclose(together, alone, atol=1e-4)
+    encoded = encoder.encode(sentences)  # batched, sorted, returned in input order
+    assert torch.allclose(encoded, alone, atol=1e-4)
+
+
+def test_template_needs_last_token_pooling(tiny_bert):
+    with pytest.raises(ValueError, match="pooling='last'"):
+        models.load_encoder(str(tiny_bert), pooling="mean", template="eol", device="cpu")
+
+
+def test_fingerprint_follows_weights_and_settings(tiny_bert):
+    encoder = models.load_encoder(str(tiny_bert), device="cpu")
+    first = encoder.fingerprint()
+    assert encoder.fingerprint() == first
+    with torch.no_grad():
+        next(encoder.backbone.parameters())[0, 0] += 1e-3
+    assert encoder.fingerprint() != first
+    other = models.load_encoder(str(tiny_bert), pooling="cls", device="cpu")
+    assert other.fingerprint() != models.load_encoder(str(tiny_bert), device="cpu").fingerprint()
+
+
+def test_lora_trains_only_the_adapters_on_every_linear_layer(tiny_llama):
+    encoder = models.load_encoder(str(tiny_llama), lora=models.LoraSettings(r=4, alpha=8), device="cpu")
+    trainable = [n for n, p in encoder.named_parameters() if p.requires_grad]
+    assert trainable and all("lora_" in n for n in trainable)
+    adapted = {n.split(".lora_")[0].rsplit(".", 1)[-1] for n in trainable}
+    assert adapted == {"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"}
+    loss = encoder(["one sentence", "another"]).pow(2).mean()
+    loss.backward()
+    assert all(p.grad is not None for n, p in encoder.named_parameters() if p.requires_grad)
+
+
+def test_qlora_loads_nf4_double_quant_weights(tiny_llama):
+    import bitsandbytes as bnb
+
+    encoder = models.load_encoder(str(tiny_llama), quantize_4bit=True, lora=models.LoraSettings(r=4), device="cpu")
+    base = encoder.backbone.get_base_model()
+    quantized = [m for m in base.modules() if isinstance(m, bnb.nn.Linear4bit)]
+    assert len(quantized) == 2 * 7
+    weight = quantized[0].weight
+    assert weight.quant_state.quant_type == "nf4" and weight.quant_state.nested  # double quantization
+    out = encoder(["a sentence", "another sentence here"])
+    assert out.shape == (2, 64) and torch.isfinite(out).all()
+    out.sum().backward()
+    assert any(p.grad is not None for n, p in encoder.named_parameters() if "lora_" in n)
+
+
+@pytest.mark.slow
+def test_packaged_smollm2_encodes_with_a_prompt():
+    encoder = models.load_encoder("smollm2-135m", template="sth", device="cpu")
+    vectors = encoder.encode(["A man is playing a guitar.", "A man plays the guitar.", "The stock market fell."])
+    assert vectors.shape == (3, 576)
+    cos = torch.nn.functional.cosine_similarity
+    assert cos(vectors[0], vectors[1], dim=0) > cos(vectors[0], vectors[2], dim=0)
+
+
+def test_count_parameters_of_the_packaged_minilm(minilm):
+    trainable, total = models.count_parameters(minilm)
+    assert total == trainable and 22_000_000 < total < 23_000_000  # all-MiniLM-L6-v2: 22.7M
