@@ -1,0 +1,112 @@
+"""The batch runner on tiny fixture notebooks (no models): layout, refusals, failures, good results kept."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from stsnb import runner
+
+FIXTURES = Path(__file__).parent / "fixtures" / "notebooks"
+
+
+def write_plan(folder: Path, notebooks: dict, profile: str = "tiny") -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{profile}.yaml"
+    path.write_text(yaml.safe_dump({"description": "fixture plan, seconds on CPU", "notebooks": notebooks}))
+    return path
+
+
+def run(tmp_path: Path, notebooks: dict, **kwargs) -> int:
+    write_plan(tmp_path / "plans", notebooks)
+    return runner.run("tiny", out=tmp_path / "out", plans_dir=tmp_path / "plans", notebooks_dir=FIXTURES, **kwargs)
+
+
+def summary_row(summary: str, notebook: str) -> str:
+    return next(line for line in summary.splitlines() if line.startswith((f"| [{notebook}]", f"| {notebook} |")))
+
+
+@pytest.fixture(scope="module")
+def good_run(tmp_path_factory) -> tuple[int, Path]:
+    tmp_path = tmp_path_factory.mktemp("good")
+    return run(tmp_path, {"tiny_ok": {"scale": 0.5}}), tmp_path / "out" / "tiny"
+
+
+def test_success_writes_the_run_folder_and_summary(good_run):
+    code, profile_dir = good_run
+    assert code == 0
+    folder = profile_dir / "tiny_ok"
+    for name in ("tiny_ok.ipynb", "params.yaml", "env.json", "metrics.json", "results.csv", "figures/line.png"):
+        assert (folder / name).is_file(), name
+    assert (folder / "STATUS").read_text().strip() == "ok"
+    assert yaml.safe_load((folder / "params.yaml").read_text())["scale"] == 0.5
+    assert not list(profile_dir.glob(".partial-*")) and not list(profile_dir.glob("*.failed"))
+    row = summary_row((profile_dir / "summary.md").read_text(), "tiny_ok")
+    assert "| ok |" in row and "avg=40" in row
+    assert "| 40.00 | 85.40 | -45.40 |" in row  # ours | paper (papers.py) | delta
+
+
+def test_kernel_runs_our_interpreter_in_the_notebook_folder_with_the_runner_environment(good_run):
+    metrics = json.loads((good_run[1] / "tiny_ok" / "metrics.json").read_text())
+    assert metrics["python"] == sys.executable
+    assert metrics["cwd"] == str(FIXTURES.resolve())
+    assert metrics["env"]["TQDM_DISABLE"] == "1"
+    assert metrics["env"]["HF_HUB_DISABLE_PROGRESS_BARS"] == "1"
+    assert metrics["env"]["STSNB_DATA_DIR"] == os.environ.get("STSNB_DATA_DIR")  # inherited, not overridden
+    assert runner.RUN_DIR_ENV not in os.environ  # set for the kernel only
+
+
+def test_undeclared_parameter_is_refused_before_anything_runs(tmp_path):
+    with pytest.raises(runner.PlanError) as refused:
+        run(tmp_path, {"tiny_ok": {}, "tiny_fail": {"epochs": 3}})
+    message = str(refused.value)
+    assert "tiny.yaml" in message and "tiny_fail" in message and "'epochs'" in message
+    assert not (tmp_path / "out").exists()
+
+
+def test_unknown_notebooks_are_refused(tmp_path):
+    with pytest.raises(runner.PlanError, match="no_such_notebook"):
+        run(tmp_path, {"tiny_ok": {}, "no_such_notebook": {}})
+    with pytest.raises(runner.PlanError, match="--only typo"):
+        run(tmp_path, {"tiny_ok": {}}, only=["typo"])
+    assert not (tmp_path / "out").exists()
+
+
+def test_one_failure_does_not_stop_the_others(tmp_path):
+    code = run(tmp_path, {"tiny_fail": {"mode": "raise"}, "tiny_ok": {}})
+    assert code == 1
+    profile_dir = tmp_path / "out" / "tiny"
+    assert (profile_dir / "tiny_ok" / "STATUS").read_text().strip() == "ok"
+    assert not (profile_dir / "tiny_fail").exists()
+    failed = profile_dir / "tiny_fail.failed"
+    assert (failed / "STATUS").read_text().startswith("failed: RuntimeError: deliberate failure")
+    assert "deliberate failure of the runner fixture" in (failed / "error.log").read_text()
+    assert (failed / "tiny_fail.ipynb").is_file()  # the executed notebook, traceback included
+    summary = (profile_dir / "summary.md").read_text()
+    assert "failed: RuntimeError: deliberate failure of the runner fixture" in summary_row(summary, "tiny_fail")
+    assert "| ok |" in summary_row(summary, "tiny_ok")
+
+
+def test_failed_rerun_keeps_the_earlier_good_result(tmp_path):
+    profile_dir = tmp_path / "out" / "tiny"
+    assert run(tmp_path, {"tiny_fail": {"mode": "ok"}, "tiny_ok": {}}, only=["tiny_fail"]) == 0
+    good = profile_dir / "tiny_fail"
+    before = {path.name: path.read_bytes() for path in good.iterdir() if path.is_file()}
+    summary = (profile_dir / "summary.md").read_text()
+    assert "| not run |" in summary_row(summary, "tiny_ok")  # --only still lists the whole plan
+
+    assert run(tmp_path, {"tiny_fail": {"mode": "no_finish"}, "tiny_ok": {}}, only=["tiny_fail"]) == 1
+    assert {path.name: path.read_bytes() for path in good.iterdir() if path.is_file()} == before
+    assert "without run.finish()" in (profile_dir / "tiny_fail.failed" / "STATUS").read_text()
+    row = summary_row((profile_dir / "summary.md").read_text(), "tiny_fail")
+    assert "failed: the notebook ended without run.finish()" in row and "previous good result kept" in row
+    assert "value=1" in row  # the kept result's metrics
+
+    assert run(tmp_path, {"tiny_fail": {"mode": "ok"}, "tiny_ok": {}}, only=["tiny_fail"]) == 0
+    assert not (profile_dir / "tiny_fail.failed").exists()  # a good run supersedes the failed attempt
+    assert not list(profile_dir.glob(".*"))  # no scratch or set-aside folders left
