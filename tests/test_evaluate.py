@@ -1,0 +1,90 @@
+"""STS evaluation: the protocol's arithmetic, the cache, and agreement with an independent computation."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from scipy.stats import pearsonr, spearmanr
+
+from stsnb import data, evaluate
+
+
+def test_task_names_parse_case_insensitively():
+    assert evaluate.parse_tasks("all") == evaluate.STS_TASKS
+    assert evaluate.parse_tasks("sts12,STSB,sickr") == ("STS12", "STSBenchmark", "SICKRelatedness")
+    with pytest.raises(ValueError, match="unknown task 'sts17'"):
+        evaluate.parse_tasks("sts17")
+
+
+def test_all_mean_and_wmean_follow_senteval():
+    rng = np.random.default_rng(0)
+    pairs, sims = [], []
+    for subset, n in (("a", 30), ("b", 10)):
+        gold = rng.uniform(0, 5, n)
+        pairs += [data.STSPair("x", "y", float(g), "T", subset) for g in gold]
+        sims += list(gold + rng.normal(0, 2 if subset == "a" else 0.5, n))
+    sims = np.array(sims)
+    gold = np.array([p.score for p in pairs])
+    result = evaluate.score_task("T", pairs, sims)
+    assert result.spearman == pytest.approx(100 * spearmanr(sims, gold)[0])  # "all": the concatenation
+    per = [100 * spearmanr(sims[:30], gold[:30])[0], 100 * spearmanr(sims[30:], gold[30:])[0]]
+    assert result.spearman_mean == pytest.approx(np.mean(per))
+    assert result.spearman_wmean == pytest.approx((30 * per[0] + 10 * per[1]) / 40)
+    assert result.pearson == pytest.approx(100 * pearsonr(sims, gold)[0])
+    assert result.subsets["b"]["n"] == 10
+
+
+def test_correlations_refuse_mismatched_or_tiny_input():
+    with pytest.raises(ValueError, match="3 predictions for 2 gold"):
+        evaluate.correlations([1, 2, 3], [1, 2])
+    with pytest.raises(ValueError, match="at least 2"):
+        evaluate.correlations([1], [1])
+
+
+def test_cache_makes_a_second_evaluation_encode_nothing(minilm, tmp_path, data_dir):
+    cache = evaluate.EmbeddingCache(tmp_path / "emb")
+    first = evaluate.sts(minilm, "sts13", data_dir=data_dir, cache=cache)
+    assert first.encoded > 0
+    again = evaluate.sts(minilm, "sts13", data_dir=data_dir, cache=cache)
+    assert again.encoded == 0 and again.headline() == first.headline()
+    from_disk = evaluate.sts(minilm, "sts13", data_dir=data_dir, cache=evaluate.EmbeddingCache(tmp_path / "emb"))
+    assert from_disk.encoded == 0 and from_disk.headline() == first.headline()
+    with torch.no_grad():  # changed weights -> a new fingerprint -> encoded again
+        param = next(minilm.backbone.parameters())
+        param[0, 0] += 1.0
+    try:
+        assert evaluate.sts(minilm, "sts13", data_dir=data_dir, cache=cache).encoded == first.encoded
+    finally:
+        with torch.no_grad():
+            param[0, 0] -= 1.0
+
+
+@pytest.mark.slow
+def test_stsnb_eval_equals_sentence_transformers_plus_scipy_on_all_seven_tasks(data_dir):
+    """The independent computation: the model's own sentence-transformers encode, cosine, scipy Spearman."""
+    import subprocess
+    import sys
+
+    from sentence_transformers import SentenceTransformer
+
+    from stsnb.models import resolve
+
+    out = subprocess.run(
+        [sys.executable, "-m", "stsnb.cli", "eval", "--model", "minilm-l6", "--json", "--data-dir", str(data_dir)],
+        capture_output=True, text=True, check=True,
+    )
+    import json
+
+    ours = json.loads(out.stdout)
+    reference = SentenceTransformer(resolve("minilm-l6").path, device="cpu")
+    expected = {}
+    for task in evaluate.STS_TASKS:
+        pairs = evaluate.load_task(task, data_dir=data_dir)
+        a = reference.encode([p.sent1 for p in pairs], batch_size=64, convert_to_tensor=True)
+        b = reference.encode([p.sent2 for p in pairs], batch_size=64, convert_to_tensor=True)
+        cosine = torch.nn.functional.cosine_similarity(a, b).numpy()
+        expected[task] = 100 * spearmanr(cosine, [p.score for p in pairs])[0]
+    for task, value in expected.items():
+        assert ours[task] == pytest.approx(value, abs=0.01), task
+    assert ours["avg"] == pytest.approx(np.mean(list(expected.values())), abs=0.01)
