@@ -29,6 +29,7 @@ from typing import Literal
 TextVariant = Literal["senteval", "raw"]
 
 DATA_DIR_ENV = "STSNB_DATA_DIR"
+DEFAULT_DATA_DIR = Path(__file__).resolve().parent.parent / "data"
 
 # SentEval's STS12-16 subsets (SimCSE's modified SentEval, REFERENCE_NOTES B). STS13 has no SMT (licence).
 STS_SUBSETS: dict[str, tuple[str, ...]] = {
@@ -123,8 +124,8 @@ class Loaded(list):
 
 
 def resolve_data_dir(override: str | os.PathLike | None = None) -> Path:
-    """The data folder: the argument, else ``$STSNB_DATA_DIR``, else ``./data``. Must exist."""
-    raw = override if override is not None else os.environ.get(DATA_DIR_ENV, "data")
+    """The data folder: the argument, else ``$STSNB_DATA_DIR``, else ``data/`` at the repository root."""
+    raw = override if override is not None else os.environ.get(DATA_DIR_ENV, DEFAULT_DATA_DIR)
     path = Path(raw).expanduser().resolve()
     if not path.is_dir():
         raise DataError(
