@@ -79,9 +79,11 @@ def main() -> None:
     print(f"{'stsnb warm (cache filled)':<36}{warm_s:>9.2f}{baseline_s / warm_s:>9.1f}")
     print(f"sentences encoded: baseline {2 * n_pairs}, stsnb cold {cold.encoded}, warm {warm.encoded}")
     print(f"max |Spearman stsnb - baseline| x100 over the 7 tasks: {diff:.6f}; avg {cold.avg:.2f}")
-    print(f"targets: cold >= 1.7x -> {'met' if baseline_s / cold_s >= 1.7 else 'NOT met'}; "
-          f"warm < 5 s -> {'met' if warm_s < 5 else 'NOT met'}; identical scores (< 0.01) -> "
-          f"{'met' if diff < 0.01 else 'NOT met'}")
+    print(
+        f"targets: cold >= 1.7x -> {'met' if baseline_s / cold_s >= 1.7 else 'NOT met'}; "
+        f"warm < 5 s -> {'met' if warm_s < 5 else 'NOT met'}; identical scores (< 0.01) -> "
+        f"{'met' if diff < 0.01 else 'NOT met'}"
+    )
     if args.json:
         with open(args.json, "w") as handle:
             json.dump(figures, handle, indent=2)

@@ -70,7 +70,9 @@ def test_snli_pairs_and_triplets(data_dir):
     dev = data.load_snli("dev", data_dir=data_dir)
     assert len(dev) == 9842
     assert [sum(p.label == name for p in dev) for name in ("entailment", "neutral", "contradiction")] == [
-        3329, 3235, 3278,
+        3329,
+        3235,
+        3278,
     ]
     assert {p.label_id for p in dev} == {0, 1, 2}
     assert dev[0].label_id == data.NLI_LABEL_TO_ID[dev[0].label]

@@ -72,7 +72,9 @@ def test_stsnb_eval_equals_sentence_transformers_plus_scipy_on_all_seven_tasks(d
 
     out = subprocess.run(
         [sys.executable, "-m", "stsnb.cli", "eval", "--model", "minilm-l6", "--json", "--data-dir", str(data_dir)],
-        capture_output=True, text=True, check=True,
+        capture_output=True,
+        text=True,
+        check=True,
     )
     import json
 

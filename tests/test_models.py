@@ -14,8 +14,14 @@ def tiny_bert(tmp_path_factory):
 
     folder = tmp_path_factory.mktemp("tiny-bert")
     torch.manual_seed(0)
-    config = BertConfig(vocab_size=30522, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-                        intermediate_size=64, max_position_embeddings=64)
+    config = BertConfig(
+        vocab_size=30522,
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=64,
+    )
     BertModel(config).save_pretrained(folder)
     models.resolve("minilm-l6")  # borrow the packaged tokenizer: any real WordPiece tokenizer would do
     from transformers import AutoTokenizer
@@ -30,8 +36,15 @@ def tiny_llama(tmp_path_factory):
 
     folder = tmp_path_factory.mktemp("tiny-llama")
     torch.manual_seed(0)
-    config = LlamaConfig(vocab_size=49152, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
-                         num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=128)
+    config = LlamaConfig(
+        vocab_size=49152,
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=128,
+    )
     LlamaForCausalLM(config).save_pretrained(folder)
     AutoTokenizer.from_pretrained(models.resolve("smollm2-135m").path).save_pretrained(folder)
     return folder

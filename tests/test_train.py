@@ -102,8 +102,9 @@ def test_resume_continues_where_the_interrupted_run_stopped(tmp_path):
         fit(fresh_model(), interrupted, data, TrainConfig(**config, **checkpoint), collate=collate, evaluate=evaluate)
     assert (tmp_path / "ckpt" / "last" / "progress.json").is_file()
     resumed = fresh_model()
-    result = fit(resumed, mse, data, TrainConfig(**config, **checkpoint, resume=True), collate=collate,
-                 evaluate=evaluate)
+    result = fit(
+        resumed, mse, data, TrainConfig(**config, **checkpoint, resume=True), collate=collate, evaluate=evaluate
+    )
     assert result.steps == 16
     assert torch.allclose(resumed.weight, reference.weight, atol=1e-6)
 
