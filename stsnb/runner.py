@@ -17,6 +17,7 @@ the earlier good result stays untouched. ``<out>/<profile>/summary.md`` then tab
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import csv
 import datetime as dt
@@ -113,14 +114,32 @@ def check_plan(plan: Plan, notebooks_dir: Path = NOTEBOOKS_DIR, only: Sequence[s
             continue
         declared = papermill.inspect_notebook(str(notebook))
         for parameter in plan.notebooks[name]:
-            if parameter not in declared:
-                problems.append(
-                    f"{plan.path}: notebook {name}: parameter {parameter!r} is not declared in its parameters cell "
-                    f"(declared: {', '.join(declared) or 'none'})"
-                )
+            if parameter in declared:
+                continue
+            if parameter in assigned_parameters(notebook):
+                why = "is assigned on a line papermill cannot parse (a second '=', e.g. in its comment)"
+            else:
+                why = f"is not declared in its parameters cell (declared: {', '.join(declared) or 'none'})"
+            problems.append(f"{plan.path}: notebook {name}: parameter {parameter!r} {why}")
     if problems:
         raise PlanError("the plan cannot run as written:\n  " + "\n  ".join(problems))
     return selected
+
+
+def assigned_parameters(notebook: Path) -> list[str]:
+    """Names the ``parameters``-tagged cell assigns, read with ``ast`` (papermill's own parser skips any line
+    holding a second ``=``, so a parameter it misses cannot be overridden)."""
+    import nbformat
+
+    names: list[str] = []
+    for cell in nbformat.read(notebook, as_version=4).cells:
+        if "parameters" in cell.get("metadata", {}).get("tags", []):
+            for statement in ast.parse(cell.source).body:
+                if isinstance(statement, ast.Assign):
+                    names += [target.id for target in statement.targets if isinstance(target, ast.Name)]
+                elif isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name):
+                    names.append(statement.target.id)
+    return names
 
 
 def kernel_interpreter(kernel: str = KERNEL) -> str:

@@ -69,6 +69,18 @@ def test_undeclared_parameter_is_refused_before_anything_runs(tmp_path):
     assert not (tmp_path / "out").exists()
 
 
+def test_parameter_papermill_cannot_parse_is_named_as_such(tmp_path):
+    import nbformat
+    from nbformat.v4 import new_code_cell, new_notebook
+
+    cell = new_code_cell("x0 = 0.25  # Figure 2 uses x0 = 0.25")
+    cell.metadata["tags"] = ["parameters"]
+    nbformat.write(new_notebook(cells=[cell]), tmp_path / "eq_comment.ipynb")
+    write_plan(tmp_path / "plans", {"eq_comment": {"x0": 0.5}})
+    with pytest.raises(runner.PlanError, match="'x0' is assigned on a line papermill cannot parse"):
+        runner.run("tiny", out=tmp_path / "out", plans_dir=tmp_path / "plans", notebooks_dir=tmp_path)
+
+
 def test_unknown_notebooks_are_refused(tmp_path):
     with pytest.raises(runner.PlanError, match="no_such_notebook"):
         run(tmp_path, {"tiny_ok": {}, "no_such_notebook": {}})

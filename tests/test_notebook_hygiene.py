@@ -1,0 +1,48 @@
+"""Every committed notebook is clean (no outputs, one parameters cell, kernel python3) and every plan matches them."""
+
+from __future__ import annotations
+
+import nbformat
+import papermill
+import pytest
+
+from stsnb import runner
+
+NOTEBOOKS = sorted(runner.NOTEBOOKS_DIR.glob("*.ipynb"))
+PROFILES = ("smoke", "cpu", "paper")
+
+
+def test_there_are_notebooks_and_plans():
+    assert NOTEBOOKS, f"no notebooks in {runner.NOTEBOOKS_DIR}"
+    for profile in PROFILES:
+        assert runner.plan_path(profile).is_file()
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda path: path.stem)
+def test_notebook_is_committed_clean(path):
+    notebook = nbformat.read(path, as_version=4)
+    nbformat.validate(notebook)
+    code = [cell for cell in notebook.cells if cell.cell_type == "code"]
+    assert all(not cell.outputs and cell.execution_count is None for cell in code), "commit without outputs"
+    tags = [cell.metadata.get("tags", []) for cell in notebook.cells]
+    assert sum("parameters" in t for t in tags) == 1, "exactly one cell tagged 'parameters'"
+    assert not any("injected-parameters" in t for t in tags), "an executed copy (papermill injected parameters)"
+    assert notebook.metadata.get("kernelspec", {}).get("name") == "python3"
+    assert "papermill" not in notebook.metadata, "an executed copy (papermill metadata)"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda path: path.stem)
+def test_papermill_sees_every_parameter(path):
+    """A parameter papermill cannot parse (a second '=' on its line) could never be set by a plan."""
+    assigned = runner.assigned_parameters(path)
+    assert "seed" in assigned
+    missed = sorted(set(assigned) - set(papermill.inspect_notebook(str(path))))
+    assert not missed, f"papermill cannot parse {missed}: drop the second '=' from their lines (e.g. the comment)"
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_plan_lists_every_notebook_and_only_declared_parameters(profile):
+    plan = runner.load_plan(runner.plan_path(profile))
+    assert sorted(plan.notebooks) == sorted(path.stem for path in NOTEBOOKS)
+    assert plan.description
+    runner.check_plan(plan)  # raises PlanError on an undeclared parameter
