@@ -220,6 +220,8 @@ def clamp_to_label_range(pred: Tensor, low: float | None = None, high: float | N
     _check_floating("pred", pred)
     if low is not None and high is not None and low > high:
         raise ValueError(f"low must not exceed high, got low={low} and high={high}")
+    if low is None and high is None:
+        return pred  # no range given: nothing to clamp
     return torch.clamp(pred, min=low, max=high)
 
 

@@ -146,6 +146,7 @@ def test_clamp_to_label_range_matches_the_official_lower_clamp():
     both = L.clamp_to_label_range(pred, low=0.0, high=2.0)
     assert both.tolist() == pytest.approx([0.0, 0.0, 0.4, 2.0])
     assert L.smooth_k2(both, torch.tensor([0.0, 0.0, 0.0, 2.0]), 2.0, 0.25, "none")[-1] == 0  # Section 3.3 example
+    assert L.clamp_to_label_range(pred) is pred  # no bounds: unchanged
     with pytest.raises(ValueError, match="low must not exceed high"):
         L.clamp_to_label_range(pred, low=2.0, high=0.0)
 
