@@ -1,0 +1,238 @@
+"""STS-Regression: head and concatenations, clamp, labels, loss dispatch, real training runs, de-duplication."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from stsnb import data, losses, memory, papers
+from stsnb import regression as reg
+from stsnb.train import TrainConfig
+
+
+@pytest.fixture(scope="module")
+def snli_pairs():
+    return list(data.load_snli("dev"))
+
+
+@pytest.fixture(scope="module")
+def filtered():
+    return reg.filtered_sts_train("raw")
+
+
+# ---- head and concatenations (Section 3.1, Table 6) -----------------------------------------------------------
+
+
+@pytest.mark.parametrize(("how", "width"), [("(u,v,|u-v|)", 3), ("(u,v)", 2), ("|u-v|", 1)])
+def test_concatenations_have_the_documented_layout(how, width):
+    u, v = torch.tensor([[1.0, -2.0]]), torch.tensor([[3.0, 1.0]])
+    out = reg.concatenate(u, v, how)
+    assert out.shape == (1, 2 * width) and reg.concat_width(2, how) == 2 * width
+    expected = {"(u,v,|u-v|)": [1.0, -2.0, 3.0, 1.0, 2.0, 3.0], "(u,v)": [1.0, -2.0, 3.0, 1.0], "|u-v|": [2.0, 3.0]}
+    assert out[0].tolist() == expected[how]
+
+
+def test_unknown_concatenation_and_mismatched_shapes_raise():
+    with pytest.raises(ValueError, match="concatenation must be one of"):
+        reg.concatenate(torch.zeros(1, 2), torch.zeros(1, 2), "u*v")
+    with pytest.raises(ValueError, match="same shape"):
+        reg.concatenate(torch.zeros(1, 2), torch.zeros(1, 3))
+
+
+def test_regression_head_has_one_output_and_classifier_k(minilm):
+    regression = reg.SiameseModel(minilm)
+    classifier = reg.SiameseModel(minilm, outputs=3)
+    ablation = reg.SiameseModel(minilm, "|u-v|")
+    assert regression.head.weight.shape == (1, 3 * minilm.dim)  # Linear(3d, 1), Section 3.1 item 2
+    assert classifier.head.weight.shape == (3, 3 * minilm.dim)
+    assert ablation.head.weight.shape == (1, minilm.dim)
+    with torch.no_grad():
+        first, second = ["A man is playing a guitar .", "A dog runs ."], ["A man plays music .", "A cat sleeps ."]
+        assert regression(first, second).shape == (2,)
+        assert classifier(first, second).shape == (2, 3)
+        # the pair score is the head on (u, v, |u-v|) of the shared encoder's embeddings
+        u, v = minilm(first), minilm(second)
+        assert torch.allclose(regression(first, second), regression.score(u, v), atol=1e-5)
+
+
+# ---- clamp (Section 3.3) and labels (Section 4.1) -------------------------------------------------------------
+
+
+def test_clamp_modes_values_and_zero_gradient_outside_the_range():
+    pred = torch.tensor([-0.7, 0.4, 1.6, 2.8], requires_grad=True)
+    both = reg.clamp_prediction(pred, reg.NLI_RANGE, "both")
+    assert both.tolist() == pytest.approx([0.0, 0.4, 1.6, 2.0])
+    both.sum().backward()
+    assert pred.grad.tolist() == [0.0, 1.0, 1.0, 0.0]
+    pred.grad = None
+    lower = reg.clamp_prediction(pred, reg.NLI_RANGE, "lower")  # the official scripts: only at 0
+    assert lower.tolist() == pytest.approx([0.0, 0.4, 1.6, 2.8])
+    lower.sum().backward()
+    assert pred.grad.tolist() == [0.0, 1.0, 1.0, 1.0]
+    assert torch.equal(reg.clamp_prediction(pred, reg.NLI_RANGE, "none"), pred)
+    with pytest.raises(ValueError, match="clamp must be one of"):
+        reg.clamp_prediction(pred, reg.NLI_RANGE, "upper")
+
+
+def test_clamped_overshoot_of_the_top_label_costs_nothing():
+    # the paper's example: label 3 on a 0..3 scale, prediction 3.57 -> no loss after the clamp
+    pred = torch.tensor([3.57], requires_grad=True)
+    loss = losses.smooth_k2(reg.clamp_prediction(pred, (0.0, 3.0), "both"), torch.tensor([3.0]), k=2, x0=0.25)
+    loss.backward()
+    assert loss.item() == 0.0 and pred.grad.item() == 0.0
+    unclamped = losses.smooth_k2(pred, torch.tensor([3.0]), k=2, x0=0.25)
+    assert unclamped.item() == pytest.approx(2 * (0.57 - 0.25) ** 2)
+
+
+def test_nli_labels_map_to_0_1_2_by_similarity(snli_pairs):
+    pairs = reg.nli_training_pairs(snli_pairs[:300])
+    by_label = {}
+    for source, pair in zip(snli_pairs[:300], pairs, strict=True):
+        by_label.setdefault(source.label, set()).add(pair.target)
+        assert (pair.sent1, pair.sent2) == (source.premise, source.hypothesis)
+    assert by_label == {"contradiction": {0.0}, "neutral": {1.0}, "entailment": {2.0}}
+    sbert = reg.nli_training_pairs(snli_pairs[:300], reg.SENTENCE_BERT_LABELS)
+    assert {p.target for s, p in zip(snli_pairs, sbert, strict=False) if s.label == "neutral"} == {2.0}
+
+
+def test_sick_scores_are_rescaled_to_0_5(filtered):
+    sick = [p for p in filtered.report.kept if p.dataset == "SICK"]
+    rescaled = reg.sts_training_pairs(sick[:50])
+    assert [p.target for p in rescaled] == pytest.approx([5 * (p.score - 1) / 4 for p in sick[:50]])
+    assert all(0.0 <= p.target <= 5.0 for p in filtered.pairs)
+
+
+def test_regression_predictions_round_to_the_nearest_label():
+    assert reg.classify(torch.tensor([-0.4, 0.49, 0.51, 1.333, 2.875, 3.2])).tolist() == [0, 0, 1, 1, 2, 2]
+    assert reg.classify(torch.tensor([[0.1, 2.0, 0.3], [5.0, 0.0, 0.0]])).tolist() == [1, 0]
+
+
+# ---- losses (Eq. 1-2, Tables 1-2) -----------------------------------------------------------------------------
+
+
+def test_loss_dispatch_calls_the_loss_functions():
+    generator = torch.Generator().manual_seed(0)
+    pred, target = 3 * torch.rand(8, generator=generator), torch.randint(0, 3, (8,), generator=generator).float()
+    logits = torch.randn(8, 3, generator=generator)
+    assert reg.LossSpec("l1")(pred, target) == losses.l1_loss(pred, target)
+    assert reg.LossSpec("mse")(pred, target) == losses.mse_loss(pred, target)
+    assert reg.LossSpec("translated_relu", 2.5, 0.25)(pred, target) == losses.translated_relu(pred, target, 2.5, 0.25)
+    assert reg.LossSpec("smooth_k2", 2.0, 0.25)(pred, target) == losses.smooth_k2(pred, target, 2.0, 0.25)
+    assert reg.LossSpec("cross_entropy")(logits, target) == losses.softmax_cross_entropy(logits, target.long())
+    with pytest.raises(ValueError, match="loss must be one of"):
+        reg.LossSpec("huber")
+
+
+def test_table2_hyperparameters():
+    assert reg.table2_loss("smooth_k2", "BERT-base") == reg.LossSpec("smooth_k2", 2.0, 0.25)
+    assert reg.table2_loss("translated_relu", "BERT-base") == reg.LossSpec("translated_relu", 2.5, 0.25)
+    assert reg.table2_loss("smooth_k2", "RoBERTa-base") == reg.LossSpec("smooth_k2", 3.0, 0.25)
+    assert reg.table2_loss("translated_relu", "RoBERTa-base") == reg.LossSpec("translated_relu", 1.0, 0.25)
+    assert reg.table2_loss("mse", "RoBERTa-base") == reg.LossSpec("mse")
+    assert reg.head_outputs_for(reg.LossSpec("cross_entropy")) == 3 and reg.head_outputs_for(reg.LossSpec("l1")) == 1
+
+
+def test_layerwise_lr_decay_from_the_top_layer(minilm):
+    model = reg.SiameseModel(minilm)
+    groups = reg.layerwise_param_groups(model, lr=1.0, decay=0.5, weight_decay=0.01)
+    lr_of = {id(p): (g["lr"], g["weight_decay"]) for g in groups for p in g["params"]}
+    named = dict(model.named_parameters())
+    top = minilm.backbone.config.num_hidden_layers - 1
+    assert lr_of[id(named[f"encoder.backbone.encoder.layer.{top}.attention.self.query.weight"])] == (1.0, 0.01)
+    assert lr_of[id(named["encoder.backbone.encoder.layer.0.attention.self.query.weight"])] == (0.5**top, 0.01)
+    assert lr_of[id(named["encoder.backbone.encoder.layer.0.attention.self.query.bias"])] == (0.5**top, 0.0)
+    assert lr_of[id(named["head.weight"])] == (1.0, 0.01)  # outside the layers: base LR, as the official code
+    assert len(lr_of) == sum(1 for p in model.parameters() if p.requires_grad)
+
+
+# ---- training on real data ------------------------------------------------------------------------------------
+
+
+def test_short_real_training_run_changes_weights_and_scores_dev(snli_pairs):
+    encoder = reg.load_backbone("minilm-l6", max_length=64)
+    torch.manual_seed(0)
+    model = reg.SiameseModel(encoder)
+    before = {k: v.clone() for k, v in model.state_dict().items()}
+    pairs = reg.sample(reg.nli_training_pairs(snli_pairs), 48, seed=0)
+    dev = list(data.load_stsb("dev"))[:60]
+    config = TrainConfig(batch_size=16, lr=5e-5, eval_every=2, progress=False, warmup_ratio=0.0)
+    result = reg.train_siamese(model, pairs, reg.table2_loss("smooth_k2"), config, dev_pairs=dev)
+    assert result.steps == 3
+    assert result.best_score is not None and math.isfinite(result.best_score) and -100 <= result.best_score <= 100
+    changed = [k for k, v in model.state_dict().items() if not torch.equal(v, before[k])]
+    assert "head.weight" in changed and any(k.startswith("encoder.backbone.encoder.layer.5") for k in changed)
+
+
+def test_frozen_stage_trains_only_the_head(snli_pairs, minilm):
+    torch.manual_seed(0)
+    model = reg.SiameseModel(minilm)
+    encoder_before = {k: v.clone() for k, v in minilm.state_dict().items()}
+    head_before = model.head.weight.detach().clone()
+    pairs = reg.nli_training_pairs(snli_pairs[:64])
+    loss = reg.LossSpec("smooth_k2", 2.0, 0.2)
+    config = TrainConfig(batch_size=16, lr=1e-2, progress=False)
+    with torch.no_grad():
+        start = loss(
+            reg.clamp_prediction(reg.predict(model, pairs), reg.NLI_RANGE), torch.tensor([p.target for p in pairs])
+        )
+    reg.train_head_frozen(model, pairs, loss, TrainConfig(**{**config.__dict__, "epochs": 5}))
+    end = loss(reg.clamp_prediction(reg.predict(model, pairs), reg.NLI_RANGE), torch.tensor([p.target for p in pairs]))
+    assert not torch.equal(model.head.weight.detach(), head_before)
+    assert all(torch.equal(v, encoder_before[k]) for k, v in minilm.state_dict().items())
+    assert end < start
+
+
+def test_contrast_step_is_info_nce_of_the_pairs(minilm):
+    batch = [reg.TrainingPair("a man plays a guitar .", "a man is playing music .", 4.6),
+             reg.TrainingPair("a dog runs in a field .", "a dog is running .", 4.2)]  # fmt: skip
+    with torch.no_grad():
+        value = reg.contrast_loss(0.05)(minilm, batch)
+        expected = losses.info_nce(minilm([p.sent1 for p in batch]), minilm([p.sent2 for p in batch]), temperature=0.05)
+    assert value.item() == pytest.approx(expected.item(), abs=1e-5)
+
+
+def test_sampled_sts_scores_cover_the_tasks(minilm):
+    scores = reg.sts_scores(minilm, "stsb,sts16", max_pairs=40, seed=0)
+    assert set(scores) == {"STSBenchmark", "STS16", "avg"}
+    assert scores["avg"] == pytest.approx((scores["STSBenchmark"] + scores["STS16"]) / 2)
+    assert scores["STSBenchmark"] > 50  # all-MiniLM-L6-v2 is a strong STS model even on 40 pairs
+
+
+# ---- data (Section 4.2, Appendix A) ---------------------------------------------------------------------------
+
+
+def test_dedup_removes_test_pairs_and_matches_the_paper_counts_on_raw_text(filtered):
+    assert filtered.removed > 0 and filtered.removed_by_dataset()["SICK"] > 0
+    table7 = (
+        "A man in a blue jumpsuit is courageously performing a wheelie on a motorcycle",
+        "The man is doing a wheelie with a motorcycle on ground which is mostly barren",
+    )
+    removed = {(p.sent1.strip(), p.sent2.strip()) for p in filtered.report.removed}
+    kept = {(p.sent1.strip(), p.sent2.strip()) for p in filtered.pairs}
+    assert table7 in removed and table7 not in kept  # Appendix A, Table 7 (reversed order in the test set)
+    section42 = papers.lookup("sts-regression", "Section 4.2")
+    expected = {n.task: n.value for n in section42}
+    assert len(filtered.pairs) == expected["pairs_after_dedup"]
+    assert len(reg.positive_pairs(filtered.pairs, 4.0)) == expected["pairs_score_ge_4"]
+
+
+def test_nli_source_csv_and_unknown_source(tmp_path):
+    path = tmp_path / "nli_012.csv"
+    path.write_text("gold_label,sentence1,sentence2\n0,a b,c d\n2,e f,g h\n1,i j,k l\n")
+    pairs = reg.load_nli(str(path))
+    assert [p.label for p in pairs] == ["contradiction", "entailment", "neutral"]
+    assert [p.target for p in reg.nli_training_pairs(pairs)] == [0.0, 2.0, 1.0]
+    with pytest.raises(RuntimeError, match="neither"):
+        reg.load_nli(str(tmp_path / "missing.csv"))
+
+
+# ---- Table 4 memory ---------------------------------------------------------------------------------------------
+
+
+def test_memory_run_in_a_fresh_process_reports_peak_and_sequences():
+    report = memory.measure(memory.MemoryRun("infonce", batch_size=2, max_length=16, steps=1))
+    assert report.sequences_per_step == 6  # anchor, positive, hard negative
+    assert report.peak_bytes >= report.baseline_bytes > 0
+    assert report.row()["peak_mb"] == pytest.approx(report.peak_bytes / 2**20)
