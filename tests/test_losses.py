@@ -487,3 +487,34 @@ def test_every_per_example_loss_returns_one_value_per_row():
     assert L.w_acl(cos, cos, torch.ones(n), torch.zeros(n), reduction="none").shape == (n,)
     assert L.bcl(emb, emb, emb, torch.rand(n), 0.5, 1.0, reduction="none").shape == (n,)
     assert L.softmax_cross_entropy(torch.randn(n, 3), torch.zeros(n, dtype=torch.long), "none").shape == (n,)
+
+
+# ---- stsnb.loss_curves (the notebook's grid evaluation) ---------------------------------------------------------
+
+
+def test_loss_curves_evaluate_values_and_gradients():
+    from stsnb import loss_curves as lc
+
+    xs = np.linspace(-1, 1, 21)
+    curve = lc.evaluate(lc.regression_fn(L.smooth_k2, k=2.0, x0=0.25), xs)
+    np.testing.assert_allclose(curve.value, np.where(np.abs(xs) >= 0.25, 2 * (np.abs(xs) - 0.25) ** 2, 0), atol=1e-12)
+    np.testing.assert_allclose(curve.grad, np.where(np.abs(xs) >= 0.25, 4 * (np.abs(xs) - 0.25), 0) * np.sign(xs))
+    cosines = t([0.3, -0.5, 0.9])
+    vectors = lc.unit_vectors_with_cosines(cosines, dim=5)
+    e0 = np.eye(5)[0]
+    assert [cos_np(e0, v) for v in vectors.numpy()] == pytest.approx(cosines.tolist(), abs=1e-12)
+    s, c, tau = 0.6, 0.3, 0.1  # anchor 0 with 3 in-batch negatives at cosine c
+    value = lc.info_nce_fn([c] * 3, tau)(torch.tensor(s, dtype=torch.float64)).item()
+    assert value == pytest.approx(-math.log(math.exp(s / tau) / (math.exp(s / tau) + 3 * math.exp(c / tau))))
+
+
+def test_loss_curves_hicl_helpers():
+    from stsnb import loss_curves as lc
+
+    matrix = lc.hicl_participation([0, 0, 1])
+    np.testing.assert_array_equal(matrix, [[1, 0, -1], [0, 1, -1], [-1, -1, 1]])
+    kwargs = dict(negative_sequences=2, positive_cosine=0.4, negative_cosine=0.3, temperature=0.05)
+    averaging = lc.hicl_negative_count_curve([1, 2, 3], negative_weighting="averaging", **kwargs)
+    summation = lc.hicl_negative_count_curve([1, 2, 3], negative_weighting="summation", **kwargs)
+    np.testing.assert_allclose(averaging, averaging[0])
+    assert summation[0] == pytest.approx(averaging[0]) and np.all(np.diff(summation) > 0)
