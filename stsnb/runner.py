@@ -112,7 +112,11 @@ def check_plan(plan: Plan, notebooks_dir: Path = NOTEBOOKS_DIR, only: Sequence[s
         if not notebook.is_file():
             problems.append(f"{plan.path}: notebook {name}: {notebook} does not exist")
             continue
-        declared = papermill.inspect_notebook(str(notebook))
+        try:
+            declared = papermill.inspect_notebook(str(notebook))
+        except ValueError as err:  # e.g. no kernelspec in its metadata
+            problems.append(f"{plan.path}: notebook {name}: papermill cannot read its parameters: {err}")
+            continue
         for parameter in plan.notebooks[name]:
             if parameter in declared:
                 continue

@@ -75,7 +75,8 @@ def test_parameter_papermill_cannot_parse_is_named_as_such(tmp_path):
 
     cell = new_code_cell("x0 = 0.25  # Figure 2 uses x0 = 0.25")
     cell.metadata["tags"] = ["parameters"]
-    nbformat.write(new_notebook(cells=[cell]), tmp_path / "eq_comment.ipynb")
+    kernelspec = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(new_notebook(cells=[cell], metadata={"kernelspec": kernelspec}), tmp_path / "eq_comment.ipynb")
     write_plan(tmp_path / "plans", {"eq_comment": {"x0": 0.5}})
     with pytest.raises(runner.PlanError, match="'x0' is assigned on a line papermill cannot parse"):
         runner.run("tiny", out=tmp_path / "out", plans_dir=tmp_path / "plans", notebooks_dir=tmp_path)
