@@ -282,15 +282,20 @@ def recorded_seconds(executed_notebook: Path) -> float | None:
 
 
 def scalar_metrics(folder: Path) -> list[str]:
-    """``name=value`` for the top-level numbers of metrics.json (``seconds`` has its own column)."""
+    """``name=value`` for the top-level numbers of metrics.json (``seconds`` has its own column).
+
+    The notebook's ``headline`` metrics (``run.finish(..., headline=[...])``) come first, the rest by name.
+    """
     path = folder / "metrics.json"
     if not path.is_file():
         return []
     metrics = json.loads(path.read_text())
+    headline = [key for key in metrics.get("headline", []) if key in metrics]
+    order = headline + sorted(key for key in metrics if key not in headline)
     shown = [
-        f"{key}={value:.4g}" if isinstance(value, float) else f"{key}={value}"
-        for key, value in sorted(metrics.items())
-        if isinstance(value, int | float) and key != "seconds"
+        f"{key}={metrics[key]:.4g}" if isinstance(metrics[key], float) else f"{key}={metrics[key]}"
+        for key in order
+        if isinstance(metrics[key], int | float) and not isinstance(metrics[key], bool) and key != "seconds"
     ]
     if len(shown) > SHOWN_METRICS:
         shown = shown[:SHOWN_METRICS] + [f"(+{len(shown) - SHOWN_METRICS} more in metrics.json)"]

@@ -141,9 +141,19 @@ class Run:
     def path(self, name: str) -> Path:
         return self.dir / name
 
-    def finish(self, metrics: Mapping[str, Any], comparison: Sequence[Mapping[str, Any]] = ()) -> Path:
-        """Write metrics.json (plus results.csv: ours | paper | delta rows) and mark the run ``ok``."""
+    def finish(
+        self, metrics: Mapping[str, Any], comparison: Sequence[Mapping[str, Any]] = (), headline: Sequence[str] = ()
+    ) -> Path:
+        """Write metrics.json (plus results.csv: ours | paper | delta rows) and mark the run ``ok``.
+
+        ``headline`` names the few metrics the batch summary shows first.
+        """
         metrics = dict(_jsonable(metrics))
+        missing = [key for key in headline if key not in metrics]
+        if missing:
+            raise KeyError(f"headline metrics {missing} are not in the metrics")
+        if headline:
+            metrics["headline"] = list(headline)
         metrics.setdefault("seconds", round((dt.datetime.now(dt.UTC) - self.started).total_seconds(), 1))
         (self.dir / "metrics.json").write_text(json.dumps(metrics, indent=2, sort_keys=True) + "\n")
         if comparison:
