@@ -8,10 +8,13 @@ tokens (the official scripts pad to ``max_length``, so the cutoff is the sequenc
 - ``"infonce"``: supervised SimCSE. Anchor, entailment and contradiction through the encoder, InfoNCE with
   in-batch and hard negatives (Eq. 3; SimCSE's Table 4 setting): ``3 x batch`` sequences per step.
 
-What is measured: on a GPU, ``torch.cuda.max_memory_allocated`` (tensors only, after the model is loaded: weights,
-gradients, AdamW state, activations); on a CPU, the process's peak resident set size (``ru_maxrss``: Python, the
-libraries and the model included) and, as ``baseline``, the same right after loading the model, so that
-``peak - baseline`` is what training added. A fresh process per run keeps one run's peak out of the next.
+What is measured: after loading the model and one tiny warm-up step (see ``_train_steps``), on a GPU
+``torch.cuda.max_memory_allocated`` during training (tensors only: weights, gradients, AdamW state, activations)
+with ``memory_allocated`` before it as ``baseline``; on a CPU the process's peak resident set size during training
+(Linux ``VmHWM``, reset through ``/proc/self/clear_refs`` so that the transient peak of loading does not count;
+Python, the libraries and the weights are in it) with the resident set size before it (``VmRSS``) as ``baseline``.
+``peak - baseline`` is what the training batch added. Where the high-water mark cannot be reset, the lifetime peak
+(``ru_maxrss``) is used and ``measure`` says so. A fresh process per run keeps one run's peak out of the next.
 
 Run one measurement by hand: ``python -m stsnb.memory '{"method": "regression", "model": "minilm-l6"}'``.
 """
@@ -24,6 +27,7 @@ import resource
 import subprocess
 import sys
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Literal
 
 Method = Literal["regression", "infonce"]
@@ -43,7 +47,7 @@ class MemoryRun:
 class MemoryReport:
     run: MemoryRun
     device: str
-    measure: str  # "peak RSS" (CPU) or "cuda max_memory_allocated" (GPU)
+    measure: str  # what peak_bytes is: peak RSS during training (CPU) or cuda max_memory_allocated (GPU)
     baseline_bytes: int  # after loading the model, before training
     peak_bytes: int
     sequences_per_step: int
@@ -89,12 +93,37 @@ def measure(run: MemoryRun, timeout: float = 900.0) -> MemoryReport:
     )
 
 
-def _peak_rss_bytes() -> int:
+def _status_bytes(field: str) -> int | None:
+    """A ``kB`` field of ``/proc/self/status`` (``VmRSS``, ``VmHWM``) in bytes, None where there is no procfs."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) * 1024
+    except OSError:
+        return None
+    return None
+
+
+def _reset_peak_rss() -> bool:
+    """Reset the resident-set high-water mark (``VmHWM``); False where the kernel does not allow it."""
+    try:
+        with open("/proc/self/clear_refs", "w") as handle:
+            handle.write("5")
+    except OSError:
+        return False
+    return _status_bytes("VmHWM") is not None
+
+
+def _lifetime_peak_rss_bytes() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # Linux reports KiB
 
 
 def _train_steps(run: MemoryRun) -> dict:
-    """The child process: load, record the baseline, train ``steps`` steps, record the peak."""
+    """The child process: load, one tiny warm-up step, record the baseline, train ``steps`` steps, record the peak.
+
+    The warm-up step (2 examples, 8 tokens) pays the one-time costs both methods share (library initialisation,
+    the AdamW state) before the baseline, so that ``peak - baseline`` is what the batch itself needs.
+    """
     import torch
 
     from . import data, losses, regression
@@ -106,46 +135,48 @@ def _train_steps(run: MemoryRun) -> dict:
         raise ValueError(f"not enough SNLI triplets for {run.steps} steps of {run.batch_size}")
     model = regression.SiameseModel(encoder) if run.method == "regression" else encoder
     optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=1e-5)
+    model.train()
+
+    def step(batch: list, length: int) -> int:
+        """One optimizer step of the method on ``batch``, inputs padded to ``length`` tokens; returns #sequences."""
+        columns = [[t.anchor for t in batch], [t.positive for t in batch]]
+        if run.method == "infonce":
+            columns.append([t.negative for t in batch])
+        sentences = [s for column in columns for s in column]
+        features = encoder.tokenizer(
+            encoder.prepare(sentences), padding="max_length", truncation=True, max_length=length, return_tensors="pt"
+        )
+        out = encoder.embed({k: features[k].to(encoder.device) for k in ("input_ids", "attention_mask")})
+        n = len(batch)
+        if run.method == "regression":
+            pred = model.score(out[:n], out[n:])
+            loss = losses.smooth_k2(pred, torch.full_like(pred, 2.0), k=2.0, x0=0.25)
+        else:
+            loss = losses.info_nce(out[:n], out[n : 2 * n], out[2 * n :], temperature=0.05)
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+        return len(sentences)
+
+    step(triplets[:2], 8)
+    resettable = False
     if cuda:
         torch.cuda.synchronize()
         torch.cuda.reset_peak_memory_stats()
         baseline = torch.cuda.memory_allocated()
     else:
-        baseline = _peak_rss_bytes()
-
-    def embed(sentences: list[str]) -> torch.Tensor:
-        features = encoder.tokenizer(
-            encoder.prepare(sentences),
-            padding="max_length",
-            truncation=True,
-            max_length=run.max_length,
-            return_tensors="pt",
-        )
-        return encoder.embed({k: features[k].to(encoder.device) for k in ("input_ids", "attention_mask")})
-
-    model.train()
+        resettable = _reset_peak_rss()
+        baseline = _status_bytes("VmRSS") if resettable else _lifetime_peak_rss_bytes()
     per_step = 0
-    for step in range(run.steps):
-        batch = triplets[step * run.batch_size : (step + 1) * run.batch_size]
-        if run.method == "regression":
-            sentences = [t.anchor for t in batch] + [t.positive for t in batch]
-            both = embed(sentences)
-            pred = model.score(both[: len(batch)], both[len(batch) :])
-            loss = losses.smooth_k2(pred, torch.full_like(pred, 2.0), k=2.0, x0=0.25)
-        else:
-            sentences = [t.anchor for t in batch] + [t.positive for t in batch] + [t.negative for t in batch]
-            out = embed(sentences)
-            n = len(batch)
-            loss = losses.info_nce(out[:n], out[n : 2 * n], out[2 * n :], temperature=0.05)
-        per_step = len(sentences)
-        loss.backward()
-        optimizer.step()
-        optimizer.zero_grad()
+    for index in range(run.steps):
+        per_step = step(triplets[index * run.batch_size : (index + 1) * run.batch_size], run.max_length)
     if cuda:
         torch.cuda.synchronize()
         peak, measure_name = torch.cuda.max_memory_allocated(), "cuda max_memory_allocated"
+    elif resettable:
+        peak, measure_name = _status_bytes("VmHWM"), "peak RSS during training (VmHWM)"
     else:
-        peak, measure_name = _peak_rss_bytes(), "peak RSS"
+        peak, measure_name = _lifetime_peak_rss_bytes(), "lifetime peak RSS (ru_maxrss; VmHWM not resettable)"
     return {
         "device": str(encoder.device),
         "measure": measure_name,

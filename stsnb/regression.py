@@ -276,6 +276,16 @@ STAGE_SETTINGS: dict[str, dict[str, tuple[float, float]]] = {
 }
 
 
+# The official settings.py docstring: (lr, max_grad_norm) of the best NLI runs (REFERENCE_NOTES A2); the other
+# Table 1 rows have no released recipe.
+OFFICIAL_RECIPES: dict[tuple[str, str], tuple[float, float]] = {
+    ("BERT-base", "smooth_k2"): (5e-5, 10.0),
+    ("BERT-base", "translated_relu"): (2e-5, 10.0),
+    ("RoBERTa-base", "smooth_k2"): (2e-5, 2.0),
+    ("RoBERTa-base", "translated_relu"): (2e-5, 10.0),
+}
+
+
 @dataclass(frozen=True)
 class LossSpec:
     """A Table 1 loss by name with its hyperparameters (``k``, ``x0`` matter for the two buffered losses)."""
@@ -401,6 +411,31 @@ def train_siamese(
         evaluate=dev_evaluator(dev_pairs) if dev_pairs is not None else None,
         param_groups=groups,
     )
+
+
+def fine_tune_nli(
+    backbone: str,
+    pairs: Sequence[TrainingPair],
+    loss: LossSpec,
+    config: TrainConfig,
+    *,
+    dev_pairs: Sequence[stsdata.STSPair] | None,
+    concatenation: Concatenation = "(u,v,|u-v|)",
+    clamp: ClampMode = "both",
+    max_length: int | None = None,
+    pooling: models.Pooling = "mean",
+    lr_decay: float = 0.95,
+    seed: int = 0,
+) -> tuple[SiameseModel, TrainResult]:
+    """One Table 1 / 5 / 6 run: a fresh backbone, a new head (seeded: the same initial head for every regression
+    loss), NLI fine-tuning with STS-B dev selection (Section 4.1)."""
+    encoder = load_backbone(backbone, max_length, pooling)
+    torch.manual_seed(seed)
+    model = SiameseModel(encoder, concatenation, head_outputs_for(loss))
+    result = train_siamese(
+        model, pairs, loss, config, dev_pairs=dev_pairs, clamp=clamp, label_range=NLI_RANGE, lr_decay=lr_decay
+    )
+    return model, result
 
 
 def train_head_frozen(
