@@ -355,12 +355,16 @@ def pair_loss(
 _LAYER = re.compile(r"\.layers?\.(\d+)\.")
 
 
-def layerwise_param_groups(model: nn.Module, lr: float, decay: float = 0.95, weight_decay: float = 0.01) -> list[dict]:
+def layerwise_param_groups(
+    model: nn.Module, lr: float, decay: float = 0.95, weight_decay: float = 0.01, head_lr: float | None = None
+) -> list[dict]:
     """AdamW groups with layer-wise LR decay as in the official ``train-*.py`` (REFERENCE_NOTES A2).
 
     The top transformer layer gets ``lr``, each layer below it ``decay`` times its upper neighbour's (BERT-base:
     layer 0 at ``lr * 0.95**11``). Parameters outside the numbered layers (embeddings, the head) stay at ``lr``,
-    as in the official code. No weight decay on biases and normalisation weights. ``decay=1`` is plain AdamW.
+    as in the official code, unless ``head_lr`` is given: then the parameters of ``model.head`` get it (a new,
+    randomly initialised head that has tens of steps instead of the paper's thousands needs a larger step). No
+    weight decay on biases and normalisation weights. ``decay=1`` is plain AdamW.
     """
     named = [(name, p) for name, p in model.named_parameters() if p.requires_grad]
     layers = [int(m.group(1)) for name, _ in named if (m := _LAYER.search(name))]
@@ -369,6 +373,8 @@ def layerwise_param_groups(model: nn.Module, lr: float, decay: float = 0.95, wei
     for name, parameter in named:
         match = _LAYER.search(name)
         group_lr = lr * decay ** (top - int(match.group(1))) if match else lr
+        if head_lr is not None and name.startswith("head."):
+            group_lr = head_lr
         no_decay = name.endswith("bias") or "norm" in name.lower()
         groups.setdefault((group_lr, 0.0 if no_decay else weight_decay), []).append(parameter)
     return [{"params": params, "lr": g_lr, "weight_decay": wd} for (g_lr, wd), params in groups.items()]
@@ -394,6 +400,7 @@ def train_siamese(
     clamp: ClampMode = "both",
     label_range: tuple[float, float] = NLI_RANGE,
     lr_decay: float = 0.95,
+    head_lr: float | None = None,
 ) -> TrainResult:
     """Fine-tune encoder and head together (Section 4.1; stage 2 of Section 4.2) with ``stsnb.train.fit``.
 
@@ -402,7 +409,7 @@ def train_siamese(
     """
     if loss.is_classification != (model.outputs > 1):
         raise ValueError(f"{loss.name} needs a head with {'K > 1' if loss.is_classification else '1'} outputs")
-    groups = layerwise_param_groups(model, config.lr, lr_decay, config.weight_decay)
+    groups = layerwise_param_groups(model, config.lr, lr_decay, config.weight_decay, head_lr)
     return fit(
         model,
         pair_loss(loss, clamp, label_range),
@@ -425,6 +432,7 @@ def fine_tune_nli(
     max_length: int | None = None,
     pooling: models.Pooling = "mean",
     lr_decay: float = 0.95,
+    head_lr: float | None = None,
     seed: int = 0,
 ) -> tuple[SiameseModel, TrainResult]:
     """One Table 1 / 5 / 6 run: a fresh backbone, a new head (seeded: the same initial head for every regression
@@ -433,7 +441,15 @@ def fine_tune_nli(
     torch.manual_seed(seed)
     model = SiameseModel(encoder, concatenation, head_outputs_for(loss))
     result = train_siamese(
-        model, pairs, loss, config, dev_pairs=dev_pairs, clamp=clamp, label_range=NLI_RANGE, lr_decay=lr_decay
+        model,
+        pairs,
+        loss,
+        config,
+        dev_pairs=dev_pairs,
+        clamp=clamp,
+        label_range=NLI_RANGE,
+        lr_decay=lr_decay,
+        head_lr=head_lr,
     )
     return model, result
 
