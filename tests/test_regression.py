@@ -145,6 +145,10 @@ def test_layerwise_lr_decay_from_the_top_layer(minilm):
     assert lr_of[id(named["encoder.backbone.encoder.layer.0.attention.self.query.bias"])] == (0.5**top, 0.0)
     assert lr_of[id(named["head.weight"])] == (1.0, 0.01)  # outside the layers: base LR, as the official code
     assert len(lr_of) == sum(1 for p in model.parameters() if p.requires_grad)
+    with_head = reg.layerwise_param_groups(model, lr=1.0, decay=0.5, weight_decay=0.01, head_lr=7.0)
+    head_lr = {id(p): g["lr"] for g in with_head for p in g["params"]}
+    assert head_lr[id(named["head.weight"])] == head_lr[id(named["head.bias"])] == 7.0
+    assert head_lr[id(named["encoder.backbone.encoder.layer.0.attention.self.query.weight"])] == 0.5**top
 
 
 # ---- training on real data ------------------------------------------------------------------------------------
