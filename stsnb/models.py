@@ -193,6 +193,9 @@ class SentenceEncoder(nn.Module):
             self.tokenizer.padding_side = "left"
         if self.tokenizer.pad_token is None:
             self.tokenizer.pad_token = self.tokenizer.eos_token or self.tokenizer.unk_token
+        # take the backbone's mode (eval after from_pretrained): a fresh nn.Module is in training mode, and
+        # encode() restoring that mode would switch the backbone's dropout on
+        self.train(backbone.training)
 
     @property
     def device(self) -> torch.device:

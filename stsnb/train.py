@@ -124,7 +124,8 @@ def fit(
     """Train ``model`` on ``train_data`` with ``loss_fn(model, batch) -> scalar``; return the history.
 
     ``evaluate(model) -> score`` (higher is better, e.g. STS-B dev Spearman) runs every ``eval_every``
-    optimizer steps and at the end; the best weights are restored into ``model`` before returning.
+    optimizer steps and at the end; the best weights are restored into ``model`` before returning, and so is
+    the train/eval mode ``model`` came in with.
     """
     from accelerate import Accelerator
     from tqdm.auto import tqdm
@@ -134,6 +135,7 @@ def fit(
     if config.batch_size < 1 or config.grad_accum < 1 or config.epochs < 1:
         raise ValueError(f"batch_size, grad_accum and epochs must be >= 1, got {config}")
     started = time.perf_counter()
+    was_training = model.training
     accelerator = Accelerator(
         gradient_accumulation_steps=config.grad_accum,
         mixed_precision=resolve_mixed_precision(config.mixed_precision),
@@ -250,6 +252,7 @@ def fit(
     unwrapped = accelerator.unwrap_model(model)
     if best_weights is not None:
         unwrapped.load_state_dict(best_weights, strict=False)
+    unwrapped.train(was_training)
     accelerator.free_memory()
     return TrainResult(
         state["step"], state["best_score"], state["best_step"], time.perf_counter() - started, state["history"]

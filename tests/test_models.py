@@ -148,6 +148,16 @@ def test_packaged_smollm2_encodes_with_a_prompt():
     assert cos(vectors[0], vectors[1], dim=0) > cos(vectors[0], vectors[2], dim=0)
 
 
+def test_loaded_encoder_is_in_eval_mode_before_and_after_encode():
+    encoder = models.load_encoder("minilm-l6", device="cpu")  # a fresh copy: the session fixture is shared
+    assert not encoder.training and not encoder.backbone.training
+    sentences = ["A man is playing a guitar .", "A dog runs ."]
+    first = encoder.encode(sentences)
+    assert not encoder.training and not encoder.backbone.training  # encode() restores eval, not nn.Module's train
+    with torch.no_grad():
+        assert torch.allclose(encoder(sentences), first, atol=1e-5)  # no dropout: forward repeats encode
+
+
 def test_count_parameters_of_the_packaged_minilm(minilm):
     trainable, total = models.count_parameters(minilm)
     assert total == trainable and 22_000_000 < total < 23_000_000  # all-MiniLM-L6-v2: 22.7M

@@ -40,6 +40,14 @@ def test_fit_learns_a_linear_map():
     assert result.steps == 30 * 8
 
 
+def test_fit_gives_back_the_mode_the_model_came_in():
+    data = make_data()
+    for mode in (False, True):
+        model = fresh_model().train(mode)
+        fit(model, mse, data, TrainConfig(epochs=1, batch_size=8, max_grad_norm=None), collate=collate)
+        assert model.training is mode
+
+
 def test_non_finite_loss_names_step_and_batch():
     data = make_data()
     calls = {"n": 0}
