@@ -69,18 +69,29 @@ def seed_everything(seed: int) -> None:
 
 
 def git_sha(root: Path = REPO_ROOT) -> str:
+    """HEAD's sha, with ``-dirty`` when tracked source differs from it.
+
+    Run outputs under ``papermill_runs/`` (other than the plans) do not count: a batch rewriting the committed
+    results of its earlier notebooks must not mark its later ones as run from modified code.
+    """
     try:
         sha = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, check=True)
-        dirty = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no"],
+        changed = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no", "--no-renames"],
             cwd=root,
             capture_output=True,
             text=True,
             check=True,
-        ).stdout.strip()
+        ).stdout.splitlines()
+        dirty = any(not _is_run_output(line[3:]) for line in changed)
         return sha.stdout.strip() + ("-dirty" if dirty else "")
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
+
+
+def _is_run_output(path: str) -> bool:
+    parts = path.strip('"').split("/")
+    return parts[0] == "papermill_runs" and len(parts) > 1 and parts[1] != "plans"
 
 
 def environment(device: str) -> dict[str, Any]:

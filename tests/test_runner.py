@@ -123,3 +123,29 @@ def test_failed_rerun_keeps_the_earlier_good_result(tmp_path):
     assert run(tmp_path, {"tiny_fail": {"mode": "ok"}, "tiny_ok": {}}, only=["tiny_fail"]) == 0
     assert not (profile_dir / "tiny_fail.failed").exists()  # a good run supersedes the failed attempt
     assert not list(profile_dir.glob(".*"))  # no scratch or set-aside folders left
+
+
+def test_git_sha_is_dirty_for_changed_source_and_plans_but_not_for_run_outputs(tmp_path):
+    import subprocess
+
+    from stsnb.runs import git_sha
+
+    def git(*args: str) -> None:
+        subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=tmp_path, check=True)
+
+    files = {"src.py": "x = 1\n", "papermill_runs/plans/cpu.yaml": "notebooks: {}\n", "papermill_runs/cpu/m.json": "{}"}
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    git("init", "-q")
+    git("add", "-A")
+    git("commit", "-qm", "init")
+    clean = git_sha(tmp_path)
+    assert len(clean) == 40
+    (tmp_path / "papermill_runs/cpu/m.json").write_text('{"avg": 1}')  # a batch rewrote a committed result
+    assert git_sha(tmp_path) == clean
+    (tmp_path / "papermill_runs/plans/cpu.yaml").write_text("notebooks: {a: {}}\n")
+    assert git_sha(tmp_path) == clean + "-dirty"
+    git("checkout", "-q", "--", "papermill_runs/plans/cpu.yaml")
+    (tmp_path / "src.py").write_text("x = 2\n")
+    assert git_sha(tmp_path) == clean + "-dirty"
