@@ -126,6 +126,15 @@ def clamp_prediction(pred: Tensor, label_range: tuple[float, float], mode: Clamp
     raise ValueError(f"clamp must be one of {CLAMP_MODES}, got {mode!r}")
 
 
+def clamped_fraction(pred: Tensor, label_range: tuple[float, float], mode: ClampMode = "both") -> float:
+    """Share of predictions the Section 3.3 clamp moves onto a boundary: they pass no gradient to the model.
+
+    A fresh head whose outputs all lie past a boundary cannot start learning under that clamp.
+    """
+    moved = clamp_prediction(pred.detach(), label_range, mode) != pred.detach()
+    return moved.float().mean().item() if moved.numel() else 0.0
+
+
 # ---- training pairs (Sections 4.1, 4.2, Appendix A) ------------------------------------------------------------
 
 

@@ -60,6 +60,13 @@ def test_regression_head_has_one_output_and_classifier_k(minilm):
 # ---- clamp (Section 3.3) and labels (Section 4.1) -------------------------------------------------------------
 
 
+def test_clamped_fraction_counts_the_predictions_the_clamp_moves():
+    pred = torch.tensor([-0.7, -0.1, 0.4, 1.6, 2.8])
+    assert reg.clamped_fraction(pred, reg.NLI_RANGE, "both") == pytest.approx(3 / 5)
+    assert reg.clamped_fraction(pred, reg.NLI_RANGE, "lower") == pytest.approx(2 / 5)
+    assert reg.clamped_fraction(pred, reg.NLI_RANGE, "none") == 0.0
+
+
 def test_clamp_modes_values_and_zero_gradient_outside_the_range():
     pred = torch.tensor([-0.7, 0.4, 1.6, 2.8], requires_grad=True)
     both = reg.clamp_prediction(pred, reg.NLI_RANGE, "both")
