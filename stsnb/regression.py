@@ -131,7 +131,8 @@ def clamped_fraction(pred: Tensor, label_range: tuple[float, float], mode: Clamp
 
     A fresh head whose outputs all lie past a boundary cannot start learning under that clamp.
     """
-    moved = clamp_prediction(pred.detach(), label_range, mode) != pred.detach()
+    pred = pred.detach()
+    moved = clamp_prediction(pred, label_range, mode) != pred
     return moved.float().mean().item() if moved.numel() else 0.0
 
 
@@ -344,6 +345,18 @@ def head_outputs_for(loss: LossSpec, classes: int = 3) -> int:
     return classes if loss.is_classification else 1
 
 
+def seeded_model(
+    encoder: models.SentenceEncoder,
+    loss: LossSpec | None = None,
+    concatenation: Concatenation = "(u,v,|u-v|)",
+    seed: int = 0,
+) -> SiameseModel:
+    """A Siamese model whose new head is drawn after seeding torch with ``seed``: runs with the same seed and
+    shapes start from the same head (one output, or ``head_outputs_for(loss)``)."""
+    torch.manual_seed(seed)
+    return SiameseModel(encoder, concatenation, head_outputs_for(loss) if loss is not None else 1)
+
+
 def pair_loss(
     loss: LossSpec, clamp: ClampMode, label_range: tuple[float, float]
 ) -> Callable[[nn.Module, list[TrainingPair]], Tensor]:
@@ -446,9 +459,7 @@ def fine_tune_nli(
 ) -> tuple[SiameseModel, TrainResult]:
     """One Table 1 / 5 / 6 run: a fresh backbone, a new head (seeded: the same initial head for every regression
     loss), NLI fine-tuning with STS-B dev selection (Section 4.1)."""
-    encoder = load_backbone(backbone, max_length, pooling)
-    torch.manual_seed(seed)
-    model = SiameseModel(encoder, concatenation, head_outputs_for(loss))
+    model = seeded_model(load_backbone(backbone, max_length, pooling), loss, concatenation, seed)
     result = train_siamese(
         model,
         pairs,
