@@ -1,9 +1,16 @@
 """stsnb: reproducible, Jupyter-first notebooks for four papers on Semantic Textual Similarity.
 
-Modules (one purpose each): ``data`` (loaders), ``models`` (weights, pooling, prompts, LoRA/QLoRA),
-``evaluate`` (STS suite), ``train`` (training loop), ``losses`` (every loss of the four papers),
-``ceiling`` (the contrastive Spearman ceiling), ``papers`` (the papers' numbers), ``runs`` (run context),
-``runner`` (papermill batch runner), ``plots`` (figure style).
+Generic layers (one purpose each; none imports ``stsnb.papers``):
+``data`` (loaders and the data-folder resolution), ``models`` (weights, pooling, prompt templates, LoRA/QLoRA),
+``losses`` (every loss of the four papers, on tensors), ``train`` (the training loop on ``accelerate``),
+``evaluate`` (STS suite, SentEval "all" setting, cached encoding), ``comparison`` (ours beside a paper's numbers),
+``memory`` (peak training memory in a fresh process), ``loss_curves`` (loss values and gradients on grids, for
+plots), ``runs`` (run context and metadata), ``runner`` and ``cli`` (papermill batch runner, the ``stsnb`` command),
+``plots`` (figure style).
+
+One subpackage per paper above them, in ``stsnb.papers``: ``pcc_tuning`` (prompts, the contrastive ceiling),
+``sts_regression`` (Siamese regression), ``hicl`` and ``ccl``; each has ``reported`` (the paper's numbers, labelled as
+the paper's). No paper imports another.
 """
 
 __version__ = "0.1.0"

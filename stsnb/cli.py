@@ -1,7 +1,7 @@
 """The ``stsnb`` command: ``stsnb run`` (the papermill batch runner) and ``stsnb eval`` (the STS suite on a model).
 
     stsnb run [--profile smoke|cpu|paper] [--only NOTEBOOK,...] [--out DIR]
-    stsnb eval --model NAME [--pooling mean|cls|last] [--template eol|sth|sum] [--tasks all|sts12,...]
+    stsnb eval --model NAME [--pooling mean|cls|last] [--template TEXT] [--tasks all|sts12,...]
                [--text senteval|raw] [--data-dir DIR] [--json]
 
 Bad arguments exit with status 2; ``stsnb run`` exits 1 when a notebook failed.
@@ -22,7 +22,6 @@ def _names(value: str) -> list[str]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from .models import TEMPLATES
     from .runner import DEFAULT_OUT
 
     parser = argparse.ArgumentParser(prog="stsnb", description=__doc__.splitlines()[0])
@@ -44,7 +43,9 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--model", required=True, help="minilm-l6, smollm2-135m, a local folder or a Hub id")
     evaluate.add_argument("--pooling", choices=("mean", "cls", "last"), help="default: the model's own")
     evaluate.add_argument(
-        "--template", choices=sorted(TEMPLATES), help="Pcc-tuning Table 3 prompt (last-token pooling)"
+        "--template",
+        help="a prompt template with the slot *sent_0* (last-token pooling), e.g. Pcc-tuning's PromptSTH "
+        "'This sentence : \"*sent_0*\" means something'",
     )
     evaluate.add_argument("--tasks", default="all", help="all, or a comma list like sts12,sts13,stsb,sickr")
     evaluate.add_argument("--text", choices=("senteval", "raw"), default="senteval", help="default: senteval")

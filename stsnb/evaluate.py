@@ -263,3 +263,31 @@ def dev_spearman(encoder, pairs: Sequence[stsdata.STSPair]) -> float:
     """
     similarities = pair_similarities(encoder, pairs, cache=None)
     return correlations(similarities, [p.score for p in pairs])[0]
+
+
+def dev_evaluator(dev_pairs: Sequence[stsdata.STSPair]) -> Callable[[torch.nn.Module], float]:
+    """``evaluate(model) -> STS-B dev Spearman`` for ``stsnb.train.fit``: the cosine of the model's sentence encoder
+    (``model.encoder`` where the model wraps one, e.g. a Siamese head, else the model itself)."""
+
+    def score(model: torch.nn.Module) -> float:
+        return dev_spearman(getattr(model, "encoder", model), dev_pairs)
+
+    return score
+
+
+def sts_scores(encoder, tasks: str = "all", max_pairs: int | None = None, seed: int = 0) -> dict[str, float]:
+    """Task -> Spearman x100 of the cosine, plus ``avg`` (SentEval "all" setting, ``sts``).
+
+    ``max_pairs`` draws that many pairs per task (same draw for every model) for a cheaper, labelled-as-such
+    estimate; STS12-16 are then pooled over their subsets as in the "all" setting.
+    """
+    if max_pairs is None:
+        report = sts(encoder, tasks)
+        return {**report.spearman, "avg": report.avg}
+    scores = {}
+    for task in parse_tasks(tasks):
+        pairs = stsdata.sample(load_task(task), max_pairs, seed)
+        similarities = pair_similarities(encoder, pairs)
+        scores[task] = correlations(similarities, [p.score for p in pairs])[0]
+    scores["avg"] = float(np.mean(list(scores.values())))
+    return scores

@@ -1,99 +1,32 @@
-"""Peak memory of a few training steps, each measured in a fresh process (STS-Regression Section 4.3, Table 4).
+"""Peak memory of a piece of training, measured in a fresh process so that one measurement's peak is not the next's.
 
-Two methods at a given batch size and cutoff length, on real SNLI sentences padded to exactly ``max_length``
-tokens (the official scripts pad to ``max_length``, so the cutoff is the sequence length):
+``measure_in_fresh_process("package.module:function", kwargs)`` runs ``function(**kwargs)`` in a new Python
+interpreter and returns the JSON-able dict it returns. Inside that function, ``PeakMemory`` measures:
 
-- ``"regression"``: ours. Both sentences of each pair through the shared encoder, the head on ``(u, v, |u-v|)``,
-  Smooth K2 (Section 3.1): ``2 x batch`` sequences per step.
-- ``"infonce"``: supervised SimCSE. Anchor, entailment and contradiction through the encoder, InfoNCE with
-  in-batch and hard negatives (Eq. 3; SimCSE's Table 4 setting): ``3 x batch`` sequences per step.
+- on a GPU, ``torch.cuda.max_memory_allocated`` during the measured block (tensors only: weights, gradients,
+  optimizer state, activations) with ``memory_allocated`` before it as the baseline;
+- on a CPU, the process's peak resident set size during the block (Linux ``VmHWM``, reset through
+  ``/proc/self/clear_refs`` so that the transient peak of loading does not count) with ``VmRSS`` before it as the
+  baseline. Where the high-water mark cannot be reset, the lifetime peak (``ru_maxrss``) is used and ``measure``
+  says so.
 
-What is measured: after loading the model and one tiny warm-up step (see ``_train_steps``), on a GPU
-``torch.cuda.max_memory_allocated`` during training (tensors only: weights, gradients, AdamW state, activations)
-with ``memory_allocated`` before it as ``baseline``; on a CPU the process's peak resident set size during training
-(Linux ``VmHWM``, reset through ``/proc/self/clear_refs`` so that the transient peak of loading does not count;
-Python, the libraries and the weights are in it) with the resident set size before it (``VmRSS``) as ``baseline``.
-``peak - baseline`` is what the training batch added. Where the high-water mark cannot be reset, the lifetime peak
-(``ru_maxrss``) is used and ``measure`` says so. A fresh process per run keeps one run's peak out of the next.
-
-Run one measurement by hand: ``python -m stsnb.memory '{"method": "regression", "model": "minilm-l6"}'``.
+``peak - baseline`` is what the measured block added.
 """
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import resource
 import subprocess
 import sys
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
-
-Method = Literal["regression", "infonce"]
-METHODS: tuple[Method, ...] = ("regression", "infonce")
+from typing import Any
 
 
-@dataclass(frozen=True)
-class MemoryRun:
-    method: Method
-    model: str = "minilm-l6"
-    batch_size: int = 16
-    max_length: int = 256
-    steps: int = 2
-
-
-@dataclass(frozen=True)
-class MemoryReport:
-    run: MemoryRun
-    device: str
-    measure: str  # what peak_bytes is: peak RSS during training (CPU) or cuda max_memory_allocated (GPU)
-    baseline_bytes: int  # after loading the model, before training
-    peak_bytes: int
-    sequences_per_step: int
-
-    @property
-    def training_bytes(self) -> int:
-        return self.peak_bytes - self.baseline_bytes
-
-    def row(self) -> dict:
-        return {
-            **asdict(self.run),
-            "device": self.device,
-            "measure": self.measure,
-            "sequences_per_step": self.sequences_per_step,
-            "baseline_mb": self.baseline_bytes / 2**20,
-            "peak_mb": self.peak_bytes / 2**20,
-            "training_mb": self.training_bytes / 2**20,
-        }
-
-
-def measure(run: MemoryRun, timeout: float = 900.0) -> MemoryReport:
-    """Run ``run`` in a fresh Python process and return its memory figures."""
-    if run.method not in METHODS:
-        raise ValueError(f"method must be one of {METHODS}, got {run.method!r}")
-    env = {**os.environ, "TQDM_DISABLE": "1"}
-    completed = subprocess.run(
-        [sys.executable, "-m", "stsnb.memory", json.dumps(asdict(run))],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=timeout,
-    )
-    if completed.returncode != 0:
-        raise RuntimeError(f"memory run {run} failed:\n{completed.stderr[-3000:]}")
-    result = json.loads(completed.stdout.strip().splitlines()[-1])
-    return MemoryReport(
-        run,
-        result["device"],
-        result["measure"],
-        result["baseline_bytes"],
-        result["peak_bytes"],
-        result["sequences_per_step"],
-    )
-
-
-def _status_bytes(field: str) -> int | None:
+def status_bytes(field: str) -> int | None:
     """A ``kB`` field of ``/proc/self/status`` (``VmRSS``, ``VmHWM``) in bytes, None where there is no procfs."""
     try:
         for line in Path("/proc/self/status").read_text().splitlines():
@@ -104,91 +37,84 @@ def _status_bytes(field: str) -> int | None:
     return None
 
 
-def _reset_peak_rss() -> bool:
+def reset_peak_rss() -> bool:
     """Reset the resident-set high-water mark (``VmHWM``); False where the kernel does not allow it."""
     try:
         with open("/proc/self/clear_refs", "w") as handle:
             handle.write("5")
     except OSError:
         return False
-    return _status_bytes("VmHWM") is not None
+    return status_bytes("VmHWM") is not None
 
 
-def _lifetime_peak_rss_bytes() -> int:
+def lifetime_peak_rss_bytes() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # Linux reports KiB
 
 
-def _train_steps(run: MemoryRun) -> dict:
-    """The child process: load, one tiny warm-up step, record the baseline, train ``steps`` steps, record the peak.
+@dataclass
+class PeakMemory:
+    """``with PeakMemory(cuda) as peak: ...`` then ``peak.baseline_bytes``, ``peak.peak_bytes``, ``peak.measure``."""
 
-    The warm-up step (2 examples, 8 tokens) pays the one-time costs both methods share (library initialisation,
-    the AdamW state) before the baseline, so that ``peak - baseline`` is what the batch itself needs.
-    """
-    import torch
+    cuda: bool
+    baseline_bytes: int = 0
+    peak_bytes: int = 0
+    measure: str = ""
+    _resettable: bool = False
 
-    from . import data, losses, regression
+    def __enter__(self) -> PeakMemory:
+        if self.cuda:
+            import torch
 
-    encoder = regression.load_backbone(run.model, run.max_length)
-    cuda = encoder.device.type == "cuda"
-    triplets = data.nli_triplets(list(data.load_snli("dev")))[: run.batch_size * run.steps]
-    if len(triplets) < run.batch_size * run.steps:
-        raise ValueError(f"not enough SNLI triplets for {run.steps} steps of {run.batch_size}")
-    model = regression.SiameseModel(encoder) if run.method == "regression" else encoder
-    optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=1e-5)
-    model.train()
-
-    def step(batch: list, length: int) -> int:
-        """One optimizer step of the method on ``batch``, inputs padded to ``length`` tokens; returns #sequences."""
-        columns = [[t.anchor for t in batch], [t.positive for t in batch]]
-        if run.method == "infonce":
-            columns.append([t.negative for t in batch])
-        sentences = [s for column in columns for s in column]
-        features = encoder.tokenizer(
-            encoder.prepare(sentences), padding="max_length", truncation=True, max_length=length, return_tensors="pt"
-        )
-        out = encoder.embed({k: features[k].to(encoder.device) for k in ("input_ids", "attention_mask")})
-        n = len(batch)
-        if run.method == "regression":
-            pred = model.score(out[:n], out[n:])
-            loss = losses.smooth_k2(pred, torch.full_like(pred, 2.0), k=2.0, x0=0.25)
+            torch.cuda.synchronize()
+            torch.cuda.reset_peak_memory_stats()
+            self.baseline_bytes = torch.cuda.memory_allocated()
         else:
-            loss = losses.info_nce(out[:n], out[n : 2 * n], out[2 * n :], temperature=0.05)
-        loss.backward()
-        optimizer.step()
-        optimizer.zero_grad()
-        return len(sentences)
+            self._resettable = reset_peak_rss()
+            rss = status_bytes("VmRSS") if self._resettable else None
+            self.baseline_bytes = rss if rss is not None else lifetime_peak_rss_bytes()
+        return self
 
-    step(triplets[:2], 8)
-    resettable = False
-    if cuda:
-        torch.cuda.synchronize()
-        torch.cuda.reset_peak_memory_stats()
-        baseline = torch.cuda.memory_allocated()
-    else:
-        resettable = _reset_peak_rss()
-        baseline = _status_bytes("VmRSS") if resettable else _lifetime_peak_rss_bytes()
-    per_step = 0
-    for index in range(run.steps):
-        per_step = step(triplets[index * run.batch_size : (index + 1) * run.batch_size], run.max_length)
-    if cuda:
-        torch.cuda.synchronize()
-        peak, measure_name = torch.cuda.max_memory_allocated(), "cuda max_memory_allocated"
-    elif resettable:
-        peak, measure_name = _status_bytes("VmHWM"), "peak RSS during training (VmHWM)"
-    else:
-        peak, measure_name = _lifetime_peak_rss_bytes(), "lifetime peak RSS (ru_maxrss; VmHWM not resettable)"
-    return {
-        "device": str(encoder.device),
-        "measure": measure_name,
-        "baseline_bytes": int(baseline),
-        "peak_bytes": int(peak),
-        "sequences_per_step": per_step,
-    }
+    def __exit__(self, *exc) -> None:
+        if self.cuda:
+            import torch
+
+            torch.cuda.synchronize()
+            self.peak_bytes, self.measure = torch.cuda.max_memory_allocated(), "cuda max_memory_allocated"
+        elif self._resettable:
+            self.peak_bytes, self.measure = status_bytes("VmHWM") or 0, "peak RSS during training (VmHWM)"
+        else:
+            self.peak_bytes = lifetime_peak_rss_bytes()
+            self.measure = "lifetime peak RSS (ru_maxrss; VmHWM not resettable)"
+
+    @property
+    def added_bytes(self) -> int:
+        return self.peak_bytes - self.baseline_bytes
+
+
+def measure_in_fresh_process(target: str, kwargs: dict[str, Any], timeout: float = 900.0) -> dict[str, Any]:
+    """Run ``target`` (``"package.module:function"``) with ``kwargs`` in a new interpreter; return its dict."""
+    module, _, function = target.partition(":")
+    if not module or not function:
+        raise ValueError(f"target must look like 'package.module:function', got {target!r}")
+    env = {**os.environ, "TQDM_DISABLE": "1"}
+    completed = subprocess.run(
+        [sys.executable, "-m", "stsnb.memory", target, json.dumps(kwargs)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=timeout,
+    )
+    if completed.returncode != 0:
+        raise RuntimeError(f"{target}({kwargs}) failed in its own process:\n{completed.stderr[-3000:]}")
+    return json.loads(completed.stdout.strip().splitlines()[-1])
 
 
 def main(argv: list[str] | None = None) -> None:
-    args = json.loads((argv if argv is not None else sys.argv[1:])[0])
-    print(json.dumps(_train_steps(MemoryRun(**args))))
+    """``python -m stsnb.memory package.module:function '{"json": "kwargs"}'``: print the function's dict as JSON."""
+    target, kwargs = argv if argv is not None else sys.argv[1:3]
+    module, _, function = target.partition(":")
+    result = getattr(importlib.import_module(module), function)(**json.loads(kwargs))
+    print(json.dumps(result))
 
 
 if __name__ == "__main__":

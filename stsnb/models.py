@@ -22,13 +22,9 @@ Pooling = Literal["mean", "cls", "last"]
 
 CACHE_ENV = "STSNB_CACHE"
 
-# Pcc-tuning Table 3 (exact strings of ZBWpro/Pcc-tuning code/settings.py: note the space before the colon
-# and the trailing quote of PromptEOL). The embedding is the hidden state of the template's last token.
-TEMPLATES: dict[str, str] = {
-    "eol": 'This sentence : "*sent_0*" means in one word:"',
-    "sth": 'This sentence : "*sent_0*" means something',
-    "sum": 'This sentence : "*sent_0*" can be summarized as',
-}
+# A prompt template wraps the sentence at this slot (the convention of PromptEOL / Pcc-tuning's code); the
+# embedding is then the hidden state of the template's last token. The papers' templates live with them
+# (``stsnb.papers.pcc_tuning.prompts``).
 TEMPLATE_SLOT = "*sent_0*"
 
 
@@ -135,13 +131,15 @@ def convert_gguf(gguf_file: Path, target: Path) -> Path:
 
 
 def apply_template(sentence: str, template: str | None) -> str:
-    """Insert a sentence into a Pcc-tuning Table 3 template (``eol``/``sth``/``sum``) or a custom string."""
+    """Insert a sentence into a prompt template: any string that contains ``*sent_0*`` once."""
     if template is None:
         return sentence
-    pattern = TEMPLATES.get(template, template)
-    if TEMPLATE_SLOT not in pattern:
-        raise ValueError(f"template must be one of {sorted(TEMPLATES)} or contain {TEMPLATE_SLOT!r}, got {template!r}")
-    return pattern.replace(TEMPLATE_SLOT, sentence)
+    if template.count(TEMPLATE_SLOT) != 1:
+        raise ValueError(
+            f"a prompt template must contain {TEMPLATE_SLOT!r} exactly once, got {template!r} (the Pcc-tuning "
+            "templates are stsnb.papers.pcc_tuning.TEMPLATES)"
+        )
+    return template.replace(TEMPLATE_SLOT, sentence)
 
 
 @dataclass(frozen=True)

@@ -9,8 +9,8 @@ import pytest
 import sympy as sp
 from scipy.stats import spearmanr
 
-from stsnb import ceiling
-from stsnb.ceiling import k, m, n, q
+from stsnb.papers.pcc_tuning import ceiling
+from stsnb.papers.pcc_tuning.ceiling import k, m, n, q
 
 PAPER_EQ7 = (7 * n**2 - 4) / (8 * (n**2 - 1))
 

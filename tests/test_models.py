@@ -60,12 +60,16 @@ def test_packaged_names_resolve_without_the_hub():
         models.resolve("./no/such/folder")
 
 
-def test_templates_are_exactly_pcc_tuning_table_3():
-    assert models.apply_template("A cat.", "eol") == 'This sentence : "A cat." means in one word:"'
-    assert models.apply_template("A cat.", "sth") == 'This sentence : "A cat." means something'
-    assert models.apply_template("A cat.", "sum") == 'This sentence : "A cat." can be summarized as'
-    with pytest.raises(ValueError, match="template must be one of"):
+SOMETHING = 'This sentence : "*sent_0*" means something'
+
+
+def test_apply_template_inserts_the_sentence_at_the_slot():
+    assert models.apply_template("A cat.", SOMETHING) == 'This sentence : "A cat." means something'
+    assert models.apply_template("A cat.", None) == "A cat."
+    with pytest.raises(ValueError, match="exactly once"):
         models.apply_template("x", "no slot here")
+    with pytest.raises(ValueError, match="exactly once"):
+        models.apply_template("x", "*sent_0* and *sent_0*")
 
 
 def test_mean_and_cls_pooling_match_a_hand_computation(tiny_bert):
@@ -85,7 +89,7 @@ def test_mean_and_cls_pooling_match_a_hand_computation(tiny_bert):
 
 
 def test_last_token_pooling_ignores_left_padding(tiny_llama):
-    encoder = models.load_encoder(str(tiny_llama), template="sth", device="cpu")
+    encoder = models.load_encoder(str(tiny_llama), template=SOMETHING, device="cpu")
     assert encoder.pooling == "last" and encoder.tokenizer.padding_side == "left"
     encoder.eval()
     sentences = ["short", "a considerably longer sentence with many more tokens in it"]
@@ -99,7 +103,7 @@ def test_last_token_pooling_ignores_left_padding(tiny_llama):
 
 def test_template_needs_last_token_pooling(tiny_bert):
     with pytest.raises(ValueError, match="pooling='last'"):
-        models.load_encoder(str(tiny_bert), pooling="mean", template="eol", device="cpu")
+        models.load_encoder(str(tiny_bert), pooling="mean", template=SOMETHING, device="cpu")
 
 
 def test_fingerprint_follows_weights_and_settings(tiny_bert):
@@ -141,7 +145,7 @@ def test_qlora_loads_nf4_double_quant_weights(tiny_llama):
 
 @pytest.mark.slow
 def test_packaged_smollm2_encodes_with_a_prompt():
-    encoder = models.load_encoder("smollm2-135m", template="sth", device="cpu")
+    encoder = models.load_encoder("smollm2-135m", template=SOMETHING, device="cpu")
     vectors = encoder.encode(["A man is playing a guitar.", "A man plays the guitar.", "The stock market fell."])
     assert vectors.shape == (3, 576)
     cos = torch.nn.functional.cosine_similarity

@@ -48,7 +48,7 @@ def test_success_writes_the_run_folder_and_summary(good_run):
     assert not list(profile_dir.glob(".partial-*")) and not list(profile_dir.glob("*.failed"))
     row = summary_row((profile_dir / "summary.md").read_text(), "tiny_ok")
     assert "| ok |" in row and "avg=40" in row
-    assert "| 40.00 | 85.40 | -45.40 |" in row  # ours | paper (papers.py) | delta
+    assert "| 40.00 | 85.40 | -45.40 |" in row  # ours | paper | delta
 
 
 def test_kernel_runs_our_interpreter_in_the_notebook_folder_with_the_runner_environment(good_run):

@@ -7,8 +7,9 @@ import math
 import pytest
 import torch
 
-from stsnb import data, losses, memory, papers
-from stsnb import regression as reg
+from stsnb import data, evaluate, losses, train
+from stsnb.papers import sts_regression as reg
+from stsnb.papers.sts_regression import memory as table4_memory
 from stsnb.train import TrainConfig
 
 
@@ -143,7 +144,7 @@ def test_table2_hyperparameters():
 
 def test_layerwise_lr_decay_from_the_top_layer(minilm):
     model = reg.SiameseModel(minilm)
-    groups = reg.layerwise_param_groups(model, lr=1.0, decay=0.5, weight_decay=0.01)
+    groups = train.layerwise_param_groups(model, lr=1.0, decay=0.5, weight_decay=0.01)
     lr_of = {id(p): (g["lr"], g["weight_decay"]) for g in groups for p in g["params"]}
     named = dict(model.named_parameters())
     top = minilm.backbone.config.num_hidden_layers - 1
@@ -152,7 +153,7 @@ def test_layerwise_lr_decay_from_the_top_layer(minilm):
     assert lr_of[id(named["encoder.backbone.encoder.layer.0.attention.self.query.bias"])] == (0.5**top, 0.0)
     assert lr_of[id(named["head.weight"])] == (1.0, 0.01)  # outside the layers: base LR, as the official code
     assert len(lr_of) == sum(1 for p in model.parameters() if p.requires_grad)
-    with_head = reg.layerwise_param_groups(model, lr=1.0, decay=0.5, weight_decay=0.01, head_lr=7.0)
+    with_head = train.layerwise_param_groups(model, lr=1.0, decay=0.5, weight_decay=0.01, head_lr=7.0)
     head_lr = {id(p): g["lr"] for g in with_head for p in g["params"]}
     assert head_lr[id(named["head.weight"])] == head_lr[id(named["head.bias"])] == 7.0
     assert head_lr[id(named["encoder.backbone.encoder.layer.0.attention.self.query.weight"])] == 0.5**top
@@ -166,7 +167,7 @@ def test_short_real_training_run_changes_weights_and_scores_dev(snli_pairs):
     torch.manual_seed(0)
     model = reg.SiameseModel(encoder)
     before = {k: v.clone() for k, v in model.state_dict().items()}
-    pairs = reg.sample(reg.nli_training_pairs(snli_pairs), 48, seed=0)
+    pairs = data.sample(reg.nli_training_pairs(snli_pairs), 48, seed=0)
     dev = list(data.load_stsb("dev"))[:60]
     config = TrainConfig(batch_size=16, lr=5e-5, eval_every=2, progress=False, warmup_ratio=0.0)
     result = reg.train_siamese(model, pairs, reg.table2_loss("smooth_k2"), config, dev_pairs=dev)
@@ -205,7 +206,7 @@ def test_contrast_step_is_info_nce_of_the_pairs(minilm):
 
 
 def test_sampled_sts_scores_cover_the_tasks(minilm):
-    scores = reg.sts_scores(minilm, "stsb,sts16", max_pairs=40, seed=0)
+    scores = evaluate.sts_scores(minilm, "stsb,sts16", max_pairs=40, seed=0)
     assert set(scores) == {"STSBenchmark", "STS16", "avg"}
     assert scores["avg"] == pytest.approx((scores["STSBenchmark"] + scores["STS16"]) / 2)
     assert scores["STSBenchmark"] > 50  # all-MiniLM-L6-v2 is a strong STS model even on 40 pairs
@@ -223,7 +224,7 @@ def test_dedup_removes_test_pairs_and_matches_the_paper_counts_on_raw_text(filte
     removed = {(p.sent1.strip(), p.sent2.strip()) for p in filtered.report.removed}
     kept = {(p.sent1.strip(), p.sent2.strip()) for p in filtered.pairs}
     assert table7 in removed and table7 not in kept  # Appendix A, Table 7 (reversed order in the test set)
-    section42 = papers.lookup("sts-regression", "Section 4.2")
+    section42 = reg.REPORTED.lookup("Section 4.2")
     expected = {n.task: n.value for n in section42}
     assert len(filtered.pairs) == expected["pairs_after_dedup"]
     assert len(reg.positive_pairs(filtered.pairs, 4.0)) == expected["pairs_score_ge_4"]
@@ -232,18 +233,18 @@ def test_dedup_removes_test_pairs_and_matches_the_paper_counts_on_raw_text(filte
 def test_nli_source_csv_and_unknown_source(tmp_path):
     path = tmp_path / "nli_012.csv"
     path.write_text("gold_label,sentence1,sentence2\n0,a b,c d\n2,e f,g h\n1,i j,k l\n")
-    pairs = reg.load_nli(str(path))
+    pairs = data.load_nli(str(path))
     assert [p.label for p in pairs] == ["contradiction", "entailment", "neutral"]
     assert [p.target for p in reg.nli_training_pairs(pairs)] == [0.0, 2.0, 1.0]
     with pytest.raises(RuntimeError, match="neither"):
-        reg.load_nli(str(tmp_path / "missing.csv"))
+        data.load_nli(str(tmp_path / "missing.csv"))
 
 
 # ---- Table 4 memory ---------------------------------------------------------------------------------------------
 
 
 def test_memory_run_in_a_fresh_process_reports_peak_and_sequences():
-    report = memory.measure(memory.MemoryRun("infonce", batch_size=2, max_length=16, steps=1))
+    report = table4_memory.measure(table4_memory.MemoryRun("infonce", batch_size=2, max_length=16, steps=1))
     assert report.sequences_per_step == 6  # anchor, positive, hard negative
     assert report.peak_bytes >= report.baseline_bytes > 0
     assert report.row()["peak_mb"] == pytest.approx(report.peak_bytes / 2**20)

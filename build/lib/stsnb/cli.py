@@ -1,0 +1,124 @@
+"""The ``stsnb`` command: ``stsnb run`` (the papermill batch runner) and ``stsnb eval`` (the STS suite on a model).
+
+    stsnb run [--profile smoke|cpu|paper] [--only NOTEBOOK,...] [--out DIR]
+    stsnb eval --model NAME [--pooling mean|cls|last] [--template TEXT] [--tasks all|sts12,...]
+               [--text senteval|raw] [--data-dir DIR] [--json]
+
+Bad arguments exit with status 2; ``stsnb run`` exits 1 when a notebook failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+
+def _names(value: str) -> list[str]:
+    return [name.strip().removesuffix(".ipynb") for name in value.split(",") if name.strip()]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from .runner import DEFAULT_OUT
+
+    parser = argparse.ArgumentParser(prog="stsnb", description=__doc__.splitlines()[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    run = commands.add_parser("run", help="execute the notebooks of a plan with papermill and write summary.md")
+    run.add_argument("--profile", default="cpu", help="plan papermill_runs/plans/<profile>.yaml (default: cpu)")
+    run.add_argument(
+        "--only",
+        type=_names,
+        action="extend",
+        metavar="NOTEBOOK,...",
+        help="run only these notebooks of the plan (summary.md still lists all of them)",
+    )
+    run.add_argument("--out", type=Path, default=DEFAULT_OUT, help="output root (default: papermill_runs/)")
+    run.set_defaults(handler=run_command, parser=run)
+
+    evaluate = commands.add_parser("eval", help="evaluate a model on the STS suite (Spearman x100, SentEval 'all')")
+    evaluate.add_argument("--model", required=True, help="minilm-l6, smollm2-135m, a local folder or a Hub id")
+    evaluate.add_argument("--pooling", choices=("mean", "cls", "last"), help="default: the model's own")
+    evaluate.add_argument(
+        "--template",
+        help="a prompt template with the slot *sent_0* (last-token pooling), e.g. Pcc-tuning's PromptSTH "
+        "'This sentence : \"*sent_0*\" means something'",
+    )
+    evaluate.add_argument("--tasks", default="all", help="all, or a comma list like sts12,sts13,stsb,sickr")
+    evaluate.add_argument("--text", choices=("senteval", "raw"), default="senteval", help="default: senteval")
+    evaluate.add_argument("--data-dir", type=Path, help="data folder (default: $STSNB_DATA_DIR, else ./data)")
+    evaluate.add_argument("--json", action="store_true", help="print one JSON object: task -> Spearman, avg")
+    evaluate.set_defaults(handler=eval_command, parser=evaluate)
+    return parser
+
+
+def run_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from .runner import PlanError, run
+
+    try:
+        return run(args.profile, args.only, args.out)
+    except PlanError as err:
+        parser.error(str(err))
+
+
+def eval_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from .data import DataError, resolve_data_dir
+    from .evaluate import EmbeddingCache, parse_tasks, sts
+    from .models import ModelError, cache_dir, load_encoder
+
+    try:
+        tasks = parse_tasks(args.tasks)
+    except ValueError as err:
+        parser.error(str(err))
+    if args.template and args.pooling not in (None, "last"):
+        parser.error(f"--template {args.template} embeds the prompt's last token: use --pooling last (or omit it)")
+    if args.data_dir is not None:
+        try:
+            resolve_data_dir(args.data_dir)
+        except DataError as err:
+            parser.error(str(err))
+    pooling = args.pooling or ("last" if args.template else None)
+    # with --json, stdout carries the JSON object only: anything a library prints goes to stderr
+    with contextlib.redirect_stdout(sys.stderr) if args.json else contextlib.nullcontext():
+        try:
+            encoder = load_encoder(args.model, pooling=pooling, template=args.template)
+        except ModelError as err:
+            parser.error(str(err))
+        cache = EmbeddingCache(cache_dir() / "embeddings")
+        report = sts(encoder, tasks=tasks, text=args.text, data_dir=args.data_dir, cache=cache)
+        print(
+            f"{args.model} (pooling {encoder.pooling}, template {encoder.template}, text {args.text}): "
+            f"{report.encoded} sentences encoded, the rest from the cache; {report.seconds:.1f} s",
+            file=sys.stderr,
+        )
+    if args.json:
+        print(json.dumps(report.headline()))
+    else:
+        print(report_table(report))
+    return 0
+
+
+def report_table(report) -> str:
+    """Per task: Spearman over all pairs, mean and size-weighted mean over subsets, Pearson (all); then avg."""
+    header = f"{'task':<16} {'pairs':>6} {'spearman':>9} {'mean':>7} {'wmean':>7} {'pearson':>8}"
+    lines = [header, "-" * len(header)]
+    for row in report.rows():
+        lines.append(
+            f"{row['task']:<16} {row['n']:>6} {row['spearman_all']:>9.2f} {row['spearman_mean']:>7.2f} "
+            f"{row['spearman_wmean']:>7.2f} {row['pearson_all']:>8.2f}"
+        )
+    lines += ["-" * len(header), f"{'avg':<16} {'':>6} {report.avg:>9.2f}"]
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    return args.handler(args, args.parser)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,242 @@
+"""Loss values and autograd gradients along one knob, and their plots (notebook 01_loss_functions).
+
+Each ``*_fn`` builds a scalar function of one scalar knob (a residual, a cosine, a logit) that calls the real
+``stsnb.losses`` function on tensors arranged so the knob is exactly that quantity; ``evaluate`` runs it over a
+grid and differentiates it with autograd, point by point. Analytic derivatives stay in the notebook, beside the
+equation they come from, so the check is independent of this module.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from torch import Tensor
+
+from . import losses
+
+ScalarFn = Callable[[Tensor], Tensor]
+DTYPE = torch.float64
+
+
+@dataclass(frozen=True)
+class Curve:
+    """A loss along one knob: grid ``x``, loss ``value`` and autograd ``grad`` (d loss / d x) at each point."""
+
+    label: str
+    x: np.ndarray
+    value: np.ndarray
+    grad: np.ndarray
+
+
+def evaluate(fn: ScalarFn, xs: Sequence[float] | np.ndarray, label: str = "") -> Curve:
+    """``fn`` at every grid point (float64) and its derivative by autograd.
+
+    Runs on one intra-op thread: the tensors are tiny, and on a busy 2-core machine thread hand-offs made each
+    point ~20x slower.
+    """
+    values, grads = [], []
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        for x in np.asarray(xs, dtype=float):
+            knob = torch.tensor(x, dtype=DTYPE, requires_grad=True)
+            loss = fn(knob)
+            (grad,) = torch.autograd.grad(loss, knob)
+            values.append(loss.item())
+            grads.append(grad.item())
+    finally:
+        torch.set_num_threads(threads)
+    return Curve(label, np.asarray(xs, dtype=float), np.array(values), np.array(grads))
+
+
+def max_abs_diff(a: np.ndarray, b: np.ndarray) -> float:
+    """Largest absolute difference (the gradient checks of the notebook)."""
+    return float(np.max(np.abs(np.asarray(a) - np.asarray(b))))
+
+
+def unit_vectors_with_cosines(cosines: Tensor, dim: int, first_axis: int = 1) -> Tensor:
+    """Rows ``v_k = c_k e_0 + sqrt(1 - c_k^2) e_{first_axis + k}``: ``cos(e_0, v_k) = c_k`` exactly, differentiably.
+
+    Rows use distinct orthogonal directions, so their cosines with each other are ``c_k c_l``; needs ``|c_k| < 1``.
+    """
+    basis = torch.eye(dim, dtype=cosines.dtype)
+    sines = torch.sqrt(1 - cosines**2)
+    return cosines[:, None] * basis[0] + sines[:, None] * basis[first_axis : first_axis + len(cosines)]
+
+
+def _e0(dim: int) -> Tensor:
+    e0 = torch.zeros(1, dim, dtype=DTYPE)
+    e0[0, 0] = 1.0
+    return e0
+
+
+def _constants(values: Sequence[float]) -> Tensor:
+    return torch.tensor(list(values), dtype=DTYPE)
+
+
+# ---- scenarios: one knob each -------------------------------------------------------------------------------
+
+
+def regression_fn(loss: Callable[..., Tensor], target: float = 0.0, **hyper: float) -> ScalarFn:
+    """``residual -> loss(pred = target + residual, target, **hyper)`` for the score losses (L1, MSE, TReLU, SK2)."""
+    gold = torch.tensor([target], dtype=DTYPE)
+    return lambda residual: loss((gold + residual).reshape(1), gold, **hyper)
+
+
+def clamped_regression_fn(
+    loss: Callable[..., Tensor], target: float, low: float | None, high: float | None, **hyper: float
+) -> ScalarFn:
+    """``prediction -> loss(clamp_to_label_range(prediction, low, high), target)`` (STS-Regression Section 3.3)."""
+    gold = torch.tensor([target], dtype=DTYPE)
+    return lambda pred: loss(losses.clamp_to_label_range(pred.reshape(1), low, high), gold, **hyper)
+
+
+def cross_entropy_fn(other_logits: Sequence[float] = (0.0, 0.0), label: int = 0) -> ScalarFn:
+    """``z -> softmax_cross_entropy([z at position label, other_logits elsewhere], label)``."""
+    others = _constants(other_logits)
+
+    def fn(z: Tensor) -> Tensor:
+        row = torch.cat([others[:label], z.reshape(1), others[label:]])
+        return losses.softmax_cross_entropy(row[None, :], torch.tensor([label]))
+
+    return fn
+
+
+def info_nce_fn(negative_cosines: Sequence[float], temperature: float) -> ScalarFn:
+    """``s -> info_nce`` of anchor 0 whose positive has cosine ``s`` and whose in-batch negatives (the other rows'
+    positives) have the given cosines with it (hard negatives of Eq. 8 would only add columns of the same kind)."""
+    negatives = _constants(negative_cosines)
+    n = len(negatives) + 1
+    dim = n + 3
+    other_anchors = torch.eye(dim, dtype=DTYPE)[-(n - 1) :] if n > 1 else torch.zeros(0, dim, dtype=DTYPE)
+
+    def fn(s: Tensor) -> Tensor:
+        positives = unit_vectors_with_cosines(torch.cat([s.reshape(1), negatives]), dim)
+        anchors = torch.cat([_e0(dim), other_anchors])  # only row 0's loss is read
+        return losses.info_nce(anchors, positives, temperature=temperature, reduction="none")[0]
+
+    return fn
+
+
+def pearson_fn(x_rest: Sequence[float], y: Sequence[float], official_code_bias: bool = False) -> ScalarFn:
+    """``x_0 -> pearson_loss([x_0, *x_rest], y)``: how one pair's cosine moves the batch's ``1 - r``."""
+    rest, gold = _constants(x_rest), _constants(y)
+    return lambda x0: losses.pearson_loss(torch.cat([x0.reshape(1), rest]), gold, official_code_bias=official_code_bias)
+
+
+def quad_fn(cos_neg: float, margin: float) -> ScalarFn:
+    """``cos_pos -> quad_loss(cos_pos, cos_neg, margin)``."""
+    neg = torch.tensor([cos_neg], dtype=DTYPE)
+    return lambda cos_pos: losses.quad_loss(cos_pos.reshape(1), neg, margin)
+
+
+def w_acl_fn(cos_neg: float, label_pos: float, label_neg: float) -> ScalarFn:
+    """``cos_pos -> w_acl(cos_pos, cos_neg, label_pos, label_neg)``."""
+    neg, lp, ln = (torch.tensor([v], dtype=DTYPE) for v in (cos_neg, label_pos, label_neg))
+    return lambda cos_pos: losses.w_acl(cos_pos.reshape(1), neg, lp, ln)
+
+
+def bcl_fn(
+    knob: str,
+    label: float,
+    sigma: float,
+    temperature: float,
+    positive_cosine: float = 0.8,
+    same_pair_cosine: float = 0.5,
+    other_cosines: Sequence[float] = (0.1, 0.1, 0.1),
+) -> ScalarFn:
+    """BCL (CCL Eq. 12) of anchor 0 as a function of ``knob``: ``"positive"`` (its dropout-view cosine) or
+    ``"same_pair"`` (its cosine with ``s2`` of the same row, the i = j candidate of Eq. 11, with gold ``label``).
+    The other rows' ``s2`` have ``other_cosines`` with the anchor and labels 0 (their own weights do not matter
+    for row 0)."""
+    if knob not in ("positive", "same_pair"):
+        raise ValueError(f"knob must be 'positive' or 'same_pair', got {knob!r}")
+    others = _constants(other_cosines)
+    n = len(others) + 1
+    dim = 2 * n + 3
+    labels = torch.tensor([label] + [0.0] * (n - 1), dtype=DTYPE)
+    filler = torch.eye(dim, dtype=DTYPE)[-(n - 1) :] if n > 1 else torch.zeros(0, dim, dtype=DTYPE)
+
+    def fn(x: Tensor) -> Tensor:
+        pos = x if knob == "positive" else torch.tensor(positive_cosine, dtype=DTYPE)
+        same = x if knob == "same_pair" else torch.tensor(same_pair_cosine, dtype=DTYPE)
+        negatives = unit_vectors_with_cosines(torch.cat([same.reshape(1), others]), dim)
+        positive = unit_vectors_with_cosines(pos.reshape(1), dim, first_axis=n + 1)
+        anchors = torch.cat([_e0(dim), filler])
+        positives = torch.cat([positive, filler])
+        return losses.bcl(anchors, positives, negatives, labels, sigma, temperature, reduction="none")[0]
+
+    return fn
+
+
+# ---- HiCL: what each segment contrasts with, and summation vs averaging --------------------------------------
+
+
+def hicl_participation(sequence_ids: Sequence[int], negative_weighting: str = "summation", seed: int = 0):
+    """Matrix ``M[a, b]``: +1 if segment ``b``'s positive view is segment ``a``'s positive, -1 if it is one of
+    ``a``'s negatives, 0 if ``a``'s loss ignores it — read off the gradients of the real ``hicl_local_loss``."""
+    ids = torch.tensor(list(sequence_ids))
+    generator = torch.Generator().manual_seed(seed)
+    segments = torch.randn(len(ids), 8, dtype=DTYPE, generator=generator)
+    positives = torch.randn(len(ids), 8, dtype=DTYPE, generator=generator, requires_grad=True)
+    per_segment = losses.hicl_local_loss(segments, positives, ids, 0.05, negative_weighting, reduction="none")
+    matrix = np.zeros((len(ids), len(ids)))
+    for a in range(len(ids)):
+        (grad,) = torch.autograd.grad(per_segment[a], positives, retain_graph=True)
+        touched = grad.norm(dim=1).numpy() > 0
+        matrix[a, touched] = -1.0
+        matrix[a, a] = 1.0
+    return matrix
+
+
+def hicl_negative_count_curve(
+    segments_per_sequence: Sequence[int],
+    negative_sequences: int,
+    positive_cosine: float,
+    negative_cosine: float,
+    temperature: float,
+    negative_weighting: str,
+) -> np.ndarray:
+    """Local loss of one single-segment anchor sequence against ``negative_sequences`` other sequences of ``v``
+    segments each (every negative at ``negative_cosine``), for each ``v``: summation grows with ``v``,
+    averaging (HiCL Appendix A.8) does not."""
+    values = []
+    for v in segments_per_sequence:
+        m = 1 + negative_sequences * v
+        dim = m + 2
+        ids = torch.tensor([0] + [1 + k // v for k in range(m - 1)])
+        cosines = torch.tensor([positive_cosine] + [negative_cosine] * (m - 1), dtype=DTYPE)
+        positives = unit_vectors_with_cosines(cosines, dim)
+        anchors = torch.cat([_e0(dim), torch.eye(dim, dtype=DTYPE)[-(m - 1) :]])
+        loss = losses.hicl_local_loss(anchors, positives, ids, temperature, negative_weighting, reduction="none")
+        values.append(loss[0].item())
+    return np.array(values)
+
+
+# ---- plotting -----------------------------------------------------------------------------------------------
+
+
+def plot_curves(
+    ax_value,
+    ax_grad,
+    curves: Sequence[Curve],
+    knob: str,
+    analytic: Mapping[str, np.ndarray] | None = None,
+    title: str = "",
+) -> None:
+    """Values on ``ax_value``, autograd gradients on ``ax_grad`` (solid), analytic derivatives dashed on top."""
+    for curve in curves:
+        (line,) = ax_value.plot(curve.x, curve.value, label=curve.label)
+        ax_grad.plot(curve.x, curve.grad, color=line.get_color(), label=curve.label)
+        if analytic and curve.label in analytic:
+            ax_grad.plot(curve.x, analytic[curve.label], "k--", linewidth=0.8)
+    if analytic:
+        ax_grad.plot([], [], "k--", linewidth=0.8, label="analytic")
+    ax_value.set(xlabel=knob, ylabel="loss", title=title)
+    ax_grad.set(xlabel=knob, ylabel=f"d loss / d {knob}", title=title)
+    for ax in (ax_value, ax_grad):
+        if any(curve.label for curve in curves):
+            ax.legend(fontsize=8)

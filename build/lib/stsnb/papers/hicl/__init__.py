@@ -1,0 +1,1 @@
+"""HiCL (Wu et al.): hierarchical (segment + sequence) contrastive learning of sentence embeddings."""

@@ -1,0 +1,403 @@
+"""The papermill batch runner behind ``stsnb run``: every notebook of a plan, good results kept safe, summary.md.
+
+A plan is ``papermill_runs/plans/<profile>.yaml``::
+
+    description: what the profile is for, the hardware it assumes and how long it takes
+    notebooks:                      # executed in this order
+      00_contrastive_ceiling: {}    # no overrides: the notebook's defaults (= the cpu profile)
+      20_sts_regression:            # only what differs from the notebook's parameters cell
+        epochs: 1
+
+Each notebook runs (papermill, kernel ``python3``, cwd = its folder) into ``<out>/<profile>/.partial-<nb>/``; the
+notebook itself writes params.yaml, env.json, metrics.json, results.csv, figures/ and STATUS there through
+``stsnb.runs`` (``$STSNB_RUN_DIR``). Only a run that ends with STATUS ``ok`` replaces ``<out>/<profile>/<nb>/``;
+a failed attempt goes to ``<out>/<profile>/<nb>.failed/`` (with STATUS ``failed: <reason>`` and error.log) and
+the earlier good result stays untouched. ``<out>/<profile>/summary.md`` then tabulates every notebook of the plan.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import csv
+import datetime as dt
+import json
+import os
+import re
+import shutil
+import sys
+import time
+import traceback
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .runs import REPO_ROOT, RUN_DIR_ENV, git_sha
+
+NOTEBOOKS_DIR = REPO_ROOT / "notebooks"
+PLANS_DIR = REPO_ROOT / "papermill_runs" / "plans"
+DEFAULT_OUT = REPO_ROOT / "papermill_runs"
+KERNEL = "python3"
+# Read by tqdm and huggingface_hub when they are imported, so they are set before the kernel starts.
+QUIET_ENV = {"TQDM_DISABLE": "1", "HF_HUB_DISABLE_PROGRESS_BARS": "1"}
+SHOWN_METRICS = 8  # scalar metrics per notebook in summary.md (all of them are in metrics.json)
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+
+
+class PlanError(ValueError):
+    """A plan (or --only) that cannot run as written; raised before any notebook starts."""
+
+
+@dataclass(frozen=True)
+class Plan:
+    profile: str
+    path: Path
+    description: str
+    notebooks: dict[str, dict[str, Any]]  # notebook name -> parameter overrides, in execution order
+
+
+@dataclass
+class Outcome:
+    """What summary.md says about one notebook of the plan."""
+
+    notebook: str
+    status: str  # "ok", "failed" or "not run"
+    reason: str = ""  # why it failed
+    seconds: float | None = None
+    earlier: bool = False  # the status comes from an earlier invocation (not run this time, e.g. --only)
+    good: Path | None = None  # folder of the good result shown (the notebook's folder), if any
+
+
+def plan_path(profile: str, plans_dir: Path = PLANS_DIR) -> Path:
+    path = Path(plans_dir) / f"{profile}.yaml"
+    if not path.is_file():
+        known = sorted(p.stem for p in Path(plans_dir).glob("*.yaml"))
+        raise PlanError(f"no plan for profile {profile!r}: {path} does not exist (profiles: {', '.join(known)})")
+    return path
+
+
+def load_plan(path: Path) -> Plan:
+    """Read and shape-check a plan file (parameters are checked against the notebooks by ``check_plan``)."""
+    path = Path(path)
+    try:
+        raw = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as err:
+        raise PlanError(f"{path}: not valid YAML: {err}") from err
+    if not isinstance(raw, dict) or not isinstance(raw.get("notebooks"), dict):
+        raise PlanError(f"{path}: expected a mapping with 'description' and 'notebooks: {{name: {{param: value}}}}'")
+    notebooks: dict[str, dict[str, Any]] = {}
+    for name, overrides in raw["notebooks"].items():
+        if overrides is None:
+            overrides = {}
+        if not isinstance(overrides, dict):
+            raise PlanError(f"{path}: notebook {name}: overrides must be a mapping of parameter -> value")
+        notebooks[str(name)] = overrides
+    return Plan(path.stem, path, str(raw.get("description", "")).strip(), notebooks)
+
+
+def check_plan(plan: Plan, notebooks_dir: Path = NOTEBOOKS_DIR, only: Sequence[str] | None = None) -> list[str]:
+    """The notebooks to run, after refusing unknown notebooks and parameters a notebook does not declare."""
+    import papermill
+
+    problems = []
+    for name in only or ():
+        if name not in plan.notebooks:
+            problems.append(f"--only {name}: not a notebook of {plan.path} (it has: {', '.join(plan.notebooks)})")
+    selected = [name for name in plan.notebooks if not only or name in only]
+    for name in plan.notebooks:
+        notebook = Path(notebooks_dir) / f"{name}.ipynb"
+        if not notebook.is_file():
+            problems.append(f"{plan.path}: notebook {name}: {notebook} does not exist")
+            continue
+        try:
+            declared = papermill.inspect_notebook(str(notebook))
+        except ValueError as err:  # e.g. no kernelspec in its metadata
+            problems.append(f"{plan.path}: notebook {name}: papermill cannot read its parameters: {err}")
+            continue
+        for parameter in plan.notebooks[name]:
+            if parameter in declared:
+                continue
+            if parameter in assigned_parameters(notebook):
+                why = "is assigned on a line papermill cannot parse (a second '=', e.g. in its comment)"
+            else:
+                why = f"is not declared in its parameters cell (declared: {', '.join(declared) or 'none'})"
+            problems.append(f"{plan.path}: notebook {name}: parameter {parameter!r} {why}")
+    if problems:
+        raise PlanError("the plan cannot run as written:\n  " + "\n  ".join(problems))
+    return selected
+
+
+def assigned_parameters(notebook: Path) -> list[str]:
+    """Names the ``parameters``-tagged cell assigns, read with ``ast`` (papermill's own parser skips any line
+    holding a second ``=``, so a parameter it misses cannot be overridden)."""
+    import nbformat
+
+    names: list[str] = []
+    for cell in nbformat.read(notebook, as_version=4).cells:
+        if "parameters" in cell.get("metadata", {}).get("tags", []):
+            for statement in ast.parse(cell.source).body:
+                if isinstance(statement, ast.Assign):
+                    names += [target.id for target in statement.targets if isinstance(target, ast.Name)]
+                elif isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name):
+                    names.append(statement.target.id)
+    return names
+
+
+def kernel_interpreter(kernel: str = KERNEL) -> str:
+    """The Python that the Jupyter kernel ``kernel`` runs (jupyter_client maps a bare ``python`` to ours)."""
+    from jupyter_client.kernelspec import KernelSpecManager
+
+    executable = KernelSpecManager().get_kernel_spec(kernel).argv[0]
+    major, minor = sys.version_info[:2]
+    if executable in {"python", f"python{major}", f"python{major}.{minor}"}:
+        return sys.executable
+    return executable
+
+
+def check_kernel(kernel: str = KERNEL) -> None:
+    """Refuse to run when kernel ``python3`` is another interpreter than this one (e.g. a user-wide kernelspec)."""
+    executable = kernel_interpreter(kernel)
+    if Path(executable).absolute().parent != Path(sys.executable).absolute().parent:
+        raise PlanError(
+            f"the Jupyter kernel {kernel!r} runs {executable}, not this interpreter {sys.executable}: "
+            f"install ours with `{sys.executable} -m ipykernel install --sys-prefix` and remove the other kernelspec"
+        )
+
+
+@contextlib.contextmanager
+def kernel_environment(run_dir: Path) -> Iterator[None]:
+    """Set the variables a kernel must see at start-up (it inherits our environment), restore them after."""
+    values = {RUN_DIR_ENV: str(run_dir), **QUIET_ENV}
+    saved = {name: os.environ.get(name) for name in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+def execute(notebook: Path, parameters: Mapping[str, Any], run_dir: Path) -> None:
+    """Execute one notebook with papermill into ``run_dir/<name>.ipynb``; raises what the notebook raised."""
+    import papermill
+
+    notebook = notebook.resolve()
+    with kernel_environment(run_dir):
+        papermill.execute_notebook(
+            str(notebook),
+            str(run_dir / notebook.name),
+            parameters=dict(parameters),
+            kernel_name=KERNEL,
+            request_save_on_cell_execute=True,
+            progress_bar=False,
+            cwd=str(notebook.parent),
+        )
+
+
+def failure_reason(err: BaseException) -> tuple[str, str]:
+    """(one-line reason, full error log) of a failed execution."""
+    from papermill.exceptions import PapermillExecutionError
+
+    if isinstance(err, PapermillExecutionError):
+        first_line = (str(err.evalue).strip().splitlines() or [""])[0]
+        reason = f"{err.ename}: {first_line}" if first_line else err.ename
+        reason += f" (In [{err.exec_count}])"
+        log = "\n".join(_ANSI.sub("", line) for line in err.traceback)
+    else:
+        first_line = (str(err).strip().splitlines() or [""])[0]
+        reason = f"{type(err).__name__}: {first_line}" if first_line else type(err).__name__
+        log = "".join(traceback.format_exception(err))
+    return (reason[:157] + "..." if len(reason) > 160 else reason), log
+
+
+def read_status(folder: Path) -> str:
+    path = folder / "STATUS"
+    return path.read_text().strip() if path.is_file() else ""
+
+
+def replace_folder(new: Path, target: Path) -> None:
+    """Move ``new`` to ``target`` by rename; an existing ``target`` is renamed aside first and removed after."""
+    aside = target.with_name(f".old-{target.name}")
+    if aside.exists():
+        shutil.rmtree(aside)
+    if target.exists():
+        target.rename(aside)
+    new.rename(target)
+    if aside.exists():
+        shutil.rmtree(aside)
+
+
+def run_notebook(name: str, parameters: Mapping[str, Any], notebooks_dir: Path, profile_dir: Path) -> Outcome:
+    """Execute one notebook into a scratch folder; promote it on success, keep it as ``<nb>.failed`` otherwise."""
+    good, failed, partial = profile_dir / name, profile_dir / f"{name}.failed", profile_dir / f".partial-{name}"
+    if partial.exists():  # left by an interrupted run
+        shutil.rmtree(partial)
+    partial.mkdir(parents=True)
+    started = time.perf_counter()
+    reason = log = ""
+    try:
+        execute(Path(notebooks_dir) / f"{name}.ipynb", parameters, partial.resolve())
+        if read_status(partial) != "ok":
+            reason = "the notebook ended without run.finish() writing STATUS ok"
+            log = f"{reason}; STATUS: {read_status(partial) or 'missing'}\n"
+    except Exception as err:  # any failure of one notebook is recorded and the batch goes on
+        reason, log = failure_reason(err)
+    seconds = time.perf_counter() - started
+    if not reason:
+        replace_folder(partial, good)
+        if failed.exists():  # superseded by this good run
+            shutil.rmtree(failed)
+        return Outcome(name, "ok", seconds=seconds, good=good)
+    (partial / "STATUS").write_text(f"failed: {reason}\n")
+    (partial / "error.log").write_text(log)
+    replace_folder(partial, failed)
+    return Outcome(name, "failed", reason, seconds, good=good if read_status(good) == "ok" else None)
+
+
+def recorded_outcome(name: str, profile_dir: Path) -> Outcome:
+    """What an earlier invocation left for a notebook that was not run this time."""
+    good, failed = profile_dir / name, profile_dir / f"{name}.failed"
+    good = good if read_status(good) == "ok" else None
+    failed_status = read_status(failed)
+    if failed_status:
+        reason = failed_status.removeprefix("failed:").strip()
+        return Outcome(name, "failed", reason, recorded_seconds(failed / f"{name}.ipynb"), earlier=True, good=good)
+    if good is not None:
+        return Outcome(name, "ok", seconds=recorded_seconds(good / f"{name}.ipynb"), earlier=True, good=good)
+    return Outcome(name, "not run")
+
+
+def recorded_seconds(executed_notebook: Path) -> float | None:
+    """The duration papermill recorded in an executed notebook's metadata."""
+    try:
+        return float(json.loads(executed_notebook.read_text())["metadata"]["papermill"]["duration"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def scalar_metrics(folder: Path) -> list[str]:
+    """``name=value`` for the top-level numbers of metrics.json (``seconds`` has its own column).
+
+    The notebook's ``headline`` metrics (``run.finish(..., headline=[...])``) come first, the rest by name.
+    """
+    path = folder / "metrics.json"
+    if not path.is_file():
+        return []
+    metrics = json.loads(path.read_text())
+    headline = [key for key in metrics.get("headline", []) if key in metrics]
+    order = headline + sorted(key for key in metrics if key not in headline)
+    shown = [
+        f"{key}={metrics[key]:.4g}" if isinstance(metrics[key], float) else f"{key}={metrics[key]}"
+        for key in order
+        if isinstance(metrics[key], int | float) and not isinstance(metrics[key], bool) and key != "seconds"
+    ]
+    if len(shown) > SHOWN_METRICS:
+        shown = shown[:SHOWN_METRICS] + [f"(+{len(shown) - SHOWN_METRICS} more in metrics.json)"]
+    return shown
+
+
+def comparison_rows(folder: Path) -> list[dict[str, str]]:
+    """results.csv rows (written by ``Run.finish``): ours | paper | delta per setting and task."""
+    path = folder / "results.csv"
+    if not path.is_file():
+        return []
+    with path.open(newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
+def _status_text(outcome: Outcome) -> str:
+    if outcome.status == "ok":
+        return "ok (earlier run)" if outcome.earlier else "ok"
+    if outcome.status == "failed":
+        text = f"failed{' (earlier run)' if outcome.earlier else ''}: {outcome.reason}"
+        return text + ("; previous good result kept" if outcome.good is not None else "")
+    return outcome.status
+
+
+def _number(text: str | None) -> str:
+    try:
+        return f"{float(text):.2f}"
+    except (TypeError, ValueError):
+        return text or ""
+
+
+def _cell(text: str) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def summary_markdown(plan: Plan, outcomes: Sequence[Outcome], profile_dir: Path) -> str:
+    """One table: each notebook's status, duration, scalar metrics, and its results beside the papers' numbers."""
+    lines = [
+        f"# stsnb run --profile {plan.profile}",
+        "",
+        f"{plan.description}",
+        "",
+        f"Written {dt.datetime.now().astimezone():%Y-%m-%d %H:%M %Z} at git {git_sha()} from plan "
+        f"`{plan.path.name}`. Scores are x100; delta = ours - paper.",
+        "",
+        "| notebook | status | seconds | metrics | setting | task | ours | paper | delta |",
+        "|---|---|---:|---|---|---|---:|---:|---:|",
+    ]
+    for outcome in outcomes:
+        shown = outcome.good if outcome.good is not None else profile_dir / f"{outcome.notebook}.failed"
+        link = f"[{outcome.notebook}]({shown.name}/{outcome.notebook}.ipynb)" if shown.is_dir() else outcome.notebook
+        head = [
+            link,
+            _cell(_status_text(outcome)),
+            f"{outcome.seconds:.0f}" if outcome.seconds is not None else "",
+            _cell(", ".join(scalar_metrics(outcome.good)) if outcome.good else ""),
+        ]
+        rows = comparison_rows(outcome.good) if outcome.good else []
+        for index, row in enumerate(rows or [{}]):
+            setting = " ".join(filter(None, (row.get("paper"), row.get("table"))))
+            setting = f"{setting}: {row.get('setting', '')}" if setting else row.get("setting", "")
+            result = [
+                _cell(setting),
+                _cell(row.get("task", "")),
+                _number(row.get("ours")),
+                _number(row.get("paper_value")),
+                _number(row.get("delta")),
+            ]
+            lines.append("| " + " | ".join((head if index == 0 else [""] * len(head)) + result) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def _log(message: str) -> None:
+    print(f"[stsnb run] {message}", file=sys.stderr, flush=True)
+
+
+def run(
+    profile: str = "cpu",
+    only: Sequence[str] | None = None,
+    out: Path = DEFAULT_OUT,
+    plans_dir: Path = PLANS_DIR,
+    notebooks_dir: Path = NOTEBOOKS_DIR,
+) -> int:
+    """Run a profile's plan (or the ``only`` notebooks of it); 0 if every executed notebook succeeded, else 1.
+
+    Raises ``PlanError`` before anything runs when the plan names an unknown notebook or parameter.
+    """
+    plan = load_plan(plan_path(profile, plans_dir))
+    selected = check_plan(plan, notebooks_dir, only)
+    check_kernel()
+    profile_dir = Path(out).resolve() / plan.profile
+    profile_dir.mkdir(parents=True, exist_ok=True)
+    outcomes = {}
+    for number, name in enumerate(selected, start=1):
+        _log(f"{number}/{len(selected)} {name}: started")
+        outcome = run_notebook(name, plan.notebooks[name], notebooks_dir, profile_dir)
+        detail = "ok" if outcome.status == "ok" else _status_text(outcome)
+        _log(f"{number}/{len(selected)} {name}: {detail} ({outcome.seconds:.1f} s)")
+        outcomes[name] = outcome
+    every = [outcomes.get(name) or recorded_outcome(name, profile_dir) for name in plan.notebooks]
+    summary = profile_dir / "summary.md"
+    summary.write_text(summary_markdown(plan, every, profile_dir))
+    failures = sum(outcome.status == "failed" for outcome in outcomes.values())
+    _log(f"{len(outcomes) - failures} ok, {failures} failed; summary: {summary}")
+    return 1 if failures else 0

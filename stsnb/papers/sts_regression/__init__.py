@@ -1,0 +1,54 @@
+"""STS-Regression (Zhang & Li): Siamese regression with Translated ReLU and Smooth K2.
+
+- ``model``: the Siamese model (Section 3.1, Figure 1), head inputs (Table 6), the Section 3.3 clamp.
+- ``training_data``: NLI labels 0/1/2 (Section 4.1), STS pairs, the de-duplicated STS train set (Appendix A).
+- ``recipes``: losses by name with Table 2's ``k``/``x0``, NLI fine-tuning, the two stages of Section 4.2, +Contrast.
+- ``backbones``: the paper profile's encoders (Jina / Nomic need the Hub's remote code).
+- ``memory``: Table 4, peak training memory of regression vs InfoNCE.
+- ``reported``: the paper's numbers.
+"""
+
+from .backbones import REMOTE_CODE_MODELS, load_backbone, require_backbones
+from .model import (
+    CLAMP_MODES,
+    CONCATENATIONS,
+    ClampMode,
+    Concatenation,
+    SiameseModel,
+    clamp_prediction,
+    clamped_fraction,
+    classify,
+    concat_width,
+    concatenate,
+    head_output,
+    predict,
+)
+from .recipes import (
+    LOSSES,
+    OFFICIAL_RECIPES,
+    STAGE_SETTINGS,
+    TABLE2,
+    LossSpec,
+    contrast_loss,
+    fine_tune_nli,
+    head_outputs_for,
+    pair_loss,
+    seeded_model,
+    table2_loss,
+    train_contrast,
+    train_head_frozen,
+    train_siamese,
+)
+from .reported import REPORTED
+from .training_data import (
+    NLI_RANGE,
+    NLI_TARGETS,
+    SENTENCE_BERT_LABELS,
+    STS_RANGE,
+    FilteredSTSTrain,
+    TrainingPair,
+    filtered_sts_train,
+    nli_training_pairs,
+    positive_pairs,
+    sts_training_pairs,
+)

@@ -1,0 +1,132 @@
+"""Peak memory of a few training steps, each measured in a fresh process (STS-Regression Section 4.3, Table 4).
+
+Two methods at a given batch size and cutoff length, on real SNLI sentences padded to exactly ``max_length``
+tokens (the official scripts pad to ``max_length``, so the cutoff is the sequence length):
+
+- ``"regression"``: ours. Both sentences of each pair through the shared encoder, the head on ``(u, v, |u-v|)``,
+  Smooth K2 (Section 3.1): ``2 x batch`` sequences per step.
+- ``"infonce"``: supervised SimCSE. Anchor, entailment and contradiction through the encoder, InfoNCE with
+  in-batch and hard negatives (Eq. 3; SimCSE's Table 4 setting): ``3 x batch`` sequences per step.
+
+What is measured (``stsnb.memory.PeakMemory``), after loading the model and one tiny warm-up step (see
+``train_steps``): on a GPU the tensors' peak during training, on a CPU the peak resident set size during training,
+each minus the figure before training. A fresh process per run keeps one run's peak out of the next.
+
+Run one measurement by hand:
+``python -m stsnb.memory stsnb.papers.sts_regression.memory:train_steps '{"method": "regression"}'``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Literal
+
+from ... import data as stsdata
+from ... import losses, memory
+from .backbones import load_backbone
+from .model import SiameseModel
+
+Method = Literal["regression", "infonce"]
+METHODS: tuple[Method, ...] = ("regression", "infonce")
+
+
+@dataclass(frozen=True)
+class MemoryRun:
+    method: Method
+    model: str = "minilm-l6"
+    batch_size: int = 16
+    max_length: int = 256
+    steps: int = 2
+
+
+@dataclass(frozen=True)
+class MemoryReport:
+    run: MemoryRun
+    device: str
+    measure: str  # what peak_bytes is: peak RSS during training (CPU) or cuda max_memory_allocated (GPU)
+    baseline_bytes: int  # after loading the model, before training
+    peak_bytes: int
+    sequences_per_step: int
+
+    @property
+    def training_bytes(self) -> int:
+        return self.peak_bytes - self.baseline_bytes
+
+    def row(self) -> dict:
+        return {
+            **asdict(self.run),
+            "device": self.device,
+            "measure": self.measure,
+            "sequences_per_step": self.sequences_per_step,
+            "baseline_mb": self.baseline_bytes / 2**20,
+            "peak_mb": self.peak_bytes / 2**20,
+            "training_mb": self.training_bytes / 2**20,
+        }
+
+
+def measure(run: MemoryRun, timeout: float = 900.0) -> MemoryReport:
+    """Run ``run`` in a fresh Python process and return its memory figures."""
+    if run.method not in METHODS:
+        raise ValueError(f"method must be one of {METHODS}, got {run.method!r}")
+    result = memory.measure_in_fresh_process(f"{__name__}:train_steps", asdict(run), timeout)
+    return MemoryReport(
+        run,
+        result["device"],
+        result["measure"],
+        result["baseline_bytes"],
+        result["peak_bytes"],
+        result["sequences_per_step"],
+    )
+
+
+def train_steps(**run_fields) -> dict:
+    """The child process: load, one tiny warm-up step, record the baseline, train ``steps`` steps, record the peak.
+
+    The warm-up step (2 examples, 8 tokens) pays the one-time costs both methods share (library initialisation,
+    the AdamW state) before the baseline, so that ``peak - baseline`` is what the batch itself needs.
+    """
+    import torch
+
+    run = MemoryRun(**run_fields)
+    encoder = load_backbone(run.model, run.max_length)
+    cuda = encoder.device.type == "cuda"
+    triplets = stsdata.nli_triplets(list(stsdata.load_snli("dev")))[: run.batch_size * run.steps]
+    if len(triplets) < run.batch_size * run.steps:
+        raise ValueError(f"not enough SNLI triplets for {run.steps} steps of {run.batch_size}")
+    model = SiameseModel(encoder) if run.method == "regression" else encoder
+    optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=1e-5)
+    model.train()
+
+    def step(batch: list, length: int) -> int:
+        """One optimizer step of the method on ``batch``, inputs padded to ``length`` tokens; returns #sequences."""
+        columns = [[t.anchor for t in batch], [t.positive for t in batch]]
+        if run.method == "infonce":
+            columns.append([t.negative for t in batch])
+        sentences = [s for column in columns for s in column]
+        features = encoder.tokenizer(
+            encoder.prepare(sentences), padding="max_length", truncation=True, max_length=length, return_tensors="pt"
+        )
+        out = encoder.embed({k: features[k].to(encoder.device) for k in ("input_ids", "attention_mask")})
+        n = len(batch)
+        if run.method == "regression":
+            pred = model.score(out[:n], out[n:])
+            loss = losses.smooth_k2(pred, torch.full_like(pred, 2.0), k=2.0, x0=0.25)
+        else:
+            loss = losses.info_nce(out[:n], out[n : 2 * n], out[2 * n :], temperature=0.05)
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+        return len(sentences)
+
+    step(triplets[:2], 8)
+    per_step = 0
+    with memory.PeakMemory(cuda) as peak:
+        for index in range(run.steps):
+            per_step = step(triplets[index * run.batch_size : (index + 1) * run.batch_size], run.max_length)
+    return {
+        "device": str(encoder.device),
+        "measure": peak.measure,
+        "baseline_bytes": int(peak.baseline_bytes),
+        "peak_bytes": int(peak.peak_bytes),
+        "sequences_per_step": per_step,
+    }
