@@ -3,7 +3,8 @@
 Generic layers (one purpose each; none imports ``stsnb.papers``):
 ``data`` (loaders and the data-folder resolution), ``models`` (weights, pooling, prompt templates, LoRA/QLoRA),
 ``losses`` (every loss of the four papers, on tensors), ``train`` (the training loop on ``accelerate``),
-``evaluate`` (STS suite, SentEval "all" setting, cached encoding), ``comparison`` (ours beside a paper's numbers),
+``evaluate`` (STS suite, SentEval "all" setting, cached encoding), ``stats`` (paired bootstrap intervals, seeds and
+the verdict rule), ``comparison`` (ours beside a paper's numbers),
 ``memory`` (peak training memory in a fresh process), ``loss_curves`` (loss values and gradients on grids, for
 plots), ``runs`` (run context and metadata), ``runner`` and ``cli`` (papermill batch runner, the ``stsnb`` command),
 ``plots`` (figure style).
