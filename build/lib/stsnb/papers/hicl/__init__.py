@@ -1,1 +1,0 @@
-"""HiCL (Wu et al.): hierarchical (segment + sequence) contrastive learning of sentence embeddings."""
