@@ -1,8 +1,10 @@
-"""The ``stsnb`` command: ``stsnb run`` (the papermill batch runner) and ``stsnb eval`` (the STS suite on a model).
+"""The ``stsnb`` command: ``stsnb run`` (the papermill batch runner), ``stsnb eval`` (the STS suite on a model) and
+``stsnb book`` (a static HTML site of the executed runs).
 
     stsnb run [--profile smoke|cpu|paper] [--only NOTEBOOK,...] [--out DIR]
     stsnb eval --model NAME [--pooling mean|cls|last] [--template TEXT] [--tasks all|sts12,...]
                [--text senteval|raw] [--data-dir DIR] [--json]
+    stsnb book [--profile cpu] [--out DIR]
 
 Bad arguments exit with status 2; ``stsnb run`` exits 1 when a notebook failed.
 """
@@ -52,6 +54,12 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--data-dir", type=Path, help="data folder (default: $STSNB_DATA_DIR, else ./data)")
     evaluate.add_argument("--json", action="store_true", help="print one JSON object: task -> Spearman, avg")
     evaluate.set_defaults(handler=eval_command, parser=evaluate)
+
+    book = commands.add_parser("book", help="a static HTML site of the executed runs of a profile (readable offline)")
+    book.add_argument("--profile", default="cpu", help="the runs under papermill_runs/<profile>/ (default: cpu)")
+    book.add_argument("--out", type=Path, help="output folder (default: papermill_runs/<profile>/book)")
+    book.add_argument("--runs", type=Path, default=DEFAULT_OUT, help="runs root (default: papermill_runs/)")
+    book.set_defaults(handler=book_command, parser=book)
     return parser
 
 
@@ -98,6 +106,20 @@ def eval_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> i
         print(json.dumps(report.headline()))
     else:
         print(report_table(report))
+    return 0
+
+
+def book_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    import time
+
+    from .book import BookError, build
+
+    started = time.perf_counter()
+    try:
+        index = build(args.profile, args.out, args.runs)
+    except BookError as err:
+        parser.error(str(err))
+    print(f"stsnb book: {index} ({time.perf_counter() - started:.1f} s); open it in a browser (file://{index})")
     return 0
 
 

@@ -1,0 +1,68 @@
+"""``stsnb book``: the static site of the executed runs, built from the committed cpu runs and opened in a browser."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import lab_browser as browser
+import pytest
+
+from stsnb import book, runner
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory) -> Path:
+    return book.build("cpu", tmp_path_factory.mktemp("book")).parent
+
+
+def test_index_lists_every_executed_notebook_with_its_results(site):
+    index = (site / "index.html").read_text()
+    executed = book.executed_notebooks(runner.DEFAULT_OUT / "cpu")
+    assert executed, "the committed cpu runs are missing"
+    for notebook in executed:
+        assert f'href="{notebook.stem}.html"' in index
+        assert (site / f"{notebook.stem}.html").is_file()
+    rows = sum(len(runner.comparison_rows(n.parent)) for n in executed)
+    assert index.count('<td class="num">') >= 3 * rows  # ours, paper and delta of every results row
+
+
+def test_pages_load_nothing_from_the_network(site):
+    for page in site.glob("*.html"):
+        text = page.read_text()
+        remote = re.findall(r'<(?:script|link|img)[^>]+(?:src|href)="(https?://[^"]+)"', text)
+        assert remote == [], f"{page.name} loads {remote[:3]}"
+
+
+def test_missing_runs_give_a_clear_error(tmp_path):
+    with pytest.raises(book.BookError, match="stsnb run --profile nothing"):
+        book.build("nothing", tmp_path / "out", runs_root=tmp_path)
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+def test_the_book_opens_offline_with_working_links_images_and_math(site):
+    missing = browser.missing_requirements()
+    if missing:
+        pytest.skip(f"{missing}; {browser.ENABLE_HINT}")
+    with browser.chromium_page() as page:
+        page.goto((site / "index.html").as_uri())
+        links = page.eval_on_selector_all("a[href]", "els => els.map(e => e.getAttribute('href'))")
+        pages = sorted({h for h in links if h.endswith(".html")})
+        anchors = sorted({h[1:] for h in links if h.startswith("#")})
+        assert pages and anchors
+        for anchor in anchors:
+            assert page.locator(f"[id='{anchor}']").count() == 1, f"broken anchor #{anchor}"
+        for target in pages:
+            assert (site / target).is_file(), f"broken link {target}"
+            page.goto((site / target).as_uri())
+            page.wait_for_load_state("load")
+            images = page.eval_on_selector_all("img", "els => els.map(i => i.complete && i.naturalWidth > 0)")
+            assert images and all(images), f"{target}: {images.count(False)} of {len(images)} images did not load"
+            back = page.eval_on_selector_all("a[href='index.html']", "els => els.length")
+            assert back == 1, f"{target} has no link back to the index"
+        page.goto((site / "00_contrastive_ceiling.html").as_uri())
+        page.wait_for_function(
+            "() => document.querySelectorAll('.MathJax, .MathJax_Display, mjx-container').length > 0"
+        )
+        assert page.offsite == [], f"the book asked for off-machine resources: {page.offsite[:5]}"

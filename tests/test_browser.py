@@ -1,0 +1,114 @@
+"""JupyterLab in a real browser: notebooks run through the UI show no errors, render figures, math and progress bars.
+
+Marked ``browser``. Needs Debian's ``chromium`` and the ``playwright`` package (``bash scripts/setup.sh`` installs
+both where it can); elsewhere these tests skip with a message that says how to enable them, except in CI
+(``CI=true``), where a missing browser is a failure: CI must run them. Screenshots of every notebook are written to
+``test-output/browser/`` (``$STSNB_TEST_OUTPUT``) for inspection.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from pathlib import Path
+
+import lab_browser as browser
+import nbformat
+import pytest
+import yaml
+
+from stsnb import runner
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+REPO = Path(__file__).resolve().parent.parent
+OUTPUT = Path(os.environ.get("STSNB_TEST_OUTPUT", REPO / "test-output")) / "browser"
+FIXTURES = Path(__file__).parent / "fixtures" / "notebooks"
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory):
+    missing = browser.missing_requirements()
+    if missing:
+        if os.environ.get("CI"):
+            pytest.fail(f"browser tests must run in CI, but {missing}; {browser.ENABLE_HINT}")
+        pytest.skip(f"{missing}; {browser.ENABLE_HINT}")
+    root = tmp_path_factory.mktemp("lab")
+    for name in ("00_contrastive_ceiling", "01_loss_functions", "20_sts_regression"):
+        shutil.copy(runner.NOTEBOOKS_DIR / f"{name}.ipynb", root)
+    shutil.copy(FIXTURES / "tiny_error_last.ipynb", root)
+    OUTPUT.mkdir(parents=True, exist_ok=True)
+    env = {"STSNB_RUN_DIR": str(root / "runs")}
+    with browser.jupyter_lab(root, OUTPUT / "jupyter-lab.log", env=env) as server:
+        yield server
+
+
+@pytest.fixture
+def page():
+    with browser.chromium_page() as page:
+        yield page
+
+
+def _run_through_the_ui(page, lab, name: str, timeout: float, before_run=None) -> dict:
+    started = time.monotonic()
+    browser.open_notebook(page, lab, f"{name}.ipynb")
+    if before_run is not None:
+        before_run()
+    try:
+        seconds = browser.run_all_cells(page, timeout)
+    finally:
+        browser.screenshot_at_first_figure(page, OUTPUT / f"{name}.png")
+    report = browser.notebook_report(page)
+    print(f"{name}: ran all cells in {seconds:.1f} s ({time.monotonic() - started:.1f} s with opening): {report}")
+    assert page.offsite == [], f"the page asked for off-machine resources: {page.offsite[:5]}"
+    return report
+
+
+def test_notebook_00_runs_in_jupyterlab_with_math_figures_and_progress_bars(lab, page):
+    report = _run_through_the_ui(page, lab, "00_contrastive_ceiling", timeout=600)
+    assert report["errors"] == []
+    assert report["images"] >= 3 and report["images_not_loaded"] == 0
+    assert report["math_outputs"] >= 2, "sympy results should render as math (MathJax), not as plain text"
+    assert report["progress_widgets"] >= 1 and report["raw_progress_text"] == 0, "tqdm should render as a widget"
+
+
+def test_notebook_01_runs_in_jupyterlab_with_figures(lab, page):
+    report = _run_through_the_ui(page, lab, "01_loss_functions", timeout=600)
+    assert report["errors"] == []
+    assert report["images"] >= 3 and report["images_not_loaded"] == 0
+
+
+def _smoke_overrides(name: str) -> str:
+    """The smoke plan's values for a notebook as Python assignments, typed into a cell as a reader would."""
+    overrides = runner.load_plan(runner.plan_path("smoke")).notebooks[name]
+    return "\n".join(f"{key} = {value!r}" for key, value in overrides.items())
+
+
+def _parameters_code_cell_index(name: str) -> int:
+    notebook = nbformat.read(runner.NOTEBOOKS_DIR / f"{name}.ipynb", as_version=4)
+    code = [c for c in notebook.cells if c.cell_type == "code"]
+    return next(i for i, c in enumerate(code) if "parameters" in c.metadata.get("tags", []))
+
+
+def test_notebook_20_runs_in_jupyterlab_with_smoke_values_typed_in(lab, page):
+    name = "20_sts_regression"
+    overrides = _smoke_overrides(name)
+    assert yaml.safe_load(runner.plan_path("smoke").read_text())["notebooks"][name], "smoke plan has no values"
+
+    def type_smoke_values():
+        browser.insert_cell_below(page, _parameters_code_cell_index(name), overrides)
+
+    report = _run_through_the_ui(page, lab, name, timeout=900, before_run=type_smoke_values)
+    assert report["errors"] == []
+    assert report["images"] >= 1 and report["images_not_loaded"] == 0
+    shown = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-CodeCell").nth(
+        _parameters_code_cell_index(name) + 1
+    )
+    assert "profile = 'smoke'" in shown.inner_text().replace('"', "'")
+
+
+def test_an_error_in_a_cell_is_seen(lab, page):
+    """The detector itself: a notebook whose last cell raises shows up with its error."""
+    report = _run_through_the_ui(page, lab, "tiny_error_last", timeout=120)
+    assert any("ValueError" in e for e in report["errors"]), report
