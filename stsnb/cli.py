@@ -51,7 +51,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     evaluate.add_argument("--tasks", default="all", help="all, or a comma list like sts12,sts13,stsb,sickr")
     evaluate.add_argument("--text", choices=("senteval", "raw"), default="senteval", help="default: senteval")
-    evaluate.add_argument("--data-dir", type=Path, help="data folder (default: $STSNB_DATA_DIR, else ./data)")
+    evaluate.add_argument(
+        "--data-dir", type=Path, help="data folder (default: $STSNB_DATA_DIR, else ./data); 'hub': the Hub copies"
+    )
     evaluate.add_argument("--json", action="store_true", help="print one JSON object: task -> Spearman, avg")
     evaluate.set_defaults(handler=eval_command, parser=evaluate)
 
@@ -73,7 +75,7 @@ def run_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> in
 
 
 def eval_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from .data import DataError, resolve_data_dir
+    from .data import DataError, describe_source
     from .evaluate import EmbeddingCache, parse_tasks, sts
     from .models import ModelError, cache_dir, load_encoder
 
@@ -83,11 +85,11 @@ def eval_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> i
         parser.error(str(err))
     if args.template and args.pooling not in (None, "last"):
         parser.error(f"--template {args.template} embeds the prompt's last token: use --pooling last (or omit it)")
-    if args.data_dir is not None:
-        try:
-            resolve_data_dir(args.data_dir)
-        except DataError as err:
-            parser.error(str(err))
+    data_dir = str(args.data_dir) if args.data_dir is not None else None
+    try:
+        source = describe_source(data_dir)  # before loading a model: a missing data folder is a quick, clear error
+    except DataError as err:
+        parser.error(str(err))
     pooling = args.pooling or ("last" if args.template else None)
     # with --json, stdout carries the JSON object only: anything a library prints goes to stderr
     with contextlib.redirect_stdout(sys.stderr) if args.json else contextlib.nullcontext():
@@ -96,9 +98,12 @@ def eval_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> i
         except ModelError as err:
             parser.error(str(err))
         cache = EmbeddingCache(cache_dir() / "embeddings")
-        report = sts(encoder, tasks=tasks, text=args.text, data_dir=args.data_dir, cache=cache)
+        try:
+            report = sts(encoder, tasks=tasks, text=args.text, data_dir=data_dir, cache=cache)
+        except DataError as err:
+            parser.error(str(err))
         print(
-            f"{args.model} (pooling {encoder.pooling}, template {encoder.template}, text {args.text}): "
+            f"{args.model} (pooling {encoder.pooling}, template {encoder.template!r}, text {args.text}) on {source}: "
             f"{report.encoded} sentences encoded, the rest from the cache; {report.seconds:.1f} s",
             file=sys.stderr,
         )

@@ -124,15 +124,35 @@ class Loaded(list):
 # locating files
 
 
+HUB = "hub"  # STSNB_DATA_DIR=hub (or data_dir="hub"): read the Hugging Face Hub copies instead of a folder
+GET_THE_DATA = (
+    "Get the data: a folder in the layout of shared/data (README, section Data), at ./data in the repository or "
+    f"anywhere with {DATA_DIR_ENV}=/path/to/data; or {DATA_DIR_ENV}=hub to read the Hugging Face Hub copies (needs "
+    "the network; raw text only, STS12-16 without subset names)."
+)
+
+
+def _setting(override: str | os.PathLike | None) -> tuple[str, str]:
+    """(value, where it came from) of the data source setting."""
+    if override is not None:
+        return str(override), "the data_dir argument"
+    if os.environ.get(DATA_DIR_ENV):
+        return os.environ[DATA_DIR_ENV], f"${DATA_DIR_ENV}"
+    return str(DEFAULT_DATA_DIR), f"the default (data/ at the repository root; {DATA_DIR_ENV} is not set)"
+
+
 def resolve_data_dir(override: str | os.PathLike | None = None) -> Path:
-    """The data folder: the argument, else ``$STSNB_DATA_DIR``, else ``data/`` at the repository root."""
-    raw = override if override is not None else os.environ.get(DATA_DIR_ENV, DEFAULT_DATA_DIR)
-    path = Path(raw).expanduser().resolve()
+    """The data folder: the argument, else ``$STSNB_DATA_DIR``, else ``data/`` at the repository root.
+
+    The one resolution the package and the tests use. A missing folder raises ``DataError`` saying where it looked
+    and how to get the data; it never falls back to the network.
+    """
+    value, origin = _setting(override)
+    if value == HUB:
+        raise DataError(f"the data source is the Hugging Face Hub ({origin} = 'hub'), not a folder")
+    path = Path(value).expanduser().resolve()
     if not path.is_dir():
-        raise DataError(
-            f"data folder {path} does not exist: set {DATA_DIR_ENV} (or pass data_dir=) to a folder in the "
-            "layout of shared/data, or let the loaders read the Hugging Face Hub copies (hub=None or True)"
-        )
+        raise DataError(f"no data folder at {path} (from {origin}). {GET_THE_DATA}")
     return path
 
 
@@ -144,9 +164,27 @@ def has_data_dir(override: str | os.PathLike | None = None) -> bool:
     return True
 
 
-def _use_hub(hub: bool | None, override: str | os.PathLike | None) -> bool:
-    """``hub=None`` (the default) reads the Hub only when there is no data folder."""
-    return (not has_data_dir(override)) if hub is None else hub
+def uses_hub(override: str | os.PathLike | None = None) -> bool:
+    """True when the data source is the Hub: ``data_dir="hub"`` or ``STSNB_DATA_DIR=hub``."""
+    return _setting(override)[0] == HUB
+
+
+def describe_source(override: str | os.PathLike | None = None) -> str:
+    """One line naming the data in use, for logs and the CLI."""
+    if uses_hub(override):
+        return "the Hugging Face Hub copies (raw text; STS12-16 without subset names)"
+    return f"the data folder {resolve_data_dir(override)}"
+
+
+def _use_hub(hub: bool | None, override: str | os.PathLike | None, text: str = "raw") -> bool:
+    """``hub=None`` (the default) follows the data source setting; the Hub copies hold raw text only."""
+    use = uses_hub(override) if hub is None else hub
+    if use and text != "raw":
+        raise DataError(
+            f"the Hugging Face Hub copies hold the original (raw) text, not SentEval's tokenised {text!r} text: "
+            "pass text='raw' (stsnb eval --text raw) or use a data folder"
+        )
+    return use
 
 
 def _file(root: Path, *parts: str) -> Path:
@@ -204,7 +242,7 @@ def load_sts_year(
     """
     if year not in STS_SUBSETS:
         raise ValueError(f"year must be one of {STS_YEARS}, got {year!r}")
-    if _use_hub(hub, data_dir):
+    if _use_hub(hub, data_dir, text):
         return _hub_sts(year)
     folder = _sts_root(resolve_data_dir(data_dir), text) / f"{year}-en-test"
     pairs: list[STSPair] = []
@@ -246,7 +284,7 @@ def load_stsb(
     """STS Benchmark train/dev/test (scores 0-5). The raw files can have 9 columns (2 extra source columns)."""
     if split not in STSB_SPLITS:
         raise ValueError(f"split must be one of {STSB_SPLITS}, got {split!r}")
-    if _use_hub(hub, data_dir):
+    if _use_hub(hub, data_dir, text):
         return _hub_stsb(split)
     root = resolve_data_dir(data_dir)
     folder = root / "senteval" / "STS" / "STSBenchmark" if text == "senteval" else root / "stsbenchmark_raw"
@@ -282,7 +320,7 @@ def load_sick(
     """SICK train/trial/test: relatedness score (1-5) and the entailment judgment of each pair."""
     if split not in SICK_SPLITS:
         raise ValueError(f"split must be one of {SICK_SPLITS}, got {split!r}")
-    if _use_hub(hub, data_dir):
+    if _use_hub(hub, data_dir, text):
         return _hub_sick(split)
     root = resolve_data_dir(data_dir)
     if text not in ("senteval", "raw"):
@@ -542,13 +580,26 @@ def _load_dataset(dataset_id: str, *args, **kwargs):
         from datasets import load_dataset
     except ImportError as err:  # pragma: no cover - datasets is a dependency
         raise DataError("the Hub path needs the `datasets` package") from err
-    return load_dataset(dataset_id, *args, **kwargs)
+    try:
+        return load_dataset(dataset_id, *args, **kwargs)
+    except Exception as err:  # connection errors, missing datasets: all mean "not readable from here"
+        raise DataError(
+            f"could not read the Hub dataset {dataset_id} ({type(err).__name__}: {str(err).splitlines()[0][:200]}). "
+            f"{GET_THE_DATA}"
+        ) from err
 
 
 def _hub_sts(year: str) -> Loaded:
     rows = _load_dataset(HUB_DATASETS[year], split="test")
     return Loaded(
-        STSPair(r["sentence1"], r["sentence2"], float(r["score"]), year, "all", f"{HUB_DATASETS[year]}:{i}")
+        STSPair(
+            r["sentence1"],
+            r["sentence2"],
+            _score(str(r["score"]), f"{HUB_DATASETS[year]} row {i}", 0.0, 5.0),
+            year,
+            "hub-all",  # the Hub copies carry no subset names: per-subset means are not available
+            f"{HUB_DATASETS[year]}:{i}",
+        )
         for i, r in enumerate(rows)
     )
 
@@ -558,7 +609,14 @@ def _hub_stsb(split: str) -> Loaded:
     rows = _load_dataset(HUB_DATASETS["STSBenchmark"], split=name)
     # sentence-transformers/stsb stores scores divided by 5
     return Loaded(
-        STSPair(r["sentence1"], r["sentence2"], 5.0 * float(r["score"]), "STSBenchmark", split, f"hub:{i}")
+        STSPair(
+            r["sentence1"],
+            r["sentence2"],
+            5.0 * _score(str(r["score"]), f"{HUB_DATASETS['STSBenchmark']} row {i}", 0.0, 1.0),
+            "STSBenchmark",
+            split,
+            f"hub:{i}",
+        )
         for i, r in enumerate(rows)
     )
 
@@ -571,7 +629,7 @@ def _hub_sick(split: str) -> Loaded:
         STSPair(
             r["sentence_A"],
             r["sentence_B"],
-            float(r["relatedness_score"]),
+            _score(str(r["relatedness_score"]), f"{HUB_DATASETS['SICK']} row {i}", 1.0, 5.0),
             "SICK",
             split,
             f"hub:{i}",

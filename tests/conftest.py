@@ -1,25 +1,21 @@
-"""Shared fixtures: the real data folder (``$STSNB_DATA_DIR``, else ../shared/data beside the checkout)."""
+"""Shared fixtures: the real data folder, found exactly as the package finds it (``stsnb.data.resolve_data_dir``:
+``$STSNB_DATA_DIR``, else ``data/`` at the repository root), and the real packaged MiniLM."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parent.parent
-DEFAULT_DATA = REPO.parent / "shared" / "data"
-
-if "STSNB_DATA_DIR" not in os.environ and DEFAULT_DATA.is_dir():
-    os.environ["STSNB_DATA_DIR"] = str(DEFAULT_DATA)
+from stsnb import data
 
 
 @pytest.fixture(scope="session")
 def data_dir() -> Path:
-    path = Path(os.environ.get("STSNB_DATA_DIR", DEFAULT_DATA))
-    if not path.is_dir():
-        pytest.fail(f"the data folder {path} is missing: set STSNB_DATA_DIR to a copy of shared/data")
-    return path
+    try:
+        return data.resolve_data_dir()
+    except data.DataError as err:
+        pytest.fail(f"the tests read real data: {err}")
 
 
 @pytest.fixture(scope="session")

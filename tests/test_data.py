@@ -213,27 +213,68 @@ def test_bad_arguments_are_refused(data_dir):
 # the Hub path maps onto the same records (the Hub is unreachable here: datasets.load_dataset is replaced)
 
 
-def test_hub_path_maps_rows_onto_the_same_records(monkeypatch, tmp_path):
-    tables = {
-        ("mteb/sts13-sts", "test"): [{"sentence1": "a", "sentence2": "b", "score": 3.5}],
-        ("sentence-transformers/stsb", "validation"): [{"sentence1": "a", "sentence2": "b", "score": 0.5}],
-        ("RobZamp/sick", "test"): [{"sentence_A": "a", "sentence_B": "b", "relatedness_score": 4.0, "label": 2}],
-        ("stanfordnlp/snli", "train"): [
-            {"premise": "p", "hypothesis": "h", "label": 0},
-            {"premise": "p", "hypothesis": "x", "label": -1},
-        ],
+def _as_hub_rows(records, layout: str) -> list[dict]:
+    """Real records in the column layout of a Hub dataset (from its dataset card), scaled as the Hub stores them:
+    mteb/sts1X-sts (sentence1, sentence2, score 0-5), sentence-transformers/stsb (score / 5), RobZamp/sick
+    (sentence_A, sentence_B, relatedness_score, label 0 entailment / 1 neutral / 2 contradiction)."""
+    if layout == "mteb":
+        return [{"sentence1": r.sent1, "sentence2": r.sent2, "score": r.score} for r in records]
+    if layout == "stsb":
+        return [{"sentence1": r.sent1, "sentence2": r.sent2, "score": r.score / 5.0} for r in records]
+    names = {"ENTAILMENT": 0, "NEUTRAL": 1, "CONTRADICTION": 2}
+    return [
+        {"sentence_A": r.sent1, "sentence_B": r.sent2, "relatedness_score": r.score, "label": names[r.entailment]}
+        for r in records
+    ]
+
+
+def test_hub_path_gives_the_same_records_as_the_raw_folder(monkeypatch, data_dir):
+    """STSNB_DATA_DIR=hub reads the Hub copies (replaced here by the real raw files in the Hub's column layouts):
+    the records must equal the data folder's raw-text records, scores on the same scale."""
+    folder = {
+        ("mteb/sts13-sts", "test"): (data.load_sts_year("STS13", "raw", data_dir), "mteb"),
+        ("sentence-transformers/stsb", "validation"): (data.load_stsb("dev", "raw", data_dir), "stsb"),
+        ("RobZamp/sick", "test"): (data.load_sick("test", "raw", data_dir), "sick"),
     }
     requested = []
 
     def fake_load_dataset(dataset_id, *args, split=None, **kwargs):
         requested.append((dataset_id, split))
-        return tables[(dataset_id, split)]
+        records, layout = folder[(dataset_id, split)]
+        return _as_hub_rows(records, layout)
 
     monkeypatch.setattr(data, "_load_dataset", fake_load_dataset)
-    monkeypatch.setenv(data.DATA_DIR_ENV, str(tmp_path / "absent"))  # no data folder: hub=None falls back
-    assert data.load_sts_year("STS13")[0] == data.STSPair("a", "b", 3.5, "STS13", "all")
-    assert data.load_stsb("dev")[0].score == 2.5
-    assert data.load_sick("test")[0].entailment == "CONTRADICTION"
-    snli = data.load_snli("train")
-    assert [p.label for p in snli] == ["entailment"] and snli.skipped == {"no gold label": 1}
+    monkeypatch.setenv(data.DATA_DIR_ENV, data.HUB)
+    assert data.describe_source().startswith("the Hugging Face Hub")
+
+    def key(r):
+        return (r.sent1, r.sent2, round(r.score, 6), r.entailment)
+
+    for (dataset_id, _split), (records, _) in folder.items():
+        loaded = {
+            "mteb/sts13-sts": lambda: data.load_sts_year("STS13", "raw"),
+            "sentence-transformers/stsb": lambda: data.load_stsb("dev", "raw"),
+            "RobZamp/sick": lambda: data.load_sick("test", "raw"),
+        }[dataset_id]()
+        assert [key(r) for r in loaded] == [key(r) for r in records], dataset_id
+        assert len(loaded) == len(records) > 100
+    assert {r.subset for r in data.load_sts_year("STS13", "raw")} == {"hub-all"}  # no subset names on the Hub
     assert len(requested) == 4
+    with pytest.raises(data.DataError, match="raw"):
+        data.load_stsb("test")  # the default SentEval text is not what the Hub holds
+
+
+def test_hub_rows_out_of_range_are_refused(monkeypatch):
+    monkeypatch.setattr(data, "_load_dataset", lambda *a, **k: [{"sentence1": "a", "sentence2": "b", "score": 3.0}])
+    monkeypatch.setenv(data.DATA_DIR_ENV, data.HUB)
+    with pytest.raises(data.DataError, match=r"stsb row 0: score 3.0 outside the range \[0.0, 1.0\]"):
+        data.load_stsb("test", "raw")  # sentence-transformers/stsb scores are 0-1: 3.0 is not one of them
+
+
+def test_no_data_folder_is_a_quick_clear_error(monkeypatch, tmp_path):
+    monkeypatch.delenv(data.DATA_DIR_ENV, raising=False)
+    monkeypatch.setattr(data, "DEFAULT_DATA_DIR", tmp_path / "data")
+    with pytest.raises(data.DataError) as caught:
+        data.load_stsb("test")
+    message = str(caught.value)
+    assert str(tmp_path / "data") in message and "STSNB_DATA_DIR=hub" in message and "README" in message
