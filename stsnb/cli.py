@@ -77,7 +77,7 @@ def run_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> in
 def eval_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from .data import DataError, describe_source
     from .evaluate import EmbeddingCache, parse_tasks, sts
-    from .models import ModelError, cache_dir, load_encoder
+    from .models import LazyEncoder, ModelError, cache_dir, folder_cache_key, load_encoder
 
     try:
         tasks = parse_tasks(args.tasks)
@@ -94,7 +94,11 @@ def eval_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> i
     # with --json, stdout carries the JSON object only: anything a library prints goes to stderr
     with contextlib.redirect_stdout(sys.stderr) if args.json else contextlib.nullcontext():
         try:
-            encoder = load_encoder(args.model, pooling=pooling, template=args.template)
+            key = folder_cache_key(args.model, pooling=pooling, template=args.template)
+            if key is not None:  # the model is built only if an embedding is missing from the cache
+                encoder = LazyEncoder(args.model, key, pooling=pooling, template=args.template)
+            else:
+                encoder = load_encoder(args.model, pooling=pooling, template=args.template)
         except ModelError as err:
             parser.error(str(err))
         cache = EmbeddingCache(cache_dir() / "embeddings")

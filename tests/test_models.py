@@ -23,9 +23,9 @@ def tiny_bert(tmp_path_factory):
         max_position_embeddings=64,
     )
     BertModel(config).save_pretrained(folder)
-    models.resolve("minilm-l6")  # borrow the packaged tokenizer: any real WordPiece tokenizer would do
     from transformers import AutoTokenizer
 
+    # borrow the packaged tokenizer: any real WordPiece tokenizer would do
     AutoTokenizer.from_pretrained(models.resolve("minilm-l6").path).save_pretrained(folder)
     return folder
 
@@ -55,9 +55,30 @@ def test_packaged_names_resolve_without_the_hub():
     assert minilm.source == "package" and minilm.pooling == "mean"
     smollm = models.resolve("smollm2-135m")
     assert smollm.source == "cache" and smollm.kind == "causal" and smollm.pooling == "last"
-    assert models.resolve("some-org/some-model").source == "hub"
     with pytest.raises(models.ModelError, match="not a model folder"):
         models.resolve("./no/such/folder")
+
+
+def test_an_unknown_hub_id_offline_is_a_quick_clear_error(monkeypatch):
+    import time
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    models.hub_reachable.cache_clear()
+    started = time.perf_counter()
+    try:
+        with pytest.raises(models.ModelError, match="Hub is unreachable"):
+            models.resolve("some-org/some-model")
+    finally:
+        models.hub_reachable.cache_clear()
+    assert time.perf_counter() - started < 10
+
+
+def test_hub_models_are_encoder_or_causal_by_their_config(monkeypatch):
+    configs = {"org/mistral-like": {"architectures": ["MistralForCausalLM"]}, "org/bert-like": {"model_type": "bert"}}
+    monkeypatch.setattr(models, "_hub_config", configs.get)
+    causal, encoder = models.resolve("org/mistral-like"), models.resolve("org/bert-like")
+    assert (causal.source, causal.kind, causal.pooling) == ("hub", "causal", "last")
+    assert (encoder.kind, encoder.pooling) == ("encoder", "mean")
 
 
 SOMETHING = 'This sentence : "*sent_0*" means something'
@@ -165,3 +186,30 @@ def test_loaded_encoder_is_in_eval_mode_before_and_after_encode():
 def test_count_parameters_of_the_packaged_minilm(minilm):
     trainable, total = models.count_parameters(minilm)
     assert total == trainable and 22_000_000 < total < 23_000_000  # all-MiniLM-L6-v2: 22.7M
+
+
+def test_fingerprint_is_cheap_and_follows_changes_since_loading(tiny_bert):
+    encoder = models.load_encoder(str(tiny_bert), device="cpu")
+    first = encoder.fingerprint()
+    assert first == models.folder_cache_key(str(tiny_bert))  # the same key without building the model
+    encoder.encode(["a sentence"])
+    assert encoder.fingerprint() == first  # inference changes nothing
+    optimizer = torch.optim.SGD(encoder.parameters(), lr=0.1)
+    encoder.train()
+    encoder(["a sentence", "another"]).sum().backward()
+    optimizer.step()
+    stepped = encoder.fingerprint()
+    assert stepped != first and stepped == encoder.fingerprint()
+    assert encoder.fingerprint(strict=True) != stepped  # the strict key hashes every tensor instead of the files
+
+
+def test_fingerprint_covers_template_text_length_and_adapters(tiny_llama):
+    a = models.load_encoder(str(tiny_llama), template="A *sent_0* B", device="cpu")
+    b = models.load_encoder(str(tiny_llama), template="A *sent_0* C", device="cpu")
+    c = models.load_encoder(str(tiny_llama), template="A *sent_0* B", max_length=16, device="cpu")
+    assert len({a.fingerprint(), b.fingerprint(), c.fingerprint()}) == 3
+    adapted = models.load_encoder(str(tiny_llama), template="A *sent_0* B", lora=models.LoraSettings(r=4), device="cpu")
+    before = adapted.fingerprint()
+    with torch.no_grad():
+        next(p for n, p in adapted.named_parameters() if "lora_B" in n).add_(0.5)
+    assert adapted.fingerprint() != before

@@ -6,7 +6,7 @@ import pytest
 import torch
 from torch import nn
 
-from stsnb.train import NonFiniteLossError, TrainConfig, fit, linear_schedule
+from stsnb.train import NonFiniteLossError, TrainConfig, accelerator, fit
 
 
 def make_data(n: int = 64, seed: int = 0) -> list[tuple[torch.Tensor, torch.Tensor]]:
@@ -63,7 +63,7 @@ def test_non_finite_loss_names_step_and_batch():
 
 def test_best_dev_weights_are_restored():
     data = make_data()
-    scores = iter([1.0, 5.0, 2.0, 0.0])
+    scores = iter([0.5, 1.0, 5.0, 2.0, 0.0])
     snapshots = []
 
     def evaluate(model):
@@ -73,8 +73,31 @@ def test_best_dev_weights_are_restored():
     model = fresh_model()
     result = fit(model, mse, data, TrainConfig(batch_size=8, lr=0.05, eval_every=2), collate=collate, evaluate=evaluate)
     assert result.best_score == 5.0 and result.best_step == 4
-    assert torch.equal(model.weight.detach(), snapshots[1])
-    assert [row["dev"] for row in result.history if "dev" in row] == [1.0, 5.0, 2.0, 0.0]
+    assert torch.equal(model.weight.detach(), snapshots[2])
+    assert [(row["step"], row["dev"]) for row in result.history if "dev" in row] == [
+        (0, 0.5),
+        (2, 1.0),
+        (4, 5.0),
+        (6, 2.0),
+        (8, 0.0),
+    ]
+
+
+def test_the_start_can_be_the_best_checkpoint():
+    data = make_data()
+    start = fresh_model().weight.detach().clone()
+    scores = iter([9.0, 1.0, 2.0])
+    model = fresh_model()
+    result = fit(
+        model,
+        mse,
+        data,
+        TrainConfig(batch_size=16, lr=0.05, eval_every=2),
+        collate=collate,
+        evaluate=lambda m: next(scores),
+    )
+    assert result.best_step == 0 and result.best_score == 9.0
+    assert torch.equal(model.weight.detach(), start)  # the untouched weights came back
 
 
 def test_gradient_accumulation_equals_the_big_batch_for_a_mean_loss():
@@ -117,16 +140,71 @@ def test_resume_continues_where_the_interrupted_run_stopped(tmp_path):
     assert torch.allclose(resumed.weight, reference.weight, atol=1e-6)
 
 
-def test_linear_schedule_warms_up_then_decays_to_zero():
-    optimizer = torch.optim.SGD([nn.Parameter(torch.zeros(1))], lr=1.0)
-    scheduler = linear_schedule(optimizer, warmup_steps=4, total_steps=10)
-    lrs = []
-    for _ in range(10):
-        lrs.append(scheduler.get_last_lr()[0])
-        optimizer.step()
-        scheduler.step()
-    assert lrs[:4] == pytest.approx([0.25, 0.5, 0.75, 1.0])
-    assert lrs[4:] == pytest.approx([1.0, 5 / 6, 4 / 6, 3 / 6, 2 / 6, 1 / 6])
+def test_schedule_is_transformers_linear_warmup_then_decay():
+    data = make_data(n=80)
+    result = fit(
+        fresh_model(),
+        mse,
+        data,
+        TrainConfig(batch_size=8, lr=1.0, warmup_ratio=0.4, eval_every=1, eval_at_start=False),
+        collate=collate,
+        evaluate=lambda m: 0.0,
+    )
+    lrs = [row["lr"] for row in result.history if "lr" in row]  # the LR after each of the 10 steps
+    assert lrs == pytest.approx([0.25, 0.5, 0.75, 1.0, 5 / 6, 4 / 6, 3 / 6, 2 / 6, 1 / 6, 0.0])
+
+
+def test_official_scheduler_quirk_counts_more_steps():
+    """STS-Regression's code sizes the schedule for 4x the real steps: warmup spans most of the run, no decay."""
+    data = make_data(n=80)
+    result = fit(
+        fresh_model(),
+        mse,
+        data,
+        TrainConfig(batch_size=8, lr=1.0, warmup_ratio=0.2, eval_every=1, eval_at_start=False, schedule_steps_factor=4),
+        collate=collate,
+        evaluate=lambda m: 0.0,
+    )
+    lrs = [row["lr"] for row in result.history if "lr" in row]
+    assert lrs == pytest.approx([(i + 1) / 8 for i in range(8)] + [1.0 - 1 / 32, 1.0 - 2 / 32])
+
+
+def test_same_seed_gives_identical_weights_and_scores():
+    """Batch order and dropout both follow the seed (accelerate.utils.set_seed inside fit)."""
+    data = make_data()
+
+    def run(seed: int):
+        torch.manual_seed(123)  # the same initial weights; what differs is only what fit seeds
+        model = nn.Sequential(nn.Dropout(0.3), nn.Linear(3, 1))
+        result = fit(
+            model,
+            mse,
+            data,
+            TrainConfig(batch_size=8, lr=0.05, eval_every=3, seed=seed),
+            collate=collate,
+            evaluate=lambda m: -mse(m, collate(data)).item(),
+        )
+        return model.state_dict(), result.history
+
+    first, again, other = run(0), run(0), run(1)
+    assert all(torch.equal(first[0][k], again[0][k]) for k in first[0]) and first[1] == again[1]
+    assert not all(torch.equal(first[0][k], other[0][k]) for k in first[0])
+
+
+def test_one_accelerator_serves_fits_with_different_precision():
+    data = make_data()
+    fit(fresh_model(), mse, data, TrainConfig(batch_size=8, mixed_precision="no"), collate=collate)
+    assert accelerator("no") is accelerator("no")
+    model = fresh_model()
+    fit(model, mse, data, TrainConfig(batch_size=8, mixed_precision="bf16", max_grad_norm=None), collate=collate)
+    assert accelerator("bf16").mixed_precision == "bf16" and torch.isfinite(model.weight).all()
+    fit(fresh_model(), mse, data, TrainConfig(batch_size=8, mixed_precision="no"), collate=collate)
+
+
+def test_accumulation_steps_on_the_last_short_group_of_an_epoch():
+    data = make_data(n=40)  # 5 batches of 8: accumulating 2 gives steps after batches 2, 4 and 5
+    result = fit(fresh_model(), mse, data, TrainConfig(batch_size=8, grad_accum=2), collate=collate)
+    assert result.steps == 3
 
 
 def test_bad_config_is_refused():

@@ -18,13 +18,9 @@ def load_backbone(name: str, max_length: int | None = None, pooling: models.Pool
     Raises ``RuntimeError`` naming the weights when they cannot be loaded; nothing is substituted.
     """
     try:
-        if name in REMOTE_CODE_MODELS:
-            from transformers import AutoModel, AutoTokenizer
-
-            backbone = AutoModel.from_pretrained(name, trust_remote_code=True).to(models.default_device())
-            tokenizer = AutoTokenizer.from_pretrained(name)
-            return models.SentenceEncoder(backbone, tokenizer, pooling, None, max_length or 256, name)
-        return models.load_encoder(name, pooling=pooling, max_length=max_length)
+        return models.load_encoder(
+            name, pooling=pooling, max_length=max_length, trust_remote_code=name in REMOTE_CODE_MODELS
+        )
     except (OSError, ValueError, models.ModelError) as err:
         raise RuntimeError(
             f"backbone {name!r} could not be loaded ({type(err).__name__}: {err}). The paper profile needs its "
@@ -43,7 +39,11 @@ def require_backbones(names: Sequence[str]) -> None:
 
     missing = []
     for name in names:
-        resolved = models.resolve(name)
+        try:
+            resolved = models.resolve(name)
+        except models.ModelError as err:
+            missing.append(f"{name} ({err})")
+            continue
         if resolved.source != "hub":
             continue
         try:

@@ -1,0 +1,117 @@
+"""Two CPU processes (``accelerate.debug_launcher``, gloo): global-batch losses and even batches across ranks.
+
+Marked ``distributed``. What is checked inside the launched processes raises there, which fails the launcher and so
+the test.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from torch import nn
+
+from stsnb import losses
+from stsnb.distributed import gather_with_grad, world_size
+
+pytestmark = pytest.mark.distributed
+
+GLOBAL_BATCH = 8
+
+
+def _global_batch() -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    generator = torch.Generator().manual_seed(0)
+    anchors = torch.randn(GLOBAL_BATCH, 5, generator=generator)
+    positives = anchors + 0.3 * torch.randn(GLOBAL_BATCH, 5, generator=generator)
+    labels = torch.rand(GLOBAL_BATCH, generator=generator)
+    return anchors, positives, labels
+
+
+def _encoder() -> nn.Linear:
+    torch.manual_seed(0)
+    return nn.Linear(5, 4)
+
+
+def _losses(encoder: nn.Module, anchors, positives, labels, gather=gather_with_grad) -> dict[str, torch.Tensor]:
+    """InfoNCE with in-batch negatives (Eq. 8 without the hard negative) and 1 - Pearson (Eq. 9) on the global batch."""
+    u, v = gather(encoder(anchors)), gather(encoder(positives))
+    cosine = torch.nn.functional.cosine_similarity(u, v)
+    return {
+        "info_nce": losses.info_nce(u, v, temperature=0.05),
+        "pearson": losses.pearson_loss(cosine, gather(labels)),
+    }
+
+
+def _reference() -> dict[str, tuple[float, torch.Tensor]]:
+    """One process on the global batch: loss value and the encoder's weight gradient."""
+    out = {}
+    for name in ("info_nce", "pearson"):
+        encoder = _encoder()
+        loss = _losses(encoder, *_global_batch(), gather=lambda x: x)[name]  # the whole batch, no gathering
+        loss.backward()
+        out[name] = (loss.item(), encoder.weight.grad.clone())
+    return out
+
+
+def _two_process_gradients_equal_one_process() -> None:
+    from accelerate import Accelerator
+
+    accelerator = Accelerator(cpu=True)
+    rank, size = accelerator.process_index, accelerator.num_processes
+    assert size == 2 and world_size() == 2
+    anchors, positives, labels = _global_batch()
+    shard = slice(rank * GLOBAL_BATCH // size, (rank + 1) * GLOBAL_BATCH // size)
+    expected = _reference()
+    for name, (value, gradient) in expected.items():
+        model = accelerator.prepare(_encoder())  # DDP: averages the gradients of the two processes
+        loss = _losses(model, anchors[shard], positives[shard], labels[shard])[name]
+        accelerator.backward(loss)
+        assert abs(loss.item() - value) < 1e-5, (name, rank, loss.item(), value)
+        got = accelerator.unwrap_model(model).weight.grad
+        assert torch.allclose(got, gradient, atol=1e-5), (name, rank, (got - gradient).abs().max().item())
+        accelerator.free_memory()
+
+
+def _uneven_data_trains_on_both_ranks() -> None:
+    from stsnb.train import TrainConfig, fit
+
+    data = [(torch.randn(3), torch.randn(())) for _ in range(13)]  # 13 examples, batches of 4: 4 batches for 2 ranks
+
+    def collate(items):
+        return torch.stack([x for x, _ in items]), torch.stack([y for _, y in items])
+
+    def mse(model, batch):
+        x, y = batch
+        return ((model(x).squeeze(-1) - y) ** 2).mean()
+
+    seen = []
+
+    def evaluate(model):
+        seen.append(1)
+        return 0.0
+
+    torch.manual_seed(0)
+    model = nn.Linear(3, 1)
+    result = fit(
+        model, mse, data, TrainConfig(epochs=2, batch_size=4, progress=False), collate=collate, evaluate=evaluate
+    )
+    assert result.steps == 4, result.steps  # ceil(4 batches / 2 ranks) x 2 epochs, the same on both ranks
+    from accelerate import PartialState
+
+    assert len(seen) == (3 if PartialState().is_main_process else 0)  # start + 2 epochs, on the main process only
+
+
+def test_gathered_losses_give_the_single_process_gradient_on_two_processes():
+    from accelerate import debug_launcher
+
+    debug_launcher(_two_process_gradients_equal_one_process, num_processes=2)
+
+
+def test_uneven_data_does_not_hang_two_processes():
+    from accelerate import debug_launcher
+
+    debug_launcher(_uneven_data_trains_on_both_ranks, num_processes=2)
+
+
+def test_one_process_gather_is_the_identity():
+    x = torch.randn(3, 2, requires_grad=True)
+    assert gather_with_grad(x) is x

@@ -1,0 +1,59 @@
+"""The GPU path (``pytest -m gpu`` on a machine with CUDA; skipped elsewhere): a tiny random Mistral-architecture
+model in 4-bit NF4 with LoRA (QLoRA) on this process's GPU takes bf16 training steps."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from stsnb import losses, models
+from stsnb.train import TrainConfig, fit
+
+pytestmark = [
+    pytest.mark.gpu,
+    pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA: run `pytest -m gpu` on a GPU machine"),
+]
+
+
+@pytest.fixture(scope="module")
+def tiny_mistral(tmp_path_factory):
+    from transformers import AutoTokenizer, MistralConfig, MistralForCausalLM
+
+    folder = tmp_path_factory.mktemp("tiny-mistral")
+    torch.manual_seed(0)
+    config = MistralConfig(
+        vocab_size=49152,
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=128,
+    )
+    MistralForCausalLM(config).save_pretrained(folder)
+    AutoTokenizer.from_pretrained(models.resolve("smollm2-135m").path).save_pretrained(folder)
+    return folder
+
+
+def test_qlora_on_the_gpu_takes_bf16_steps(tiny_mistral):
+    encoder = models.load_encoder(
+        str(tiny_mistral),
+        template='This sentence : "*sent_0*" means something',
+        quantize_4bit=True,
+        lora=models.LoraSettings(r=8, alpha=16),
+        gradient_checkpointing=True,
+    )
+    assert encoder.device.type == "cuda" and encoder.pooling == "last"
+    before = {n: p.detach().clone() for n, p in encoder.named_parameters() if p.requires_grad}
+    pairs = [("A man plays a guitar.", "A man is playing the guitar."), ("A dog runs.", "The market fell.")] * 4
+
+    def loss_fn(model, batch):
+        u = model([a for a, _ in batch])
+        v = model([b for _, b in batch])
+        return losses.info_nce(u, v, temperature=0.05)
+
+    precision = "bf16" if torch.cuda.is_bf16_supported() else "fp16"
+    result = fit(encoder, loss_fn, pairs, TrainConfig(batch_size=4, lr=1e-3, mixed_precision=precision, progress=False))
+    assert result.steps == 2
+    changed = [n for n, p in encoder.named_parameters() if p.requires_grad and not torch.equal(p.detach(), before[n])]
+    assert changed and all("lora_" in n for n in changed)
