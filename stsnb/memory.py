@@ -105,6 +105,9 @@ def measure_in_fresh_process(target: str, kwargs: dict[str, Any], timeout: float
         timeout=timeout,
     )
     if completed.returncode != 0:
+        if "OutOfMemoryError" in completed.stderr or "MemoryError" in completed.stderr or completed.returncode == -9:
+            # a measured out-of-memory is a result (stsnb.runs.Run.attempt records it), not a crash
+            raise MemoryError(f"{target}({kwargs}) ran out of memory in its own process:\n{completed.stderr[-1500:]}")
         raise RuntimeError(f"{target}({kwargs}) failed in its own process:\n{completed.stderr[-3000:]}")
     return json.loads(completed.stdout.strip().splitlines()[-1])
 

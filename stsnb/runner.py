@@ -29,7 +29,7 @@ import sys
 import time
 import traceback
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -57,6 +57,7 @@ class Plan:
     path: Path
     description: str
     notebooks: dict[str, dict[str, Any]]  # notebook name -> parameter overrides, in execution order
+    timeouts: dict[str, float | None] = field(default_factory=dict)  # notebook -> seconds per cell (None: no limit)
 
 
 @dataclass
@@ -95,7 +96,24 @@ def load_plan(path: Path) -> Plan:
         if not isinstance(overrides, dict):
             raise PlanError(f"{path}: notebook {name}: overrides must be a mapping of parameter -> value")
         notebooks[str(name)] = overrides
-    return Plan(path.stem, path, str(raw.get("description", "")).strip(), notebooks)
+    default = _timeout(raw.get("timeout"), f"{path}: timeout")
+    per_notebook = raw.get("timeouts") or {}
+    if not isinstance(per_notebook, dict):
+        raise PlanError(f"{path}: timeouts must be a mapping of notebook -> seconds")
+    unknown = sorted(set(per_notebook) - set(notebooks))
+    if unknown:
+        raise PlanError(f"{path}: timeouts names notebooks the plan does not run: {unknown}")
+    timeouts = {name: _timeout(per_notebook.get(name, default), f"{path}: timeouts.{name}") for name in notebooks}
+    return Plan(path.stem, path, str(raw.get("description", "")).strip(), notebooks, timeouts)
+
+
+def _timeout(value: Any, where: str) -> float | None:
+    """Seconds a cell may run (papermill's execution_timeout); None or absent: no limit."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+        raise PlanError(f"{where}: expected a positive number of seconds, got {value!r}")
+    return float(value)
 
 
 def check_plan(plan: Plan, notebooks_dir: Path = NOTEBOOKS_DIR, only: Sequence[str] | None = None) -> list[str]:
@@ -183,8 +201,12 @@ def kernel_environment(run_dir: Path) -> Iterator[None]:
                 os.environ[name] = value
 
 
-def execute(notebook: Path, parameters: Mapping[str, Any], run_dir: Path) -> None:
-    """Execute one notebook with papermill into ``run_dir/<name>.ipynb``; raises what the notebook raised."""
+def execute(notebook: Path, parameters: Mapping[str, Any], run_dir: Path, timeout: float | None = None) -> None:
+    """Execute one notebook with papermill into ``run_dir/<name>.ipynb``; raises what the notebook raised.
+
+    ``timeout``: seconds any one cell may run (papermill's ``execution_timeout``); a cell over it, or a kernel that
+    died (killed for memory), raises, and the runner records the notebook as failed.
+    """
     import papermill
 
     notebook = notebook.resolve()
@@ -197,6 +219,7 @@ def execute(notebook: Path, parameters: Mapping[str, Any], run_dir: Path) -> Non
             request_save_on_cell_execute=True,
             progress_bar=False,
             cwd=str(notebook.parent),
+            execution_timeout=timeout,
         )
 
 
@@ -221,8 +244,24 @@ def read_status(folder: Path) -> str:
     return path.read_text().strip() if path.is_file() else ""
 
 
+def recover(profile_dir: Path) -> list[str]:
+    """Undo what a crash inside ``replace_folder`` left: a good result renamed aside (``.old-<name>``) whose
+    replacement never arrived is moved back; an aside whose replacement is in place is removed. Returns the names
+    restored."""
+    restored = []
+    for aside in sorted(Path(profile_dir).glob(".old-*")):
+        target = aside.with_name(aside.name.removeprefix(".old-"))
+        if target.exists():
+            shutil.rmtree(aside)
+        else:
+            aside.rename(target)
+            restored.append(target.name)
+    return restored
+
+
 def replace_folder(new: Path, target: Path) -> None:
-    """Move ``new`` to ``target`` by rename; an existing ``target`` is renamed aside first and removed after."""
+    """Move ``new`` to ``target`` by rename; an existing ``target`` is renamed aside first and removed after (a crash
+    in between leaves the aside, which ``recover`` puts back at the next start)."""
     aside = target.with_name(f".old-{target.name}")
     if aside.exists():
         shutil.rmtree(aside)
@@ -233,7 +272,9 @@ def replace_folder(new: Path, target: Path) -> None:
         shutil.rmtree(aside)
 
 
-def run_notebook(name: str, parameters: Mapping[str, Any], notebooks_dir: Path, profile_dir: Path) -> Outcome:
+def run_notebook(
+    name: str, parameters: Mapping[str, Any], notebooks_dir: Path, profile_dir: Path, timeout: float | None = None
+) -> Outcome:
     """Execute one notebook into a scratch folder; promote it on success, keep it as ``<nb>.failed`` otherwise."""
     good, failed, partial = profile_dir / name, profile_dir / f"{name}.failed", profile_dir / f".partial-{name}"
     if partial.exists():  # left by an interrupted run
@@ -242,7 +283,7 @@ def run_notebook(name: str, parameters: Mapping[str, Any], notebooks_dir: Path, 
     started = time.perf_counter()
     reason = log = ""
     try:
-        execute(Path(notebooks_dir) / f"{name}.ipynb", parameters, partial.resolve())
+        execute(Path(notebooks_dir) / f"{name}.ipynb", parameters, partial.resolve(), timeout)
         if read_status(partial) != "ok":
             reason = "the notebook ended without run.finish() writing STATUS ok"
             log = f"{reason}; STATUS: {read_status(partial) or 'missing'}\n"
@@ -347,13 +388,16 @@ def summary_markdown(plan: Plan, outcomes: Sequence[Outcome], profile_dir: Path)
     for outcome in outcomes:
         shown = outcome.good if outcome.good is not None else profile_dir / f"{outcome.notebook}.failed"
         link = f"[{outcome.notebook}]({shown.name}/{outcome.notebook}.ipynb)" if shown.is_dir() else outcome.notebook
+        # a failed run with no good one before it: the sections it finished (run.record) are shown, marked partial
+        partial = outcome.good is None and shown.is_dir()
+        metrics = scalar_metrics(shown) if shown.is_dir() else []
         head = [
             link,
             _cell(_status_text(outcome)),
             f"{outcome.seconds:.0f}" if outcome.seconds is not None else "",
-            _cell(", ".join(scalar_metrics(outcome.good)) if outcome.good else ""),
+            _cell(("partial, from the failed run: " if partial and metrics else "") + ", ".join(metrics)),
         ]
-        rows = comparison_rows(outcome.good) if outcome.good else []
+        rows = comparison_rows(shown) if shown.is_dir() else []
         for index, row in enumerate(rows or [{}]):
             setting = " ".join(filter(None, (row.get("paper"), row.get("table"))))
             setting = f"{setting}: {row.get('setting', '')}" if setting else row.get("setting", "")
@@ -388,10 +432,12 @@ def run(
     check_kernel()
     profile_dir = Path(out).resolve() / plan.profile
     profile_dir.mkdir(parents=True, exist_ok=True)
+    for name in recover(profile_dir):
+        _log(f"{name}: restored the good result an interrupted run had set aside")
     outcomes = {}
     for number, name in enumerate(selected, start=1):
         _log(f"{number}/{len(selected)} {name}: started")
-        outcome = run_notebook(name, plan.notebooks[name], notebooks_dir, profile_dir)
+        outcome = run_notebook(name, plan.notebooks[name], notebooks_dir, profile_dir, plan.timeouts.get(name))
         detail = "ok" if outcome.status == "ok" else _status_text(outcome)
         _log(f"{number}/{len(selected)} {name}: {detail} ({outcome.seconds:.1f} s)")
         outcomes[name] = outcome

@@ -20,7 +20,7 @@ import platform
 import random
 import subprocess
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -152,28 +152,71 @@ class Run:
     def path(self, name: str) -> Path:
         return self.dir / name
 
+    recorded: dict[str, Any] = field(default_factory=dict)
+    recorded_rows: list[dict] = field(default_factory=list)
+    sections: list[str] = field(default_factory=list)
+
+    def record(self, section: str, metrics: Mapping[str, Any], comparison: Sequence[Mapping[str, Any]] = ()) -> Path:
+        """Write what the notebook has so far as soon as a section finishes: metrics.json grows, results.csv holds
+        every row so far. A later failure (out of memory in the last table) keeps the earlier sections' results.
+        Both files are replaced atomically."""
+        self.recorded.update(_jsonable(dict(metrics)))
+        self.recorded_rows = [dict(r) for r in comparison] or self.recorded_rows
+        if section not in self.sections:
+            self.sections.append(section)
+        self._write(dict(self.recorded, sections_done=list(self.sections)), self.recorded_rows)
+        return self.dir / "metrics.json"
+
+    def attempt(self, section: str, function: Callable[[], Any]) -> Any:
+        """``function()``, or None when it runs out of memory: then the out-of-memory is recorded as the section's
+        result (``<section>/status = "out_of_memory"``, with the error) and the notebook goes on."""
+        try:
+            return function()
+        except (MemoryError, torch_oom_errors()) as err:
+            self.record(section, {f"{section}/status": "out_of_memory", f"{section}/error": str(err)[:300]})
+            return None
+
+    def _write(self, metrics: Mapping[str, Any], rows: Sequence[Mapping[str, Any]]) -> None:
+        path = self.dir / "metrics.json"
+        tmp = path.with_name(f".metrics.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(metrics, indent=2, sort_keys=True) + "\n")
+        tmp.replace(path)
+        if rows:
+            tmp = self.dir / f".results.{os.getpid()}.tmp"
+            write_results_csv(tmp, rows)
+            tmp.replace(self.dir / "results.csv")
+
     def finish(
         self, metrics: Mapping[str, Any], comparison: Sequence[Mapping[str, Any]] = (), headline: Sequence[str] = ()
     ) -> Path:
         """Write metrics.json (plus results.csv: ours | paper | delta rows) and mark the run ``ok``.
 
-        ``headline`` names the few metrics the batch summary shows first.
+        What ``record`` wrote is kept; ``headline`` names the few metrics the batch summary shows first.
         """
-        metrics = dict(_jsonable(metrics))
+        metrics = {**self.recorded, **dict(_jsonable(metrics))}
+        comparison = list(comparison) or self.recorded_rows
         missing = [key for key in headline if key not in metrics]
         if missing:
             raise KeyError(f"headline metrics {missing} are not in the metrics")
         if headline:
             metrics["headline"] = list(headline)
         metrics.setdefault("seconds", round((dt.datetime.now(dt.UTC) - self.started).total_seconds(), 1))
-        (self.dir / "metrics.json").write_text(json.dumps(metrics, indent=2, sort_keys=True) + "\n")
-        if comparison:
-            write_results_csv(self.dir / "results.csv", comparison)
+        self._write(metrics, comparison)
         (self.dir / "STATUS").write_text("ok\n")
         return self.dir / "metrics.json"
 
 
 RESULT_COLUMNS = ("paper", "table", "setting", "task", "ours", "paper_value", "delta", "note")
+
+
+def torch_oom_errors() -> type[BaseException]:
+    """torch's out-of-memory error type (CUDA and other devices), or MemoryError without torch."""
+    try:
+        import torch
+
+        return torch.OutOfMemoryError
+    except (ImportError, AttributeError):
+        return MemoryError
 
 
 def write_results_csv(path: Path, rows: Sequence[Mapping[str, Any]]) -> None:

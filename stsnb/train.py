@@ -299,7 +299,13 @@ def fit(
         batches = acc.skip_first_batches(loader, skip) if skip else loader
         for index, (examples, batch) in enumerate(batches, start=skip):
             with acc.accumulate(model):
-                loss = loss_fn(model, batch)
+                try:
+                    loss = loss_fn(model, batch)
+                except ValueError as err:  # e.g. pearson_loss on a batch whose gold scores are all equal
+                    raise ValueError(
+                        f"{err} (optimizer step {state['step']}, epoch {epoch}, batch {index} of {len(loader)}, "
+                        f"examples {examples[:8]}{'...' if len(examples) > 8 else ''})"
+                    ) from err
                 if not torch.isfinite(loss.detach()).all():
                     raise NonFiniteLossError(
                         f"loss is {loss.item()} at optimizer step {state['step']} (epoch {epoch}, batch {index} "

@@ -149,3 +149,64 @@ def test_git_sha_is_dirty_for_changed_source_and_plans_but_not_for_run_outputs(t
     git("checkout", "-q", "--", "papermill_runs/plans/cpu.yaml")
     (tmp_path / "src.py").write_text("x = 2\n")
     assert git_sha(tmp_path) == clean + "-dirty"
+
+
+def write_timed_plan(folder: Path, notebooks: dict, timeouts: dict) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "tiny.yaml").write_text(
+        yaml.safe_dump({"description": "fixture plan", "notebooks": notebooks, "timeouts": timeouts})
+    )
+
+
+def test_a_cell_over_the_plans_timeout_and_a_killed_kernel_fail_and_the_batch_goes_on(tmp_path):
+    write_timed_plan(tmp_path / "plans", {"tiny_sleep": {}, "tiny_kill": {}, "tiny_ok": {}}, {"tiny_sleep": 3})
+    code = runner.run("tiny", out=tmp_path / "out", plans_dir=tmp_path / "plans", notebooks_dir=FIXTURES)
+    assert code == 1
+    profile_dir = tmp_path / "out" / "tiny"
+    summary = (profile_dir / "summary.md").read_text()
+    assert "Timeout" in summary_row(summary, "tiny_sleep") or "timed out" in summary_row(summary, "tiny_sleep")
+    assert "DeadKernel" in summary_row(summary, "tiny_kill") or "died" in summary_row(summary, "tiny_kill")
+    assert "| ok |" in summary_row(summary, "tiny_ok")  # the batch went on
+
+
+def test_plan_timeouts_are_checked(tmp_path):
+    write_timed_plan(tmp_path / "plans", {"tiny_ok": {}}, {"tiny_ok": -1})
+    with pytest.raises(runner.PlanError, match="positive number of seconds"):
+        runner.load_plan(tmp_path / "plans" / "tiny.yaml")
+    write_timed_plan(tmp_path / "plans", {"tiny_ok": {}}, {"other": 10})
+    with pytest.raises(runner.PlanError, match="does not run"):
+        runner.load_plan(tmp_path / "plans" / "tiny.yaml")
+
+
+def test_a_result_set_aside_by_a_crash_is_restored(tmp_path):
+    profile_dir = tmp_path / "out"
+    (profile_dir / ".old-nb_a").mkdir(parents=True)  # crashed between "rename aside" and "rename new into place"
+    (profile_dir / ".old-nb_a" / "STATUS").write_text("ok\n")
+    (profile_dir / ".old-nb_b").mkdir()  # crashed after the new one arrived: the aside is stale
+    (profile_dir / "nb_b").mkdir()
+    assert runner.recover(profile_dir) == ["nb_a"]
+    assert (profile_dir / "nb_a" / "STATUS").read_text() == "ok\n"
+    assert not (profile_dir / ".old-nb_a").exists() and not (profile_dir / ".old-nb_b").exists()
+
+
+def test_sections_recorded_before_a_failure_are_kept_and_shown(tmp_path):
+    from stsnb import runs
+
+    run_dir = tmp_path / "run"
+    os.environ[runs.RUN_DIR_ENV] = str(run_dir)
+    try:
+        run = runs.start("fixture", params={"seed": 0})
+    finally:
+        del os.environ[runs.RUN_DIR_ENV]
+    rows = [{"paper": "p", "table": "Table 1", "setting": "s", "task": "avg", "ours": 1.0, "paper_value": 2.0}]
+    run.record("Table 1", {"table1/avg": 71.5}, rows)
+    assert json.loads((run_dir / "metrics.json").read_text())["table1/avg"] == 71.5
+
+    def out_of_memory():
+        raise MemoryError("batch 512 does not fit")
+
+    assert run.attempt("Table 4", out_of_memory) is None
+    metrics = json.loads((run_dir / "metrics.json").read_text())
+    assert metrics["Table 4/status"] == "out_of_memory" and metrics["sections_done"] == ["Table 1", "Table 4"]
+    assert (run_dir / "results.csv").read_text().count("\n") == 2  # header + the Table 1 row
+    assert not (run_dir / "STATUS").exists()  # not finished: the runner will call it failed, with these sections

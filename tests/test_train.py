@@ -212,3 +212,17 @@ def test_bad_config_is_refused():
         fit(fresh_model(), mse, make_data(), TrainConfig(batch_size=0), collate=collate)
     with pytest.raises(ValueError, match="empty"):
         fit(fresh_model(), mse, [], TrainConfig(), collate=collate)
+
+
+def test_a_batch_the_loss_refuses_is_named_by_step():
+    """pearson_loss raises on constant gold scores (r undefined); fit says at which step and batch."""
+    from stsnb.losses import pearson_loss
+
+    data = [(torch.randn(3), torch.tensor(1.0)) for _ in range(8)]
+
+    def pearson(model, batch):
+        x, y = batch
+        return pearson_loss(model(x).squeeze(-1), y)
+
+    with pytest.raises(ValueError, match=r"zero variance.*optimizer step 0, epoch 0, batch 0"):
+        fit(fresh_model(), pearson, data, TrainConfig(batch_size=4), collate=collate)
