@@ -169,7 +169,6 @@ def convert_gguf(gguf_file: Path, target: Path) -> Path:
     """
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    tmp = target.with_name(target.name + ".partial")
     tokenizer = AutoTokenizer.from_pretrained(gguf_file.parent, gguf_file=gguf_file.name)
     model = AutoModelForCausalLM.from_pretrained(gguf_file.parent, gguf_file=gguf_file.name)
     config = model.config
@@ -177,12 +176,19 @@ def convert_gguf(gguf_file: Path, target: Path) -> Path:
         del config.quantization_config
     plain = AutoModelForCausalLM.from_config(config)
     plain.load_state_dict(model.state_dict())
-    plain.save_pretrained(tmp)
+    return save_folder(target, plain, tokenizer)
+
+
+def save_folder(target: Path, model: nn.Module, tokenizer) -> Path:
+    """``save_pretrained`` of a model and its tokenizer under a temporary name, then renamed into place: a reader
+    never sees half a folder, and when another process got there first its copy is kept."""
+    import shutil
+
+    tmp = target.with_name(f"{target.name}.partial-{os.getpid()}")
+    model.save_pretrained(tmp)
     tokenizer.save_pretrained(tmp)
     target.parent.mkdir(parents=True, exist_ok=True)
-    if target.exists():  # another process won the race
-        import shutil
-
+    if target.exists():
         shutil.rmtree(tmp)
         return target
     tmp.rename(target)

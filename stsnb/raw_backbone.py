@@ -33,18 +33,10 @@ def build_truncated(source: Path, target: Path, layers: int) -> Path:
     config.num_hidden_layers = layers
     if getattr(config, "layer_types", None):
         config.layer_types = config.layer_types[:layers]
-    model = AutoModel.from_pretrained(source, config=config)  # the weights of layers >= `layers` are not read
-    tmp = target.with_name(target.name + ".partial")
-    model.save_pretrained(tmp)
-    AutoTokenizer.from_pretrained(source).save_pretrained(tmp)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    if target.exists():  # another process won the race
-        import shutil
+    from .models import save_folder
 
-        shutil.rmtree(tmp)
-        return target
-    tmp.rename(target)
-    return target
+    model = AutoModel.from_pretrained(source, config=config)  # the weights of layers >= `layers` are not read
+    return save_folder(target, model, AutoTokenizer.from_pretrained(source))
 
 
 class _HiddenDropout:

@@ -24,3 +24,26 @@ def minilm():
     from stsnb.models import load_encoder
 
     return load_encoder("minilm-l6", device="cpu")
+
+
+def save_tiny_causal_lm(folder: Path, config_class) -> Path:
+    """A tiny random decoder (2 layers, width 64) of ``config_class``'s architecture with SmolLM2's real tokenizer:
+    for mechanics only, never for results."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from stsnb.models import resolve
+
+    torch.manual_seed(0)
+    config = config_class(
+        vocab_size=49152,
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=128,
+    )
+    AutoModelForCausalLM.from_config(config).save_pretrained(folder)
+    AutoTokenizer.from_pretrained(resolve("smollm2-135m").path).save_pretrained(folder)
+    return folder

@@ -17,22 +17,10 @@ pytestmark = [
 
 @pytest.fixture(scope="module")
 def tiny_mistral(tmp_path_factory):
-    from transformers import AutoTokenizer, MistralConfig, MistralForCausalLM
+    from conftest import save_tiny_causal_lm
+    from transformers import MistralConfig
 
-    folder = tmp_path_factory.mktemp("tiny-mistral")
-    torch.manual_seed(0)
-    config = MistralConfig(
-        vocab_size=49152,
-        hidden_size=64,
-        intermediate_size=128,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        max_position_embeddings=128,
-    )
-    MistralForCausalLM(config).save_pretrained(folder)
-    AutoTokenizer.from_pretrained(models.resolve("smollm2-135m").path).save_pretrained(folder)
-    return folder
+    return save_tiny_causal_lm(tmp_path_factory.mktemp("tiny-mistral"), MistralConfig)
 
 
 def test_qlora_on_the_gpu_takes_bf16_steps(tiny_mistral):

@@ -32,22 +32,10 @@ def tiny_bert(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def tiny_llama(tmp_path_factory):
-    from transformers import AutoTokenizer, LlamaConfig, LlamaForCausalLM
+    from conftest import save_tiny_causal_lm
+    from transformers import LlamaConfig
 
-    folder = tmp_path_factory.mktemp("tiny-llama")
-    torch.manual_seed(0)
-    config = LlamaConfig(
-        vocab_size=49152,
-        hidden_size=64,
-        intermediate_size=128,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        max_position_embeddings=128,
-    )
-    LlamaForCausalLM(config).save_pretrained(folder)
-    AutoTokenizer.from_pretrained(models.resolve("smollm2-135m").path).save_pretrained(folder)
-    return folder
+    return save_tiny_causal_lm(tmp_path_factory.mktemp("tiny-llama"), LlamaConfig)
 
 
 def test_packaged_names_resolve_without_the_hub():

@@ -60,3 +60,14 @@ def test_frozen_token_embedding_does_not_train_but_the_layers_do():
     assert embedding.grad is None
     changed = [n for n, p in encoder.named_parameters() if p.requires_grad and not torch.equal(p, before[n])]
     assert any("layers.5" in n for n in changed)
+
+
+def test_build_truncated_writes_a_plain_folder_with_the_first_layers(tmp_path):
+    import json
+    from pathlib import Path
+
+    target = raw_backbone.build_truncated(Path(models.resolve("smollm2-135m").path), tmp_path / "l2", layers=2)
+    assert json.loads((target / "config.json").read_text())["num_hidden_layers"] == 2
+    assert (target / "tokenizer.json").is_file() and not list(tmp_path.glob("*.partial-*"))
+    with pytest.raises(ValueError, match="layers must be 1..30"):
+        raw_backbone.build_truncated(Path(models.resolve("smollm2-135m").path), tmp_path / "l99", layers=99)
