@@ -6,8 +6,9 @@
 gradient average each process ends with the gradient of one process on the global batch (``stsnb.train``'s docstring
 says why; ``tests/test_distributed.py`` checks it). With one process it returns ``x`` itself.
 
-``launch(fn, args, num_processes)`` runs ``fn(*args)`` here when ``num_processes`` is 1 and through
-``accelerate.notebook_launcher`` on that many processes otherwise (a notebook's ``num_processes`` parameter).
+``launch(fn, args, num_processes)`` runs ``fn(*args)`` here when ``num_processes`` is 1, through
+``accelerate.notebook_launcher`` on that many GPUs, and on a machine without GPUs through ``accelerate.debug_launcher``
+(CPU processes over gloo: what the tests use; ``notebook_launcher`` sets up GPU processes only).
 """
 
 from __future__ import annotations
@@ -26,17 +27,29 @@ def gather_with_grad(tensor: torch.Tensor) -> torch.Tensor:
     """``tensor`` of every process, concatenated along dim 0 in rank order, differentiable; same shape per process."""
     if world_size() == 1:
         return tensor
-    from torch.distributed.nn.functional import all_gather
+    try:  # torch >= 2.4: the functional collective that torch.distributed.nn.functional.all_gather now points to
+        from torch.distributed._functional_collectives import all_gather_tensor_autograd
+    except ImportError:
+        from torch.distributed.nn.functional import all_gather
 
-    return torch.cat(all_gather(tensor.contiguous()), dim=0)
+        return torch.cat(all_gather(tensor.contiguous()), dim=0)
+    group = torch.distributed.group.WORLD
+    return all_gather_tensor_autograd(tensor.contiguous(), gather_dim=0, group=group)
 
 
 def launch(function: Callable[..., Any], args: Sequence[Any] = (), num_processes: int = 1, **kwargs: Any) -> Any:
-    """Run ``function(*args)`` on ``num_processes`` processes (GPUs if there are, else CPU); 1 = in this process."""
+    """Run ``function(*args)`` on ``num_processes`` processes (GPUs if there are, else CPU); 1 = in this process.
+
+    Several processes return nothing: write results to disk from the main process.
+    """
     if num_processes < 1:
         raise ValueError(f"num_processes must be >= 1, got {num_processes}")
     if num_processes == 1:
         return function(*args)
-    from accelerate import notebook_launcher
+    if torch.cuda.is_available():
+        from accelerate import notebook_launcher
 
-    return notebook_launcher(function, tuple(args), num_processes=num_processes, **kwargs)
+        return notebook_launcher(function, tuple(args), num_processes=num_processes, **kwargs)
+    from accelerate import debug_launcher
+
+    return debug_launcher(function, tuple(args), num_processes=num_processes)

@@ -115,3 +115,19 @@ def test_uneven_data_does_not_hang_two_processes():
 def test_one_process_gather_is_the_identity():
     x = torch.randn(3, 2, requires_grad=True)
     assert gather_with_grad(x) is x
+
+
+def _gather_ranks(path: str) -> None:
+    rank = torch.distributed.get_rank()
+    gathered = gather_with_grad(torch.tensor([float(rank)]))
+    if rank == 0:
+        with open(path, "w") as handle:
+            handle.write(" ".join(str(v) for v in gathered.tolist()))
+
+
+def test_launch_runs_a_function_on_two_processes(tmp_path):
+    from stsnb.distributed import launch
+
+    assert launch(lambda: 7) == 7  # one process: called here
+    launch(_gather_ranks, (str(tmp_path / "ranks.txt"),), num_processes=2)
+    assert (tmp_path / "ranks.txt").read_text() == "0.0 1.0"
