@@ -1,19 +1,23 @@
 """Several processes: the global batch for batch-level losses, and launching a training function on N processes.
 
 ``gather_with_grad(x)`` concatenates every process's ``x`` in rank order and keeps the autograd graph
-(``torch.distributed.nn.functional.all_gather``): a contrastive loss then sees the in-batch negatives of all processes
+(the functional ``all_gather`` with autograd): a contrastive loss then sees the in-batch negatives of all processes
 (the Pcc-tuning code all-gathers z1, z2, z3 for Eq. 8 and the scores for Eq. 9, REFERENCE_NOTES A1), and with DDP's
 gradient average each process ends with the gradient of one process on the global batch (``stsnb.train``'s docstring
 says why; ``tests/test_distributed.py`` checks it). With one process it returns ``x`` itself.
 
-``launch(fn, args, num_processes)`` runs ``fn(*args)`` here when ``num_processes`` is 1, through
+``run(fn, args, num_processes)`` is what a notebook's ``num_processes`` parameter calls: ``fn(*args)`` on that many
+processes, the main process's return value handed back (through a file). ``launch(fn, args, num_processes)`` runs
+``fn(*args)`` here when ``num_processes`` is 1, through
 ``accelerate.notebook_launcher`` on that many GPUs, and on a machine without GPUs through ``accelerate.debug_launcher``
 (CPU processes over gloo: what the tests use; ``notebook_launcher`` sets up GPU processes only).
 """
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -53,3 +57,27 @@ def launch(function: Callable[..., Any], args: Sequence[Any] = (), num_processes
     from accelerate import debug_launcher
 
     return debug_launcher(function, tuple(args), num_processes=num_processes)
+
+
+def _run_and_save(function: Callable[..., Any], args: Sequence[Any], path: str) -> None:
+    result = function(*args)
+    if world_size() == 1 or torch.distributed.get_rank() == 0:
+        torch.save(result, path)
+
+
+def run(function: Callable[..., Any], args: Sequence[Any] = (), num_processes: int = 1) -> Any:
+    """``function(*args)`` on ``num_processes`` processes; returns what the main process's call returned.
+
+    A notebook's ``num_processes`` parameter: 1 runs in the kernel, more runs through ``launch`` (GPUs on a server) and
+    the result comes back through a temporary file (``torch.save``: tensors, dicts, dataclasses).
+    """
+    if num_processes == 1:
+        return function(*args)
+    with tempfile.TemporaryDirectory(prefix="stsnb-run-") as folder:
+        path = Path(folder) / "result.pt"
+        launch(_run_and_save, (function, tuple(args), str(path)), num_processes)
+        if not path.is_file():
+            raise RuntimeError(
+                f"{getattr(function, '__name__', function)} on {num_processes} processes returned no result"
+            )
+        return torch.load(path, weights_only=False)

@@ -102,6 +102,7 @@ def accelerator(mixed_precision: str = "auto"):
     global _ACCELERATOR
     from accelerate import Accelerator
     from accelerate.state import AcceleratorState
+    from accelerate.utils import DistributedDataParallelKwargs
 
     precision = resolve_mixed_precision(mixed_precision)
     if _ACCELERATOR is not None and _ACCELERATOR.mixed_precision == precision:
@@ -113,7 +114,10 @@ def accelerator(mixed_precision: str = "auto"):
                 f"{precision!r} needs a new launch (all fits of a multi-process run share one precision)"
             )
         AcceleratorState._reset_state(reset_partial_state=False)  # one process: a notebook may switch precision
-    _ACCELERATOR = Accelerator(mixed_precision=precision, cpu=not torch.cuda.is_available())
+    # DDP must tolerate parameters a forward does not use: encoders carry parts the pooling skips (BERT's pooler
+    # under mean pooling), which otherwise stop the second step on several processes
+    ddp = DistributedDataParallelKwargs(find_unused_parameters=True)
+    _ACCELERATOR = Accelerator(mixed_precision=precision, cpu=not torch.cuda.is_available(), kwargs_handlers=[ddp])
     return _ACCELERATOR
 
 

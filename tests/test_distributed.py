@@ -129,3 +129,45 @@ def test_launch_runs_a_function_on_two_processes(tmp_path):
     assert launch(lambda: 7) == 7  # one process: called here
     launch(_gather_ranks, (str(tmp_path / "ranks.txt"),), num_processes=2)
     assert (tmp_path / "ranks.txt").read_text() == "0.0 1.0"
+
+
+def _rank_and_square(x: int) -> dict:
+    rank = torch.distributed.get_rank() if torch.distributed.is_initialized() else None
+    return {"rank": rank, "square": x * x}
+
+
+def test_run_hands_back_the_main_processes_result():
+    from stsnb.distributed import run
+
+    assert run(_rank_and_square, (3,), num_processes=1) == {"rank": None, "square": 9}  # one process: in this one
+    assert run(_rank_and_square, (3,), num_processes=2) == {"rank": 0, "square": 9}
+
+
+@pytest.mark.slow
+def test_a_table1_run_trains_on_two_processes(data_dir):
+    """Notebook 20's num_processes path: STS-Regression fine-tuning of the real MiniLM on real SNLI pairs, DDP on two
+    CPU processes, the main process's scores handed back."""
+    import functools
+    import math
+
+    from stsnb import data
+    from stsnb.distributed import run
+    from stsnb.papers import sts_regression as reg
+    from stsnb.train import TrainConfig
+
+    pairs = reg.nli_training_pairs(list(data.load_snli("dev", data_dir=data_dir))[:40])
+    job = functools.partial(
+        reg.table1_run,
+        "minilm-l6",
+        pairs[:32],
+        reg.table2_loss("smooth_k2"),
+        TrainConfig(batch_size=8, lr=5e-5, progress=False),
+        list(data.load_stsb("dev", data_dir=data_dir))[:40],
+        pairs[32:],
+        "stsb",
+        40,
+        max_length=32,
+    )
+    outcome = run(job, (), num_processes=2)
+    assert outcome.result.steps == 2  # 4 batches of 8 shared by 2 processes: 2 steps each
+    assert math.isfinite(outcome.scores["STSBenchmark"]) and outcome.heldout_outputs.shape == (8,)

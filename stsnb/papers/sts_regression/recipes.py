@@ -18,7 +18,7 @@ from ... import data as stsdata
 from ... import evaluate, losses, models
 from ...train import TrainConfig, TrainResult, fit, layerwise_param_groups
 from .backbones import load_backbone
-from .model import ClampMode, Concatenation, SiameseModel, clamp_prediction, head_output
+from .model import ClampMode, Concatenation, SiameseModel, clamp_prediction, head_output, predict
 from .training_data import NLI_RANGE, TrainingPair
 
 # ---- losses (Eq. 1-2, Tables 1-2) ------------------------------------------------------------------------------
@@ -189,6 +189,35 @@ def fine_tune_nli(
         head_lr=head_lr,
     )
     return model, result
+
+
+@dataclass
+class Table1Run:
+    """One Table 1 / 5 / 6 run's results: STS scores, the training history, the head's outputs on held-out pairs."""
+
+    scores: dict[str, float]
+    result: TrainResult
+    heldout_outputs: Tensor
+
+
+def table1_run(
+    backbone: str,
+    pairs: Sequence[TrainingPair],
+    loss: LossSpec,
+    config: TrainConfig,
+    dev_pairs: Sequence[stsdata.STSPair] | None,
+    heldout: Sequence[TrainingPair],
+    eval_tasks: str = "all",
+    eval_max_pairs: int | None = None,
+    **fine_tune: object,
+) -> Table1Run:
+    """``fine_tune_nli`` then the STS evaluation (``evaluate.sts_scores``, the same pairs for every run) and the head's
+    outputs on held-out NLI pairs: the unit a notebook's ``num_processes`` parameter runs on several processes
+    (``stsnb.distributed.run``)."""
+    model, result = fine_tune_nli(backbone, pairs, loss, config, dev_pairs=dev_pairs, **fine_tune)
+    seed = int(fine_tune.get("seed", 0))
+    scores = evaluate.sts_scores(model.encoder, eval_tasks, eval_max_pairs, seed)
+    return Table1Run(scores, result, predict(model, heldout).cpu())
 
 
 def train_head_frozen(
