@@ -193,7 +193,8 @@ class Run:
 
         What ``record`` wrote is kept; ``headline`` names the few metrics the batch summary shows first.
         """
-        metrics = {**self.recorded, **dict(_jsonable(metrics))}
+        done = {"sections_done": list(self.sections)} if self.sections else {}
+        metrics = {**self.recorded, **done, **dict(_jsonable(metrics))}
         comparison = list(comparison) or self.recorded_rows
         missing = [key for key in headline if key not in metrics]
         if missing:

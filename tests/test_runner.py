@@ -210,3 +210,6 @@ def test_sections_recorded_before_a_failure_are_kept_and_shown(tmp_path):
     assert metrics["Table 4/status"] == "out_of_memory" and metrics["sections_done"] == ["Table 1", "Table 4"]
     assert (run_dir / "results.csv").read_text().count("\n") == 2  # header + the Table 1 row
     assert not (run_dir / "STATUS").exists()  # not finished: the runner will call it failed, with these sections
+    run.finish({"total": 1})
+    final = json.loads((run_dir / "metrics.json").read_text())
+    assert final["table1/avg"] == 71.5 and final["total"] == 1 and final["sections_done"] == ["Table 1", "Table 4"]
