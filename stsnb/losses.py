@@ -277,6 +277,23 @@ def info_nce(
     return F.cross_entropy(logits, labels, reduction=reduction)  # -log e^{pos}/sum_j e^{...}   (Eq. 1 / Eq. 8)
 
 
+class ConstantBatchError(ValueError):
+    """``pearson_loss`` on a batch whose cosines or gold scores are all equal: Pearson r is undefined there.
+
+    ``argument`` is ``"x"`` (the cosines: e.g. a collapsed encoder) or ``"y"`` (the gold scores: e.g. a small batch
+    drawn from one score bucket); ``n`` is the batch size and ``value`` the one value. ``stsnb.train.fit`` adds its
+    step, epoch and batch to the message; a loop that would rather skip such batches catches it and counts them.
+    """
+
+    def __init__(self, argument: str, n: int, value: float) -> None:
+        self.argument, self.n, self.value = argument, n, value
+        what = "gold scores" if argument == "y" else "predicted similarities"
+        super().__init__(
+            f"pearson_loss: {argument} ({what}) has zero variance: all {n} values of the batch equal {value:g}, so "
+            f"Pearson r (Eq. 9) is undefined; no loss or gradient is returned for such a batch"
+        )
+
+
 def pearson_loss(x: Tensor, y: Tensor, reduction: Reduction = "mean", *, official_code_bias: bool = False) -> Tensor:
     r"""Pcc-tuning's stage-2 loss, Eq. 9: one minus Pearson's r over the whole batch.
 
@@ -289,6 +306,12 @@ def pearson_loss(x: Tensor, y: Tensor, reduction: Reduction = "mean", *, officia
     ``ValueError``). ``1 - r`` is invariant to ``a X + b`` for ``a > 0``: only the linear trend of cosines vs scores
     matters, not their scale.
 
+    Constant batches (policy): when every gold score (or every cosine) of the batch is the same, ``r`` is 0/0.
+    The paper does not say what happens then (the official ``tune.py`` formula divides 0 by 0: NaN). We raise
+    ``ConstantBatchError`` (a ``ValueError``) naming the argument, the batch size and the value, rather than return
+    NaN or a made-up 0: nothing is silently trained on or dropped. ``stsnb.train.fit`` re-raises it with its optimizer
+    step, epoch and batch; a caller that prefers to skip such batches catches it and reports how many it skipped.
+
     Args:
         x: ``(N,)`` predicted similarities (cosines), floating point, ``N >= 2``.
         y: ``(N,)`` gold scores (any scale; cast to ``x.dtype``).
@@ -298,8 +321,8 @@ def pearson_loss(x: Tensor, y: Tensor, reduction: Reduction = "mean", *, officia
             ``r * (N - 1) / N`` (a 0.4% shrink at N = 232: the same optimum, a slightly smaller gradient).
 
     Raises:
-        ValueError: if shapes differ or are not 1-D, ``N < 2``, or ``x`` or ``y`` is constant (zero variance:
-            ``r`` is undefined — e.g. a collapsed encoder, or a batch whose gold scores are all equal).
+        ConstantBatchError: ``x`` or ``y`` is constant over the batch (zero variance: ``r`` is undefined).
+        ValueError: if shapes differ or are not 1-D, or ``N < 2``.
     """
     if reduction != "mean":
         _check_reduction(reduction)
@@ -316,7 +339,7 @@ def pearson_loss(x: Tensor, y: Tensor, reduction: Reduction = "mean", *, officia
     y = y.to(x.dtype)
     for name, values in (("x", x), ("y", y)):
         if bool(values.max() == values.min()):
-            raise ValueError(f"{name} has zero variance (all {n} values equal): Pearson r is undefined")
+            raise ConstantBatchError(name, n, float(values[0]))
     xc, yc = x - x.mean(), y - y.mean()  # X - E[X], Y - E[Y]
     r = (xc * yc).sum() / (xc.norm() * yc.norm())  # r = cov(X, Y) / (sigma_X sigma_Y)   (Eq. 9)
     if official_code_bias:

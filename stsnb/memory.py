@@ -105,7 +105,8 @@ def measure_in_fresh_process(target: str, kwargs: dict[str, Any], timeout: float
         timeout=timeout,
     )
     if completed.returncode != 0:
-        if "OutOfMemoryError" in completed.stderr or "MemoryError" in completed.stderr or completed.returncode == -9:
+        out_of_memory = ("OutOfMemoryError", "MemoryError", "can't allocate memory")  # CUDA, Python, CPU allocator
+        if any(text in completed.stderr for text in out_of_memory) or completed.returncode == -9:
             # a measured out-of-memory is a result (stsnb.runs.Run.attempt records it), not a crash
             raise MemoryError(f"{target}({kwargs}) ran out of memory in its own process:\n{completed.stderr[-1500:]}")
         raise RuntimeError(f"{target}({kwargs}) failed in its own process:\n{completed.stderr[-3000:]}")

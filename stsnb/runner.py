@@ -3,6 +3,8 @@
 A plan is ``papermill_runs/plans/<profile>.yaml``::
 
     description: what the profile is for, the hardware it assumes and how long it takes
+    timeout: 3600                   # optional: seconds each notebook may run (null or absent: no limit)
+    timeouts: {20_sts_regression: 7200}  # optional: per-notebook limits that replace ``timeout``
     notebooks:                      # executed in this order
       00_contrastive_ceiling: {}    # no overrides: the notebook's defaults (= the cpu profile)
       20_sts_regression:            # only what differs from the notebook's parameters cell
@@ -10,9 +12,15 @@ A plan is ``papermill_runs/plans/<profile>.yaml``::
 
 Each notebook runs (papermill, kernel ``python3``, cwd = its folder) into ``<out>/<profile>/.partial-<nb>/``; the
 notebook itself writes params.yaml, env.json, metrics.json, results.csv, figures/ and STATUS there through
-``stsnb.runs`` (``$STSNB_RUN_DIR``). Only a run that ends with STATUS ``ok`` replaces ``<out>/<profile>/<nb>/``;
-a failed attempt goes to ``<out>/<profile>/<nb>.failed/`` (with STATUS ``failed: <reason>`` and error.log) and
-the earlier good result stays untouched. ``<out>/<profile>/summary.md`` then tabulates every notebook of the plan.
+``stsnb.runs`` (``$STSNB_RUN_DIR``), metrics.json and results.csv after each section it records. Only a run that
+ends with STATUS ``ok`` replaces ``<out>/<profile>/<nb>/``; a failed attempt goes to ``<out>/<profile>/<nb>.failed/``
+(with STATUS ``failed: <reason>``, error.log and what its finished sections recorded) and the earlier good result
+stays untouched. A notebook past its timeout, or whose kernel died (e.g. killed by the out-of-memory killer), is a
+failed notebook like one that raised: the batch goes on with the next one and exits 1 at the end.
+
+A folder is replaced by renaming the old one aside (``.old-<name>``), the new one into place, then deleting the
+aside; ``recover`` (at the start of every batch) puts back an aside that a crash left without its replacement.
+``<out>/<profile>/summary.md`` then tabulates every notebook of the plan.
 """
 
 from __future__ import annotations
@@ -22,6 +30,7 @@ import contextlib
 import csv
 import datetime as dt
 import json
+import math
 import os
 import re
 import shutil
@@ -35,7 +44,7 @@ from typing import Any
 
 import yaml
 
-from .runs import REPO_ROOT, RUN_DIR_ENV, git_sha
+from .runs import REPO_ROOT, RUN_DIR_ENV, git_sha, write_text_atomic
 
 NOTEBOOKS_DIR = REPO_ROOT / "notebooks"
 PLANS_DIR = REPO_ROOT / "papermill_runs" / "plans"
@@ -57,7 +66,7 @@ class Plan:
     path: Path
     description: str
     notebooks: dict[str, dict[str, Any]]  # notebook name -> parameter overrides, in execution order
-    timeouts: dict[str, float | None] = field(default_factory=dict)  # notebook -> seconds per cell (None: no limit)
+    timeouts: dict[str, float | None] = field(default_factory=dict)  # notebook -> seconds it may run (None: no limit)
 
 
 @dataclass
@@ -108,10 +117,10 @@ def load_plan(path: Path) -> Plan:
 
 
 def _timeout(value: Any, where: str) -> float | None:
-    """Seconds a cell may run (papermill's execution_timeout); None or absent: no limit."""
+    """Seconds a notebook may run (see ``execute``); None or absent: no limit."""
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < math.inf:
         raise PlanError(f"{where}: expected a positive number of seconds, got {value!r}")
     return float(value)
 
@@ -201,26 +210,91 @@ def kernel_environment(run_dir: Path) -> Iterator[None]:
                 os.environ[name] = value
 
 
+class NotebookTimeout(TimeoutError):
+    """The notebook ran past its plan's timeout."""
+
+
+class KernelDied(RuntimeError):
+    """The notebook's kernel process ended while a cell ran (killed, e.g. by the out-of-memory killer, or crashed)."""
+
+
+def _exit_recording_kernel_manager() -> type:
+    """A jupyter_client kernel manager class that remembers how its kernel process ended (exit code, ``-N`` for
+    signal ``N``), so that a dead kernel's failure can say it was killed (SIGKILL: typically the OOM killer)."""
+    from jupyter_client.manager import AsyncKernelManager
+
+    class ExitRecordingKernelManager(AsyncKernelManager):
+        exit_codes: list[int] = []  # a new class per notebook (``execute``): its kernel's exit code
+
+        async def _async_is_alive(self) -> bool:  # what nbclient polls while a cell runs
+            alive = await super()._async_is_alive()
+            if not alive and self.provisioner is not None:
+                code = await self.provisioner.poll()
+                if code is not None:
+                    ExitRecordingKernelManager.exit_codes.append(int(code))
+            return alive
+
+        is_alive = _async_is_alive
+
+    return ExitRecordingKernelManager
+
+
 def execute(notebook: Path, parameters: Mapping[str, Any], run_dir: Path, timeout: float | None = None) -> None:
     """Execute one notebook with papermill into ``run_dir/<name>.ipynb``; raises what the notebook raised.
 
-    ``timeout``: seconds any one cell may run (papermill's ``execution_timeout``); a cell over it, or a kernel that
-    died (killed for memory), raises, and the runner records the notebook as failed.
+    ``timeout`` (seconds, None: no limit) bounds the whole notebook, counted from its start: each cell gets
+    papermill's ``execution_timeout`` of what is left (nbclient's per-cell ``timeout_func``), so the cell that runs
+    past the limit is stopped and ``NotebookTimeout`` raised. A kernel that dies mid-cell raises ``KernelDied``
+    naming the signal that killed it. The runner records either as a failed notebook and goes on.
     """
     import papermill
+    from nbclient.exceptions import CellTimeoutError, DeadKernelError
 
     notebook = notebook.resolve()
+    deadline = time.monotonic() + timeout if timeout is not None else None
+
+    def remaining_seconds(cell: Any = None) -> int | None:
+        if deadline is None:
+            return None
+        return max(1, math.ceil(deadline - time.monotonic()))  # nbclient reads 0 as "no limit"
+
+    manager = _exit_recording_kernel_manager()
     with kernel_environment(run_dir):
-        papermill.execute_notebook(
-            str(notebook),
-            str(run_dir / notebook.name),
-            parameters=dict(parameters),
-            kernel_name=KERNEL,
-            request_save_on_cell_execute=True,
-            progress_bar=False,
-            cwd=str(notebook.parent),
-            execution_timeout=timeout,
-        )
+        try:
+            papermill.execute_notebook(
+                str(notebook),
+                str(run_dir / notebook.name),
+                parameters=dict(parameters),
+                kernel_name=KERNEL,
+                request_save_on_cell_execute=True,
+                progress_bar=False,
+                cwd=str(notebook.parent),
+                execution_timeout=remaining_seconds(),
+                timeout_func=remaining_seconds,
+                kernel_manager_class=manager,
+            )
+        except CellTimeoutError as err:
+            raise NotebookTimeout(
+                f"timed out: the notebook ran past its plan timeout of {timeout:.0f} s (its kernel was stopped)"
+            ) from err
+        except DeadKernelError as err:
+            raise KernelDied(kernel_death(manager.exit_codes[-1] if manager.exit_codes else None)) from err
+
+
+def kernel_death(exit_code: int | None) -> str:
+    """Why a kernel died, from its process's exit code (``-N``: killed by signal ``N``)."""
+    import signal
+
+    if exit_code is None:
+        return "the kernel died mid-cell (exit code unknown)"
+    if exit_code < 0:
+        try:
+            name = signal.Signals(-exit_code).name
+        except ValueError:
+            name = f"signal {-exit_code}"
+        why = " (on Linux typically the out-of-memory killer)" if -exit_code == signal.SIGKILL else ""
+        return f"the kernel died mid-cell, killed by {name}{why}"
+    return f"the kernel died mid-cell, exit code {exit_code}"
 
 
 def failure_reason(err: BaseException) -> tuple[str, str]:
@@ -232,6 +306,8 @@ def failure_reason(err: BaseException) -> tuple[str, str]:
         reason = f"{err.ename}: {first_line}" if first_line else err.ename
         reason += f" (In [{err.exec_count}])"
         log = "\n".join(_ANSI.sub("", line) for line in err.traceback)
+    elif isinstance(err, NotebookTimeout | KernelDied):
+        reason, log = str(err), "".join(traceback.format_exception(err))
     else:
         first_line = (str(err).strip().splitlines() or [""])[0]
         reason = f"{type(err).__name__}: {first_line}" if first_line else type(err).__name__
@@ -263,6 +339,8 @@ def replace_folder(new: Path, target: Path) -> None:
     """Move ``new`` to ``target`` by rename; an existing ``target`` is renamed aside first and removed after (a crash
     in between leaves the aside, which ``recover`` puts back at the next start)."""
     aside = target.with_name(f".old-{target.name}")
+    if aside.exists() and not target.exists():  # the only copy of the earlier result: put it back before going on
+        aside.rename(target)
     if aside.exists():
         shutil.rmtree(aside)
     if target.exists():
@@ -322,15 +400,17 @@ def recorded_seconds(executed_notebook: Path) -> float | None:
         return None
 
 
+def read_metrics(folder: Path) -> dict[str, Any]:
+    path = folder / "metrics.json"
+    return json.loads(path.read_text()) if path.is_file() else {}
+
+
 def scalar_metrics(folder: Path) -> list[str]:
     """``name=value`` for the top-level numbers of metrics.json (``seconds`` has its own column).
 
     The notebook's ``headline`` metrics (``run.finish(..., headline=[...])``) come first, the rest by name.
     """
-    path = folder / "metrics.json"
-    if not path.is_file():
-        return []
-    metrics = json.loads(path.read_text())
+    metrics = read_metrics(folder)
     headline = [key for key in metrics.get("headline", []) if key in metrics]
     order = headline + sorted(key for key in metrics if key not in headline)
     shown = [
@@ -341,6 +421,17 @@ def scalar_metrics(folder: Path) -> list[str]:
     if len(shown) > SHOWN_METRICS:
         shown = shown[:SHOWN_METRICS] + [f"(+{len(shown) - SHOWN_METRICS} more in metrics.json)"]
     return shown
+
+
+def section_notes(folder: Path) -> list[str]:
+    """``<section>: out of memory`` for each section the notebook recorded as not done (``Run.attempt``); the error
+    itself is in metrics.json (``<section>/error``)."""
+    metrics = read_metrics(folder)
+    return [
+        f"{key.removesuffix('/status')}: {str(value).replace('_', ' ')}"
+        for key, value in sorted(metrics.items())
+        if key.endswith("/status") and value != "done"
+    ]
 
 
 def comparison_rows(folder: Path) -> list[dict[str, str]]:
@@ -373,7 +464,11 @@ def _cell(text: str) -> str:
 
 
 def summary_markdown(plan: Plan, outcomes: Sequence[Outcome], profile_dir: Path) -> str:
-    """One table: each notebook's status, duration, scalar metrics, and its results beside the papers' numbers."""
+    """One table: each notebook's status, duration, scalar metrics, and its results beside the papers' numbers.
+
+    A notebook's good result is shown; a failed notebook without one shows what its failed run recorded before it
+    stopped (``run.record``), marked partial, rows included. Sections recorded as out of memory come first.
+    """
     lines = [
         f"# stsnb run --profile {plan.profile}",
         "",
@@ -390,17 +485,22 @@ def summary_markdown(plan: Plan, outcomes: Sequence[Outcome], profile_dir: Path)
         link = f"[{outcome.notebook}]({shown.name}/{outcome.notebook}.ipynb)" if shown.is_dir() else outcome.notebook
         # a failed run with no good one before it: the sections it finished (run.record) are shown, marked partial
         partial = outcome.good is None and shown.is_dir()
-        metrics = scalar_metrics(shown) if shown.is_dir() else []
+        metrics = section_notes(shown) + scalar_metrics(shown) if shown.is_dir() else []
+        rows = comparison_rows(shown) if shown.is_dir() else []
+        if partial and (metrics or rows):
+            done = read_metrics(shown).get("sections_done") or []
+            metrics.insert(0, f"partial, from the failed run (sections done: {', '.join(done) or 'none'})")
         head = [
             link,
             _cell(_status_text(outcome)),
             f"{outcome.seconds:.0f}" if outcome.seconds is not None else "",
-            _cell(("partial, from the failed run: " if partial and metrics else "") + ", ".join(metrics)),
+            _cell(", ".join(metrics)),
         ]
-        rows = comparison_rows(shown) if shown.is_dir() else []
         for index, row in enumerate(rows or [{}]):
             setting = " ".join(filter(None, (row.get("paper"), row.get("table"))))
             setting = f"{setting}: {row.get('setting', '')}" if setting else row.get("setting", "")
+            if partial and row:
+                setting = f"(failed run) {setting}"
             result = [
                 _cell(setting),
                 _cell(row.get("task", "")),
@@ -436,14 +536,15 @@ def run(
         _log(f"{name}: restored the good result an interrupted run had set aside")
     outcomes = {}
     for number, name in enumerate(selected, start=1):
-        _log(f"{number}/{len(selected)} {name}: started")
-        outcome = run_notebook(name, plan.notebooks[name], notebooks_dir, profile_dir, plan.timeouts.get(name))
+        limit = plan.timeouts.get(name)
+        _log(f"{number}/{len(selected)} {name}: started" + (f" (timeout {limit:.0f} s)" if limit else ""))
+        outcome = run_notebook(name, plan.notebooks[name], notebooks_dir, profile_dir, limit)
         detail = "ok" if outcome.status == "ok" else _status_text(outcome)
         _log(f"{number}/{len(selected)} {name}: {detail} ({outcome.seconds:.1f} s)")
         outcomes[name] = outcome
     every = [outcomes.get(name) or recorded_outcome(name, profile_dir) for name in plan.notebooks]
     summary = profile_dir / "summary.md"
-    summary.write_text(summary_markdown(plan, every, profile_dir))
+    write_text_atomic(summary, summary_markdown(plan, every, profile_dir))
     failures = sum(outcome.status == "failed" for outcome in outcomes.values())
     _log(f"{len(outcomes) - failures} ok, {failures} failed; summary: {summary}")
     return 1 if failures else 0

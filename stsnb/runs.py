@@ -4,7 +4,13 @@ A notebook calls, right after its parameters cell::
 
     run = stsnb.runs.start("20_sts_regression", params=stsnb.runs.collect_params(globals()))
     ...
-    run.finish(metrics, comparison)
+    run.record("Table 1", metrics, comparison)           # as each section finishes: metrics.json, results.csv
+    report = run.attempt("Table 4", lambda: measure())  # None after a measured out-of-memory, recorded as the result
+    ...
+    run.finish(metrics, comparison)                      # the final metrics and STATUS ok
+
+metrics.json and results.csv are replaced atomically (a new file renamed over the old), so a kernel killed in a
+later section leaves the last complete version for the batch runner to show.
 
 Under ``stsnb run`` the batch runner tells the kernel where to write through ``$STSNB_RUN_DIR``; opened by
 hand in JupyterLab, a notebook writes to ``runs/<notebook>/<timestamp>/`` at the repository root.
@@ -168,13 +174,18 @@ class Run:
         return self.dir / "metrics.json"
 
     def attempt(self, section: str, function: Callable[[], Any]) -> Any:
-        """``function()``, or None when it runs out of memory: then the out-of-memory is recorded as the section's
-        result (``<section>/status = "out_of_memory"``, with the error) and the notebook goes on."""
+        """``function()``, or None when it runs out of memory (``is_out_of_memory``): then the out-of-memory is
+        recorded as the section's result (``<section>/status = "out_of_memory"``, with the error), the memory is
+        given back (garbage collection, the CUDA cache) and the notebook goes on. Other errors propagate."""
         try:
             return function()
-        except (MemoryError, torch_oom_errors()) as err:
+        except Exception as err:
+            if not is_out_of_memory(err):
+                raise
             self.record(section, {f"{section}/status": "out_of_memory", f"{section}/error": str(err)[:300]})
-            return None
+            print(f"{section}: out of memory, recorded as its result in metrics.json; the notebook goes on")
+        _release_memory()
+        return None
 
     def _write(self, metrics: Mapping[str, Any], rows: Sequence[Mapping[str, Any]]) -> None:
         path = self.dir / "metrics.json"
@@ -203,11 +214,41 @@ class Run:
             metrics["headline"] = list(headline)
         metrics.setdefault("seconds", round((dt.datetime.now(dt.UTC) - self.started).total_seconds(), 1))
         self._write(metrics, comparison)
-        (self.dir / "STATUS").write_text("ok\n")
+        write_text_atomic(self.dir / "STATUS", "ok\n")
         return self.dir / "metrics.json"
 
 
 RESULT_COLUMNS = ("paper", "table", "setting", "task", "ours", "paper_value", "delta", "note")
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    """Write ``path`` through a temporary file renamed over it: a reader (or a crash) sees the old or the new file."""
+    path = Path(path)
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    temporary.write_text(text)
+    temporary.replace(path)
+
+
+def is_out_of_memory(err: BaseException) -> bool:
+    """A measured out-of-memory: ``MemoryError`` (Python; ``stsnb.memory`` for a child process), torch's
+    ``OutOfMemoryError`` (CUDA) or the CPU allocator's failure (a ``RuntimeError`` "DefaultCPUAllocator: can't
+    allocate memory")."""
+    if isinstance(err, MemoryError | torch_oom_errors()):
+        return True
+    return isinstance(err, RuntimeError) and "can't allocate memory" in str(err)
+
+
+def _release_memory() -> None:
+    import gc
+
+    gc.collect()
+    try:
+        import torch
+
+        if torch.cuda.is_available():
+            torch.cuda.empty_cache()
+    except ImportError:  # pragma: no cover
+        pass
 
 
 def torch_oom_errors() -> type[BaseException]:

@@ -261,12 +261,28 @@ def test_pearson_loss_gradient_matches_the_closed_form(rng):
     np.testing.assert_allclose(grad.numpy(), -dr, rtol=1e-9, atol=1e-12)
 
 
+def test_pearson_loss_on_a_constant_batch_raises_naming_it():
+    """Policy: r is 0/0 when the gold scores (or the cosines) are all equal; raise, never return NaN or 0."""
+    x, constant = [0.1, 0.5, 0.7, 0.9], [3.0, 3.0, 3.0, 3.0]  # e.g. four pairs from one STS-B score bucket
+    with pytest.raises(ZeroDivisionError):
+        pearson_np(x, constant)  # Eq. 9 itself is undefined here
+    cosines = t(x).requires_grad_()
+    with pytest.raises(
+        L.ConstantBatchError, match=r"y \(gold scores\) has zero variance: all 4 values .* equal 3"
+    ) as raised:
+        L.pearson_loss(cosines, t(constant))
+    assert isinstance(raised.value, ValueError)  # a training loop can catch it and add its step
+    assert (raised.value.argument, raised.value.n, raised.value.value) == ("y", 4, 3.0)
+    assert cosines.grad is None  # no loss, no gradient
+    with pytest.raises(L.ConstantBatchError, match=r"x \(predicted similarities\) has zero variance") as raised:
+        L.pearson_loss(torch.full((3,), 0.25), torch.tensor([1.0, 2.0, 3.0]))  # a collapsed encoder
+    assert (raised.value.argument, raised.value.n, raised.value.value) == ("x", 3, 0.25)
+    almost = [3.0, 3.0, 3.0, 3.5]  # one differing score is enough: r is defined and is Eq. 9's
+    assert L.pearson_loss(cosines, t(almost)).item() == pytest.approx(1 - pearson_np(x, almost), rel=1e-12)
+
+
 def test_pearson_loss_edge_cases():
     x = torch.tensor([0.2, 0.4, 0.6])
-    with pytest.raises(ValueError, match="x has zero variance"):
-        L.pearson_loss(torch.full((3,), 0.1), torch.tensor([1.0, 2.0, 3.0]))
-    with pytest.raises(ValueError, match="y has zero variance"):
-        L.pearson_loss(x, torch.full((3,), 4.0))
     with pytest.raises(ValueError, match="at least 2"):
         L.pearson_loss(torch.tensor([0.3]), torch.tensor([2.0]))
     with pytest.raises(ValueError, match="batch statistic"):

@@ -213,3 +213,96 @@ def test_sections_recorded_before_a_failure_are_kept_and_shown(tmp_path):
     run.finish({"total": 1})
     final = json.loads((run_dir / "metrics.json").read_text())
     assert final["table1/avg"] == 71.5 and final["total"] == 1 and final["sections_done"] == ["Table 1", "Table 4"]
+
+
+def test_timeout_bounds_the_whole_notebook_not_each_cell(tmp_path):
+    # two cells of 12 s each: under a 20 s limit per cell, over a 20 s limit for the notebook
+    write_timed_plan(tmp_path / "plans", {"tiny_sections": {"ending": "sleep", "sleep_seconds": 12}}, {})
+    plan = yaml.safe_load((tmp_path / "plans" / "tiny.yaml").read_text())
+    (tmp_path / "plans" / "tiny.yaml").write_text(yaml.safe_dump({**plan, "timeout": 20}))
+    assert runner.run("tiny", out=tmp_path / "out", plans_dir=tmp_path / "plans", notebooks_dir=FIXTURES) == 1
+    failed = tmp_path / "out" / "tiny" / "tiny_sections.failed"
+    status = (failed / "STATUS").read_text()
+    assert status.startswith("failed: timed out: the notebook ran past its plan timeout of 20 s"), status
+    assert json.loads((failed / "metrics.json").read_text())["a_score"] == 12.5  # recorded before the limit
+
+
+def test_a_killed_kernel_keeps_the_sections_it_finished_and_the_summary_shows_them(tmp_path):
+    assert run(tmp_path, {"tiny_sections": {"ending": "kill"}}) == 1
+    failed = tmp_path / "out" / "tiny" / "tiny_sections.failed"
+    status = (failed / "STATUS").read_text()
+    assert status.startswith("failed: the kernel died mid-cell, killed by SIGKILL"), status
+    metrics = json.loads((failed / "metrics.json").read_text())
+    assert metrics["stsnb_file"] == str(Path(runner.__file__).with_name("runs.py"))  # the kernel ran this stsnb
+    assert metrics["a_score"] == 12.5 and metrics["sections_done"] == ["Section A", "Section B"]
+    assert metrics["Section B/status"] == "out_of_memory" and "can't allocate memory" in metrics["Section B/error"]
+    row = summary_row((tmp_path / "out" / "tiny" / "summary.md").read_text(), "tiny_sections")
+    assert "the kernel died mid-cell, killed by SIGKILL" in row
+    assert "partial, from the failed run (sections done: Section A, Section B), Section B: out of memory" in row
+    assert "a_score=12.5" in row and "| (failed run) fixture Section A: made up | avg | 12.50 | 10.00 | 2.50 |" in row
+
+
+def test_an_out_of_memory_section_is_shown_as_the_result_of_a_good_run(tmp_path):
+    assert run(tmp_path, {"tiny_sections": {"ending": "finish"}}) == 0
+    folder = tmp_path / "out" / "tiny" / "tiny_sections"
+    assert "section B result: None" in (folder / "tiny_sections.ipynb").read_text()  # the notebook went on
+    row = summary_row((tmp_path / "out" / "tiny" / "summary.md").read_text(), "tiny_sections")
+    assert "| ok |" in row and "Section B: out of memory, a_score=12.5" in row and "partial" not in row
+    assert "| fixture Section A: made up | avg | 12.50 | 10.00 | 2.50 |" in row
+
+
+def test_replace_folder_never_deletes_the_only_copy(tmp_path):
+    target, aside = tmp_path / "nb", tmp_path / ".old-nb"
+    aside.mkdir()  # a crash left the good result aside, and nothing recovered it yet
+    (aside / "STATUS").write_text("ok\n")
+    new = tmp_path / ".partial-nb"
+    new.mkdir()
+    (new / "STATUS").write_text("failed: x\n")
+    runner.replace_folder(new, tmp_path / "nb.failed")  # another target: the aside is not touched
+    assert (aside / "STATUS").is_file()
+    new.mkdir()
+    (new / "metrics.json").write_text("{}")
+    runner.replace_folder(new, target)
+    assert (target / "metrics.json").is_file() and not aside.exists() and not new.exists()
+
+
+def test_kernel_death_names_the_signal_and_plan_timeouts_must_be_finite(tmp_path):
+    assert runner.kernel_death(-9) == (
+        "the kernel died mid-cell, killed by SIGKILL (on Linux typically the out-of-memory killer)"
+    )
+    assert runner.kernel_death(-11) == "the kernel died mid-cell, killed by SIGSEGV"
+    assert runner.kernel_death(1) == "the kernel died mid-cell, exit code 1"
+    assert runner.kernel_death(None) == "the kernel died mid-cell (exit code unknown)"
+    (tmp_path / "tiny.yaml").write_text("description: d\ntimeout: .inf\nnotebooks: {tiny_ok: {}}\n")
+    with pytest.raises(runner.PlanError, match="positive number of seconds"):
+        runner.load_plan(tmp_path / "tiny.yaml")
+    plan = "description: d\ntimeout: 600\ntimeouts: {b: null}\nnotebooks: {a: {}, b: {}}\n"  # b: no limit
+    (tmp_path / "tiny.yaml").write_text(plan)
+    assert runner.load_plan(tmp_path / "tiny.yaml").timeouts == {"a": 600.0, "b": None}
+
+
+def test_attempt_records_cpu_and_cuda_out_of_memory_but_raises_other_errors(tmp_path, monkeypatch, capsys):
+    import torch
+
+    from stsnb import runs
+
+    monkeypatch.setenv(runs.RUN_DIR_ENV, str(tmp_path / "run"))
+    run_ = runs.start("fixture", params={"seed": 0})
+    assert run_.attempt("CPU", lambda: torch.empty(2**62, dtype=torch.uint8)) is None  # the CPU allocator refuses
+
+    def cuda_out_of_memory():
+        raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")
+
+    assert run_.attempt("CUDA", cuda_out_of_memory) is None
+
+    def bug():
+        raise RuntimeError("a bug, not a measurement")
+
+    with pytest.raises(RuntimeError, match="a bug"):
+        run_.attempt("Bug", bug)
+    assert run_.attempt("Fits", lambda: 42) == 42
+    metrics = json.loads((tmp_path / "run" / "metrics.json").read_text())
+    assert metrics["CPU/status"] == metrics["CUDA/status"] == "out_of_memory"
+    assert "DefaultCPUAllocator: can't allocate memory" in metrics["CPU/error"]
+    assert "Bug/status" not in metrics and "Fits/status" not in metrics
+    assert "CPU: out of memory, recorded as its result" in capsys.readouterr().out
