@@ -1,0 +1,215 @@
+"""Training a baseline (SimCSE / ESimCSE / SNCSE) with or without HiCL on unlabelled sentences, through
+``stsnb.train.fit`` with STS-B dev selection every ``eval_every`` steps, step 0 included (HiCL Appendix A.3: "we
+evaluate the model every 125 training steps on the development set of STS-B and select the best checkpoint").
+
+One optimizer step: the batch's sentences (token ids, truncated to ``max_length``) are cut into segments of
+``slice_length`` tokens when HiCL is on (whole otherwise), the anchor view and the positive view (and SNCSE's negated
+view) of every segment go through the backbone in one padded forward (different dropout masks per row), segment
+embeddings are pooled into sequence embeddings (Section 3.1), and the loss is the baseline's ``L_g`` on sequences,
+mixed with Eq. 2 on segments as ``alpha L_l + (1 - alpha) L_g`` under HiCL (Section 3.2).
+
+Evaluation always embeds whole sentences with the model's sentence encoder (for SNCSE: the anchor prompt, last or
+[MASK] token), as the baselines' SentEval evaluation does; the paper does not say that HiCL slices test sentences
+(STS sentences are mostly shorter than L anyway).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import torch
+from torch import nn
+
+from ... import models
+from ...models import SentenceEncoder
+from ...train import TrainConfig, TrainResult, fit
+from .objectives import ObjectiveSettings, global_loss, hicl_objective
+from .segments import (
+    SegmentBatch,
+    SegmentPooling,
+    Template,
+    build_segments,
+    encode_segments,
+    pool_sequences,
+    special_token_frame,
+)
+from .variants import Method, MethodSettings, MomentumQueue, negate, prompt_for_backbone, repeat_tokens
+
+
+@dataclass(frozen=True)
+class HiclSettings:
+    """HiCL on or off and its segmentation (Section 3.1): L, segment pooling (Table 3), special tokens per segment."""
+
+    enabled: bool = True
+    slice_length: int = 32  # L, "we recommend setting the default slicing length as 32" (Section 5.3)
+    segment_pooling: SegmentPooling = "weighted"  # Table 3: weighted (the paper's) | unweighted
+    special_tokens: bool = True  # each segment a standalone input with the tokenizer's special tokens (open choice)
+
+
+@dataclass
+class TrainingExample:
+    """One unlabelled sentence as token ids (and, for SNCSE, its negation's ids)."""
+
+    ids: list[int]
+    negation_ids: list[int] | None = None
+
+
+def is_causal(encoder: SentenceEncoder) -> bool:
+    """A decoder-only backbone (by its config, as ``stsnb.models`` decides it)."""
+    return models._config_is_causal(encoder.backbone.config.to_dict())
+
+
+def sncse_encoder(encoder: SentenceEncoder, settings: MethodSettings) -> SentenceEncoder:
+    """The SNCSE sentence encoder sharing ``encoder``'s backbone: anchor prompt, [MASK] or (decoder) last token."""
+    causal = is_causal(encoder)
+    prompt = prompt_for_backbone(settings.anchor_prompt, encoder.tokenizer, causal)
+    template = prompt.replace("[X]", "*sent_0*")
+    pooling = "last" if causal else "cls"
+    if not causal:
+        raise NotImplementedError("SNCSE's [MASK]-token pooling on a masked LM is not wired up here (paper profile)")
+    wrapped = SentenceEncoder(encoder.backbone, encoder.tokenizer, pooling, template, encoder.max_length, encoder.name)
+    wrapped.weights_source, wrapped.load_settings = encoder.weights_source, encoder.load_settings
+    wrapped.load_record = encoder.load_record  # the embedding cache key follows the shared weights
+    return wrapped
+
+
+class ContrastiveModel(nn.Module):
+    """What ``fit`` trains: ``encoder`` (evaluated on STS-B dev) and, for ESimCSE, the momentum encoder and queue."""
+
+    def __init__(
+        self,
+        encoder: SentenceEncoder,
+        method: Method,
+        hicl: HiclSettings,
+        objective: ObjectiveSettings,
+        method_settings: MethodSettings | None = None,
+        seed: int = 0,
+    ):
+        super().__init__()
+        if method not in ("simcse", "esimcse", "sncse"):
+            raise ValueError(f"method must be 'simcse', 'esimcse' or 'sncse', got {method!r}")
+        self.method = method
+        self.hicl = hicl
+        self.objective = objective
+        method_settings = method_settings or MethodSettings()
+        self.settings = method_settings
+        self.rng = random.Random(seed)
+        self.encoder = sncse_encoder(encoder, method_settings) if method == "sncse" else encoder
+        self.frame = special_token_frame(encoder.tokenizer)
+        tokenizer = encoder.tokenizer
+        if method == "sncse":
+            causal = is_causal(encoder)
+            self.anchor_template = Template.from_text(
+                tokenizer, prompt_for_backbone(method_settings.anchor_prompt, tokenizer, causal)
+            )
+            self.positive_template = Template.from_text(
+                tokenizer, prompt_for_backbone(method_settings.positive_prompt, tokenizer, causal)
+            )
+        else:
+            self.anchor_template = self.positive_template = Template()
+        self.momentum = (
+            MomentumQueue(encoder.backbone, method_settings.queue_size, method_settings.momentum)
+            if method == "esimcse"
+            else None
+        )
+        self.last_parts: dict[str, float] = {}
+
+    def segments(self, sequences: Sequence[Sequence[int]], template: Template, transform=None) -> SegmentBatch:
+        length = self.hicl.slice_length if self.hicl.enabled else None
+        frame = self.frame if self.hicl.special_tokens else ((), ())
+        return build_segments(sequences, length, frame=frame, template=template, transform=transform)
+
+    def loss(self, batch: Sequence[TrainingExample]) -> torch.Tensor:
+        """The training loss of one batch (see the module docstring)."""
+        ids = [example.ids for example in batch]
+        anchor = self.segments(ids, self.anchor_template)
+        transform = None
+        if self.method == "esimcse":
+            transform = lambda piece: repeat_tokens(piece, self.settings.dup_rate, self.rng)[0]  # noqa: E731
+        positive = self.segments(ids, self.positive_template, transform)
+        views = [anchor, positive]
+        if self.method == "sncse":
+            negations = [example.negation_ids for example in batch]
+            if any(n is None for n in negations):
+                raise ValueError("SNCSE needs every TrainingExample's negation_ids (make_examples(..., 'sncse'))")
+            views.append(self.segments(negations, self.positive_template))
+        if self.momentum is not None:
+            self.momentum.update(self.encoder.backbone)
+        rows = [row for view in views for row in view.input_ids]
+        embedded = encode_segments(self.encoder, rows)
+        parts = torch.split(embedded, [len(view) for view in views])
+        pooling = self.hicl.segment_pooling
+        pooled = [
+            pool_sequences(e, v.sequence_ids, v.lengths, v.n_sequences, pooling)
+            for e, v in zip(parts, views, strict=True)
+        ]
+        queue = self.momentum.queue if self.momentum is not None else None
+        soft_negative = pooled[2] if self.method == "sncse" else None
+        loss = global_loss(pooled[0], pooled[1], self.objective, queue=queue, soft_negative=soft_negative)
+        self.last_parts = {"global": float(loss.detach())}
+        if self.hicl.enabled and self.objective.alpha > 0:
+            loss, local = hicl_objective(parts[0], parts[1], anchor.sequence_ids, loss, self.objective)
+            self.last_parts["local"] = float(local.detach())
+        if self.momentum is not None:
+            with torch.no_grad():
+                keys = encode_segments(self.encoder, anchor.input_ids, backbone=self.momentum.backbone)
+                self.momentum.push(pool_sequences(keys, anchor.sequence_ids, anchor.lengths, len(ids), pooling))
+        return loss
+
+
+def make_examples(
+    tokenizer, sentences: Sequence[str], max_length: int, method: Method
+) -> tuple[list[TrainingExample], dict[str, int]]:
+    """Token ids of each sentence (no special tokens, first ``max_length`` kept) and, for SNCSE, of its negation;
+    returns the examples and how often each negation rule fired (empty unless SNCSE)."""
+    if max_length < 1:
+        raise ValueError(f"max_length must be >= 1, got {max_length}")
+    ids = tokenizer(list(sentences), add_special_tokens=False)["input_ids"]
+    rules: dict[str, int] = {}
+    examples = []
+    negated_ids: list[list[int]] | None = None
+    if method == "sncse":
+        negated = [negate(s) for s in sentences]
+        for _, rule in negated:
+            rules[rule] = rules.get(rule, 0) + 1
+        negated_ids = tokenizer([text for text, _ in negated], add_special_tokens=False)["input_ids"]
+    for index, tokens in enumerate(ids):
+        if not tokens:
+            raise ValueError(f"sentence {index} ({sentences[index]!r}) has no tokens")
+        negation = negated_ids[index][:max_length] if negated_ids is not None else None
+        examples.append(TrainingExample(list(tokens[:max_length]), negation))
+    return examples, rules
+
+
+@dataclass
+class TrainedModel:
+    encoder: SentenceEncoder  # the sentence encoder to evaluate (for SNCSE with the anchor prompt)
+    result: TrainResult
+    losses: list[dict] = field(default_factory=list)
+
+
+def train_method(
+    encoder: SentenceEncoder,
+    examples: Sequence[TrainingExample],
+    method: Method,
+    hicl: HiclSettings,
+    objective: ObjectiveSettings,
+    config: TrainConfig,
+    evaluate=None,
+    method_settings: MethodSettings | None = None,
+) -> TrainedModel:
+    """Train ``encoder`` in place with ``fit``; ``evaluate(model) -> STS-B dev Spearman`` selects the checkpoint
+    (``stsnb.evaluate.dev_evaluator``: it reads ``model.encoder``). Trainable parameters: those of ``encoder``
+    that require a gradient (the momentum copy does not)."""
+    model = ContrastiveModel(encoder, method, hicl, objective, method_settings, seed=config.seed)
+    parts: list[dict] = []
+
+    def loss_fn(m: ContrastiveModel, batch: Sequence[TrainingExample]) -> torch.Tensor:
+        loss = m.loss(batch)
+        parts.append(dict(m.last_parts))
+        return loss
+
+    result = fit(model, loss_fn, list(examples), config, evaluate=evaluate)
+    return TrainedModel(model.encoder, result, parts)
