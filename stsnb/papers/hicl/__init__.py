@@ -7,3 +7,41 @@
 - ``variants``: Table 1's baselines, SimCSE, ESimCSE (word repetition, momentum queue), SNCSE (negation, prompts).
 - ``training``: one model / loss per (baseline, HiCL on/off) trained with ``stsnb.train.fit`` and STS-B dev selection.
 """
+
+from .objectives import ObjectiveSettings, bml_loss, global_loss, hicl_objective, queue_info_nce
+from .segments import (
+    SEGMENT_POOLINGS,
+    TABLE2_EDGES,
+    SegmentBatch,
+    Template,
+    build_segments,
+    encode_segments,
+    length_distribution,
+    pool_sequences,
+    segment_count,
+    segment_weights,
+    slice_tokens,
+    special_token_frame,
+    token_lengths,
+)
+from .training import (
+    ContrastiveModel,
+    HiclSettings,
+    TrainedModel,
+    TrainingExample,
+    make_examples,
+    sncse_encoder,
+    train_method,
+)
+from .variants import (
+    HICL_PAPER_PROMPT,
+    METHODS,
+    SNCSE_ANCHOR_PROMPT,
+    SNCSE_POSITIVE_PROMPT,
+    MethodSettings,
+    MomentumQueue,
+    negate,
+    prompt_for_backbone,
+    repeat_tokens,
+    repetition_count,
+)
