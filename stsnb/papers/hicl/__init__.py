@@ -6,9 +6,14 @@
   (Table 4's same-sequence relation, Appendix A.8's summation / averaging), ``alpha L_l + (1 - alpha) L_g``.
 - ``variants``: Table 1's baselines, SimCSE, ESimCSE (word repetition, momentum queue), SNCSE (negation, prompts).
 - ``training``: one model / loss per (baseline, HiCL on/off) trained with ``stsnb.train.fit`` and STS-B dev selection.
+- ``efficiency``: Section 3.3 / Table 12, one step whole vs in segments, time and peak memory in fresh processes.
+- ``results``: per-pair STS predictions, paired intervals and the +HiCL verdicts (``stsnb.stats``).
+- ``reported``: the paper's numbers.
 """
 
 from .objectives import ObjectiveSettings, bml_loss, global_loss, hicl_objective, queue_info_nce
+from .reported import ABSTRACT_CLAIMS, REPORTED, TABLE1, TABLE2, table1_gain
+from .results import paired_difference, plus_hicl_claim, spearman_scores, task_predictions
 from .segments import (
     SEGMENT_POOLINGS,
     TABLE2_EDGES,
@@ -27,6 +32,7 @@ from .segments import (
 from .training import (
     ContrastiveModel,
     HiclSettings,
+    MaskTokenEncoder,
     TrainedModel,
     TrainingExample,
     make_examples,

@@ -155,6 +155,9 @@ def encode_segments(encoder, input_ids: Sequence[Sequence[int]], backbone: torch
     pad = encoder.tokenizer.pad_token_id
     features = pad_inputs(input_ids, pad if pad is not None else 0, next(model.parameters()).device)
     output = model(input_ids=features["input_ids"], attention_mask=features["attention_mask"])
+    pool_features = getattr(encoder, "pool_features", None)  # SNCSE on a masked LM: the [MASK] token
+    if pool_features is not None:
+        return pool_features(output.last_hidden_state, features).float()
     return encoder.pool(output.last_hidden_state, features["attention_mask"]).float()
 
 

@@ -61,15 +61,27 @@ def is_causal(encoder: SentenceEncoder) -> bool:
     return models._config_is_causal(encoder.backbone.config.to_dict())
 
 
+class MaskTokenEncoder(SentenceEncoder):
+    """A masked LM read at its [MASK] token (SNCSE's representation): the template holds the mask token once."""
+
+    def pool_features(self, hidden: torch.Tensor, features: dict[str, torch.Tensor]) -> torch.Tensor:
+        where = features["input_ids"] == self.tokenizer.mask_token_id
+        if not bool((where.sum(dim=1) == 1).all()):
+            raise ValueError("every input of a MaskTokenEncoder needs exactly one mask token (the SNCSE prompt)")
+        return hidden[where]
+
+    def embed(self, features: dict[str, torch.Tensor]) -> torch.Tensor:
+        output = self.backbone(input_ids=features["input_ids"], attention_mask=features["attention_mask"])
+        return self.pool_features(output.last_hidden_state, features).float()
+
+
 def sncse_encoder(encoder: SentenceEncoder, settings: MethodSettings) -> SentenceEncoder:
-    """The SNCSE sentence encoder sharing ``encoder``'s backbone: anchor prompt, [MASK] or (decoder) last token."""
+    """The SNCSE sentence encoder sharing ``encoder``'s backbone and weights: the anchor prompt, read at the last
+    token (a decoder: the prompt ends after "means") or at the [MASK] token (a masked LM)."""
     causal = is_causal(encoder)
-    prompt = prompt_for_backbone(settings.anchor_prompt, encoder.tokenizer, causal)
-    template = prompt.replace("[X]", "*sent_0*")
-    pooling = "last" if causal else "cls"
-    if not causal:
-        raise NotImplementedError("SNCSE's [MASK]-token pooling on a masked LM is not wired up here (paper profile)")
-    wrapped = SentenceEncoder(encoder.backbone, encoder.tokenizer, pooling, template, encoder.max_length, encoder.name)
+    template = prompt_for_backbone(settings.anchor_prompt, encoder.tokenizer, causal).replace("[X]", "*sent_0*")
+    kind = SentenceEncoder if causal else MaskTokenEncoder
+    wrapped = kind(encoder.backbone, encoder.tokenizer, "last", template, encoder.max_length, encoder.name)
     wrapped.weights_source, wrapped.load_settings = encoder.weights_source, encoder.load_settings
     wrapped.load_record = encoder.load_record  # the embedding cache key follows the shared weights
     return wrapped
