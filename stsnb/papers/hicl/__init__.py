@@ -30,12 +30,16 @@ from .segments import (
     token_lengths,
 )
 from .training import (
+    BackboneSettings,
     ContrastiveModel,
     HiclSettings,
     MaskTokenEncoder,
+    RunOutcome,
     TrainedModel,
     TrainingExample,
+    evaluation_encoder,
     make_examples,
+    run_training,
     sncse_encoder,
     train_method,
 )

@@ -225,3 +225,87 @@ def train_method(
 
     result = fit(model, loss_fn, list(examples), config, evaluate=evaluate)
     return TrainedModel(model.encoder, result, parts)
+
+
+@dataclass(frozen=True)
+class BackboneSettings:
+    """How the backbone is loaded (``stsnb.models.load_encoder``); ``dropout`` only for a Llama-family backbone."""
+
+    name: str = "smollm2-135m-l6"
+    pooling: str | None = "mean"  # SimCSE / ESimCSE sentence pooling (SNCSE always reads its prompt token)
+    dropout: float | None = 0.1  # attention + hidden dropout added to a raw decoder (None: the model's own)
+    freeze_embeddings: bool = True  # keep the token embedding fixed
+    max_length: int = 128  # evaluation cutoff of the sentence encoder
+
+    def load(self) -> SentenceEncoder:
+        return models.load_encoder(
+            self.name,
+            pooling=self.pooling,
+            max_length=self.max_length,
+            dropout=self.dropout,
+            freeze_embeddings=self.freeze_embeddings,
+        )
+
+
+@dataclass
+class RunOutcome:
+    """One trained model's record: its STS predictions and scores, the dev curve, the loss parts, the time."""
+
+    method: str
+    hicl: bool
+    seed: int
+    predictions: dict
+    scores: dict[str, float]
+    result: TrainResult
+    losses: list[dict]
+    seconds: float
+
+    @property
+    def dev_curve(self) -> list[tuple[int, float]]:
+        return [(h["step"], h["dev"]) for h in self.result.history if "dev" in h]
+
+
+def run_training(
+    backbone: BackboneSettings,
+    sentences: Sequence[str],
+    method: Method,
+    hicl: HiclSettings,
+    objective: ObjectiveSettings,
+    config: TrainConfig,
+    dev_pairs: Sequence,
+    method_settings: MethodSettings | None = None,
+    max_length: int = 128,
+    eval_tasks: str = "all",
+    eval_max_pairs: int | None = None,
+    eval_sample_seed: int = 0,
+) -> RunOutcome:
+    """Load a fresh backbone, train ``method`` (+HiCL if ``hicl.enabled``) on ``sentences`` with STS-B dev selection,
+    then score the selected checkpoint on ``eval_tasks`` (per-pair predictions kept for paired intervals; a sample of
+    ``eval_max_pairs`` per task is drawn with ``eval_sample_seed``, the same pairs for every run)."""
+    import time
+
+    from ...evaluate import dev_evaluator
+    from .results import spearman_scores, task_predictions
+
+    started = time.perf_counter()
+    encoder = backbone.load()
+    examples, _ = make_examples(encoder.tokenizer, sentences, max_length, method)
+    trained = train_method(
+        encoder, examples, method, hicl, objective, config, dev_evaluator(dev_pairs), method_settings
+    )
+    predictions = task_predictions(trained.encoder, eval_tasks, eval_max_pairs, eval_sample_seed)
+    return RunOutcome(
+        method,
+        hicl.enabled,
+        config.seed,
+        predictions,
+        spearman_scores(predictions),
+        trained.result,
+        trained.losses,
+        time.perf_counter() - started,
+    )
+
+
+def evaluation_encoder(encoder: SentenceEncoder, method: Method, settings: MethodSettings | None = None):
+    """The sentence encoder a method is evaluated with: the backbone's pooling, or for SNCSE its anchor prompt."""
+    return sncse_encoder(encoder, settings or MethodSettings()) if method == "sncse" else encoder
