@@ -37,6 +37,8 @@ from torch import Tensor
 
 Reduction = Literal["mean", "sum", "none"]
 NegativeWeighting = Literal["summation", "averaging"]
+SameSequence = Literal["neither", "negative", "positive"]
+SAME_SEQUENCE_RELATIONS: tuple[str, ...] = ("neither", "negative", "positive")
 _REDUCTIONS = ("mean", "sum", "none")
 
 
@@ -521,6 +523,7 @@ def hicl_local_loss(
     temperature: float = 0.05,
     negative_weighting: NegativeWeighting = "summation",
     reduction: Reduction = "mean",
+    same_sequence: SameSequence = "neither",
 ) -> Tensor:
     r"""HiCL's local (segment-level) contrastive objective, HiCL Eq. 2.
 
@@ -536,6 +539,12 @@ def hicl_local_loss(
     - ``negative_weighting="summation"`` (Eq. 2, ``w_k = 1``, the paper's choice) or ``"averaging"`` (HiCL
       Appendix A.8: ``w_k = 1 / v_k``, ``v_k`` = number of segments of sequence ``k`` in the batch).
     - The batch mean is over all segments (the paper does not say; this weights a sequence by its segment count).
+    - ``same_sequence`` (HiCL Section 5.2, Table 4): the other segments of segment ``(i, j)``'s own sequence are
+      ``"neither"`` positives nor negatives (Eq. 2, the paper's choice), ``"negative"`` (terms of the denominator,
+      weighted like any negative), or ``"positive"``: then they join the positive view in the numerator and the
+      denominator, ``-log sum_{p in P} e^{s_p} / (sum_{p in P} e^{s_p} + sum_{neg} w e^{s_n})`` with ``P`` = the
+      segment's dropout view and the positive views of its sibling segments (one term per anchor, the
+      "summed-in-the-log" multi-positive form; the paper does not write the formula).
 
     Args:
         segments: ``(M, D)`` segment embeddings ``h_{i,j}`` of all sequences of the batch, stacked.
@@ -544,25 +553,32 @@ def hicl_local_loss(
         temperature: ``tau > 0`` (0.05, following SimCSE).
         negative_weighting: ``"summation"`` | ``"averaging"``.
         reduction: ``"mean"`` | ``"sum"`` | ``"none"`` (``"none"`` returns ``(M,)``, one value per segment).
+        same_sequence: ``"neither"`` | ``"negative"`` | ``"positive"`` (Table 4).
     """
     _check_reduction(reduction)
     _check_number("temperature", temperature, low=0.0, low_inclusive=False)
     if negative_weighting not in ("summation", "averaging"):
         raise ValueError(f"negative_weighting must be 'summation' or 'averaging', got {negative_weighting!r}")
+    if same_sequence not in SAME_SEQUENCE_RELATIONS:
+        raise ValueError(f"same_sequence must be one of {SAME_SEQUENCE_RELATIONS}, got {same_sequence!r}")
     _check_matrix("segments", segments)
     _check_same_shape("segments", segments, "segments_positive", segments_positive)
     _check_sequence_ids(sequence_ids, segments.shape[0])
     logits = _cosine_matrix(segments, segments_positive) / temperature  # sim(h_{i,j}, h^+_{k,m}) / tau
-    same_sequence = sequence_ids[:, None] == sequence_ids[None, :]
+    same_sequence_mask = sequence_ids[:, None] == sequence_ids[None, :]
     is_positive = torch.eye(len(sequence_ids), dtype=torch.bool, device=segments.device)
     log_w = torch.zeros_like(logits)
     if negative_weighting == "averaging":
         counts = torch.bincount(sequence_ids)[sequence_ids].to(logits.dtype)  # v_k of each column's sequence
         log_w = log_w - counts.log()[None, :]  # w_k = 1 / v_k
-    log_w = log_w.masked_fill(same_sequence & ~is_positive, -math.inf)  # same sequence: neither pos nor neg
-    log_w = log_w.masked_fill(is_positive, 0.0)  # the positive counts once, unweighted
+    siblings = same_sequence_mask & ~is_positive
+    if same_sequence == "neither":
+        log_w = log_w.masked_fill(siblings, -math.inf)  # same sequence: neither pos nor neg   (Eq. 2)
+    positives = is_positive | siblings if same_sequence == "positive" else is_positive
+    log_w = log_w.masked_fill(positives, 0.0)  # positives count once each, unweighted
     denominator = torch.logsumexp(logits + log_w, dim=1)
-    loss = denominator - logits.diagonal()  # -log e^{pos} / (e^{pos} + sum_{k != i} w_k e^{neg})   (Eq. 2)
+    numerator = torch.logsumexp(logits.masked_fill(~positives, -math.inf), dim=1)  # = the diagonal unless "positive"
+    loss = denominator - numerator  # -log e^{pos} / (e^{pos} + sum_{k != i} w_k e^{neg})   (Eq. 2)
     return _reduce(loss, reduction)
 
 
@@ -576,6 +592,7 @@ def hicl_loss(
     temperature: float = 0.05,
     negative_weighting: NegativeWeighting = "summation",
     reduction: Reduction = "mean",
+    same_sequence: SameSequence = "neither",
 ) -> Tensor:
     r"""HiCL's overall objective (Section 3.2): :math:`\mathcal{L} = \alpha \mathcal{L}_l + (1 - \alpha) \mathcal{L}_g`.
 
@@ -593,6 +610,7 @@ def hicl_loss(
         temperature: ``tau > 0`` shared by both terms (0.05).
         negative_weighting: of the local term, see ``hicl_local_loss``.
         reduction: must be ``"mean"``.
+        same_sequence: of the local term (Table 4), see ``hicl_local_loss``.
     """
     if reduction != "mean":
         _check_reduction(reduction)
@@ -607,6 +625,8 @@ def hicl_loss(
             f"sequence_ids index rows of sequences: every id must be < {sequences.shape[0]}, got max "
             f"{int(sequence_ids.max())}"
         )
-    local = hicl_local_loss(segments, segments_positive, sequence_ids, temperature, negative_weighting)
+    local = hicl_local_loss(
+        segments, segments_positive, sequence_ids, temperature, negative_weighting, same_sequence=same_sequence
+    )
     global_ = info_nce(sequences, sequences_positive, temperature=temperature)  # Eq. 1
     return alpha * local + (1.0 - alpha) * global_  # L = alpha L_l + (1 - alpha) L_g

@@ -1,1 +1,57 @@
-"""HiCL (Wu et al.): hierarchical (segment + sequence) contrastive learning of sentence embeddings."""
+"""HiCL (Wu, Xiao, Vydiswaran, EMNLP 2023 Findings): hierarchical contrastive learning of sentence embeddings.
+
+- ``segments``: Section 3.1, the queue rule, segment framing and encoding, weighted / unweighted pooling (Table 3),
+  Table 2's length distribution.
+- ``objectives``: Eq. 1 (+ ESimCSE's queue, + SNCSE's margin loss), Eq. 2 via ``stsnb.losses.hicl_local_loss``
+  (Table 4's same-sequence relation, Appendix A.8's summation / averaging), ``alpha L_l + (1 - alpha) L_g``.
+- ``variants``: Table 1's baselines, SimCSE, ESimCSE (word repetition, momentum queue), SNCSE (negation, prompts).
+- ``training``: one model / loss per (baseline, HiCL on/off) trained with ``stsnb.train.fit`` and STS-B dev selection.
+- ``efficiency``: Section 3.3 / Table 12, one step whole vs in segments, time and peak memory in fresh processes.
+- ``results``: per-pair STS predictions, paired intervals and the +HiCL verdicts (``stsnb.stats``).
+- ``reported``: the paper's numbers.
+"""
+
+from .objectives import ObjectiveSettings, bml_loss, global_loss, hicl_objective, queue_info_nce
+from .reported import ABSTRACT_CLAIMS, REPORTED, TABLE1, TABLE2, table1_gain
+from .results import paired_difference, plus_hicl_claim, spearman_scores, task_predictions
+from .segments import (
+    SEGMENT_POOLINGS,
+    TABLE2_EDGES,
+    SegmentBatch,
+    Template,
+    build_segments,
+    encode_segments,
+    length_distribution,
+    pool_sequences,
+    segment_count,
+    segment_weights,
+    slice_tokens,
+    special_token_frame,
+    token_lengths,
+)
+from .training import (
+    BackboneSettings,
+    ContrastiveModel,
+    HiclSettings,
+    MaskTokenEncoder,
+    RunOutcome,
+    TrainedModel,
+    TrainingExample,
+    evaluation_encoder,
+    make_examples,
+    run_training,
+    sncse_encoder,
+    train_method,
+)
+from .variants import (
+    HICL_PAPER_PROMPT,
+    METHODS,
+    SNCSE_ANCHOR_PROMPT,
+    SNCSE_POSITIVE_PROMPT,
+    MethodSettings,
+    MomentumQueue,
+    negate,
+    prompt_for_backbone,
+    repeat_tokens,
+    repetition_count,
+)

@@ -1,0 +1,311 @@
+"""Training a baseline (SimCSE / ESimCSE / SNCSE) with or without HiCL on unlabelled sentences, through
+``stsnb.train.fit`` with STS-B dev selection every ``eval_every`` steps, step 0 included (HiCL Appendix A.3: "we
+evaluate the model every 125 training steps on the development set of STS-B and select the best checkpoint").
+
+One optimizer step: the batch's sentences (token ids, truncated to ``max_length``) are cut into segments of
+``slice_length`` tokens when HiCL is on (whole otherwise), the anchor view and the positive view (and SNCSE's negated
+view) of every segment go through the backbone in one padded forward (different dropout masks per row), segment
+embeddings are pooled into sequence embeddings (Section 3.1), and the loss is the baseline's ``L_g`` on sequences,
+mixed with Eq. 2 on segments as ``alpha L_l + (1 - alpha) L_g`` under HiCL (Section 3.2).
+
+Evaluation always embeds whole sentences with the model's sentence encoder (for SNCSE: the anchor prompt, last or
+[MASK] token), as the baselines' SentEval evaluation does; the paper does not say that HiCL slices test sentences
+(STS sentences are mostly shorter than L anyway).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import torch
+from torch import nn
+
+from ... import models
+from ...models import SentenceEncoder
+from ...train import TrainConfig, TrainResult, fit
+from .objectives import ObjectiveSettings, global_loss, hicl_objective
+from .segments import (
+    SegmentBatch,
+    SegmentPooling,
+    Template,
+    build_segments,
+    encode_segments,
+    pool_sequences,
+    special_token_frame,
+)
+from .variants import Method, MethodSettings, MomentumQueue, negate, prompt_for_backbone, repeat_tokens
+
+
+@dataclass(frozen=True)
+class HiclSettings:
+    """HiCL on or off and its segmentation (Section 3.1): L, segment pooling (Table 3), special tokens per segment."""
+
+    enabled: bool = True
+    slice_length: int = 32  # L, "we recommend setting the default slicing length as 32" (Section 5.3)
+    segment_pooling: SegmentPooling = "weighted"  # Table 3: weighted (the paper's) | unweighted
+    special_tokens: bool = True  # each segment a standalone input with the tokenizer's special tokens (open choice)
+
+
+@dataclass
+class TrainingExample:
+    """One unlabelled sentence as token ids (and, for SNCSE, its negation's ids)."""
+
+    ids: list[int]
+    negation_ids: list[int] | None = None
+
+
+def is_causal(encoder: SentenceEncoder) -> bool:
+    """A decoder-only backbone (by its config, as ``stsnb.models`` decides it)."""
+    return models._config_is_causal(encoder.backbone.config.to_dict())
+
+
+class MaskTokenEncoder(SentenceEncoder):
+    """A masked LM read at its [MASK] token (SNCSE's representation): the template holds the mask token once."""
+
+    def pool_features(self, hidden: torch.Tensor, features: dict[str, torch.Tensor]) -> torch.Tensor:
+        where = features["input_ids"] == self.tokenizer.mask_token_id
+        if not bool((where.sum(dim=1) == 1).all()):
+            raise ValueError("every input of a MaskTokenEncoder needs exactly one mask token (the SNCSE prompt)")
+        return hidden[where]
+
+    def embed(self, features: dict[str, torch.Tensor]) -> torch.Tensor:
+        output = self.backbone(input_ids=features["input_ids"], attention_mask=features["attention_mask"])
+        return self.pool_features(output.last_hidden_state, features).float()
+
+
+def sncse_encoder(encoder: SentenceEncoder, settings: MethodSettings) -> SentenceEncoder:
+    """The SNCSE sentence encoder sharing ``encoder``'s backbone and weights: the anchor prompt, read at the last
+    token (a decoder: the prompt ends after "means") or at the [MASK] token (a masked LM)."""
+    causal = is_causal(encoder)
+    template = prompt_for_backbone(settings.anchor_prompt, encoder.tokenizer, causal).replace("[X]", "*sent_0*")
+    kind = SentenceEncoder if causal else MaskTokenEncoder
+    wrapped = kind(encoder.backbone, encoder.tokenizer, "last", template, encoder.max_length, encoder.name)
+    wrapped.weights_source, wrapped.load_settings = encoder.weights_source, encoder.load_settings
+    wrapped.load_record = encoder.load_record  # the embedding cache key follows the shared weights
+    return wrapped
+
+
+class ContrastiveModel(nn.Module):
+    """What ``fit`` trains: ``encoder`` (evaluated on STS-B dev) and, for ESimCSE, the momentum encoder and queue."""
+
+    def __init__(
+        self,
+        encoder: SentenceEncoder,
+        method: Method,
+        hicl: HiclSettings,
+        objective: ObjectiveSettings,
+        method_settings: MethodSettings | None = None,
+        seed: int = 0,
+    ):
+        super().__init__()
+        if method not in ("simcse", "esimcse", "sncse"):
+            raise ValueError(f"method must be 'simcse', 'esimcse' or 'sncse', got {method!r}")
+        self.method = method
+        self.hicl = hicl
+        self.objective = objective
+        method_settings = method_settings or MethodSettings()
+        self.settings = method_settings
+        self.rng = random.Random(seed)
+        self.encoder = sncse_encoder(encoder, method_settings) if method == "sncse" else encoder
+        self.frame = special_token_frame(encoder.tokenizer)
+        tokenizer = encoder.tokenizer
+        if method == "sncse":
+            causal = is_causal(encoder)
+            self.anchor_template = Template.from_text(
+                tokenizer, prompt_for_backbone(method_settings.anchor_prompt, tokenizer, causal)
+            )
+            self.positive_template = Template.from_text(
+                tokenizer, prompt_for_backbone(method_settings.positive_prompt, tokenizer, causal)
+            )
+        else:
+            self.anchor_template = self.positive_template = Template()
+        self.momentum = (
+            MomentumQueue(encoder.backbone, method_settings.queue_size, method_settings.momentum)
+            if method == "esimcse"
+            else None
+        )
+        self.last_parts: dict[str, float] = {}
+
+    def segments(self, sequences: Sequence[Sequence[int]], template: Template, transform=None) -> SegmentBatch:
+        length = self.hicl.slice_length if self.hicl.enabled else None
+        frame = self.frame if self.hicl.special_tokens else ((), ())
+        return build_segments(sequences, length, frame=frame, template=template, transform=transform)
+
+    def loss(self, batch: Sequence[TrainingExample]) -> torch.Tensor:
+        """The training loss of one batch (see the module docstring)."""
+        ids = [example.ids for example in batch]
+        anchor = self.segments(ids, self.anchor_template)
+        transform = None
+        if self.method == "esimcse":
+            transform = lambda piece: repeat_tokens(piece, self.settings.dup_rate, self.rng)[0]  # noqa: E731
+        positive = self.segments(ids, self.positive_template, transform)
+        views = [anchor, positive]
+        if self.method == "sncse":
+            negations = [example.negation_ids for example in batch]
+            if any(n is None for n in negations):
+                raise ValueError("SNCSE needs every TrainingExample's negation_ids (make_examples(..., 'sncse'))")
+            views.append(self.segments(negations, self.positive_template))
+        if self.momentum is not None:
+            self.momentum.update(self.encoder.backbone)
+        rows = [row for view in views for row in view.input_ids]
+        embedded = encode_segments(self.encoder, rows)
+        parts = torch.split(embedded, [len(view) for view in views])
+        pooling = self.hicl.segment_pooling
+        pooled = [
+            pool_sequences(e, v.sequence_ids, v.lengths, v.n_sequences, pooling)
+            for e, v in zip(parts, views, strict=True)
+        ]
+        queue = self.momentum.queue if self.momentum is not None else None
+        soft_negative = pooled[2] if self.method == "sncse" else None
+        loss = global_loss(pooled[0], pooled[1], self.objective, queue=queue, soft_negative=soft_negative)
+        self.last_parts = {"global": float(loss.detach())}
+        if self.hicl.enabled and self.objective.alpha > 0:
+            loss, local = hicl_objective(parts[0], parts[1], anchor.sequence_ids, loss, self.objective)
+            self.last_parts["local"] = float(local.detach())
+        if self.momentum is not None:
+            with torch.no_grad():
+                keys = encode_segments(self.encoder, anchor.input_ids, backbone=self.momentum.backbone)
+                self.momentum.push(pool_sequences(keys, anchor.sequence_ids, anchor.lengths, len(ids), pooling))
+        return loss
+
+
+def make_examples(
+    tokenizer, sentences: Sequence[str], max_length: int, method: Method
+) -> tuple[list[TrainingExample], dict[str, int]]:
+    """Token ids of each sentence (no special tokens, first ``max_length`` kept) and, for SNCSE, of its negation;
+    returns the examples and how often each negation rule fired (empty unless SNCSE)."""
+    if max_length < 1:
+        raise ValueError(f"max_length must be >= 1, got {max_length}")
+    ids = tokenizer(list(sentences), add_special_tokens=False)["input_ids"]
+    rules: dict[str, int] = {}
+    examples = []
+    negated_ids: list[list[int]] | None = None
+    if method == "sncse":
+        negated = [negate(s) for s in sentences]
+        for _, rule in negated:
+            rules[rule] = rules.get(rule, 0) + 1
+        negated_ids = tokenizer([text for text, _ in negated], add_special_tokens=False)["input_ids"]
+    for index, tokens in enumerate(ids):
+        if not tokens:
+            raise ValueError(f"sentence {index} ({sentences[index]!r}) has no tokens")
+        negation = negated_ids[index][:max_length] if negated_ids is not None else None
+        examples.append(TrainingExample(list(tokens[:max_length]), negation))
+    return examples, rules
+
+
+@dataclass
+class TrainedModel:
+    encoder: SentenceEncoder  # the sentence encoder to evaluate (for SNCSE with the anchor prompt)
+    result: TrainResult
+    losses: list[dict] = field(default_factory=list)
+
+
+def train_method(
+    encoder: SentenceEncoder,
+    examples: Sequence[TrainingExample],
+    method: Method,
+    hicl: HiclSettings,
+    objective: ObjectiveSettings,
+    config: TrainConfig,
+    evaluate=None,
+    method_settings: MethodSettings | None = None,
+) -> TrainedModel:
+    """Train ``encoder`` in place with ``fit``; ``evaluate(model) -> STS-B dev Spearman`` selects the checkpoint
+    (``stsnb.evaluate.dev_evaluator``: it reads ``model.encoder``). Trainable parameters: those of ``encoder``
+    that require a gradient (the momentum copy does not)."""
+    model = ContrastiveModel(encoder, method, hicl, objective, method_settings, seed=config.seed)
+    parts: list[dict] = []
+
+    def loss_fn(m: ContrastiveModel, batch: Sequence[TrainingExample]) -> torch.Tensor:
+        loss = m.loss(batch)
+        parts.append(dict(m.last_parts))
+        return loss
+
+    result = fit(model, loss_fn, list(examples), config, evaluate=evaluate)
+    return TrainedModel(model.encoder, result, parts)
+
+
+@dataclass(frozen=True)
+class BackboneSettings:
+    """How the backbone is loaded (``stsnb.models.load_encoder``); ``dropout`` only for a Llama-family backbone."""
+
+    name: str = "smollm2-135m-l6"
+    pooling: str | None = "mean"  # SimCSE / ESimCSE sentence pooling (SNCSE always reads its prompt token)
+    dropout: float | None = 0.1  # attention + hidden dropout added to a raw decoder (None: the model's own)
+    freeze_embeddings: bool = True  # keep the token embedding fixed
+    max_length: int = 128  # evaluation cutoff of the sentence encoder
+
+    def load(self) -> SentenceEncoder:
+        return models.load_encoder(
+            self.name,
+            pooling=self.pooling,
+            max_length=self.max_length,
+            dropout=self.dropout,
+            freeze_embeddings=self.freeze_embeddings,
+        )
+
+
+@dataclass
+class RunOutcome:
+    """One trained model's record: its STS predictions and scores, the dev curve, the loss parts, the time."""
+
+    method: str
+    hicl: bool
+    seed: int
+    predictions: dict
+    scores: dict[str, float]
+    result: TrainResult
+    losses: list[dict]
+    seconds: float
+
+    @property
+    def dev_curve(self) -> list[tuple[int, float]]:
+        return [(h["step"], h["dev"]) for h in self.result.history if "dev" in h]
+
+
+def run_training(
+    backbone: BackboneSettings,
+    sentences: Sequence[str],
+    method: Method,
+    hicl: HiclSettings,
+    objective: ObjectiveSettings,
+    config: TrainConfig,
+    dev_pairs: Sequence,
+    method_settings: MethodSettings | None = None,
+    max_length: int = 128,
+    eval_tasks: str = "all",
+    eval_max_pairs: int | None = None,
+    eval_sample_seed: int = 0,
+) -> RunOutcome:
+    """Load a fresh backbone, train ``method`` (+HiCL if ``hicl.enabled``) on ``sentences`` with STS-B dev selection,
+    then score the selected checkpoint on ``eval_tasks`` (per-pair predictions kept for paired intervals; a sample of
+    ``eval_max_pairs`` per task is drawn with ``eval_sample_seed``, the same pairs for every run)."""
+    import time
+
+    from ...evaluate import dev_evaluator
+    from .results import spearman_scores, task_predictions
+
+    started = time.perf_counter()
+    encoder = backbone.load()
+    examples, _ = make_examples(encoder.tokenizer, sentences, max_length, method)
+    trained = train_method(
+        encoder, examples, method, hicl, objective, config, dev_evaluator(dev_pairs), method_settings
+    )
+    predictions = task_predictions(trained.encoder, eval_tasks, eval_max_pairs, eval_sample_seed)
+    return RunOutcome(
+        method,
+        hicl.enabled,
+        config.seed,
+        predictions,
+        spearman_scores(predictions),
+        trained.result,
+        trained.losses,
+        time.perf_counter() - started,
+    )
+
+
+def evaluation_encoder(encoder: SentenceEncoder, method: Method, settings: MethodSettings | None = None):
+    """The sentence encoder a method is evaluated with: the backbone's pooling, or for SNCSE its anchor prompt."""
+    return sncse_encoder(encoder, settings or MethodSettings()) if method == "sncse" else encoder

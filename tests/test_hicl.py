@@ -1,0 +1,301 @@
+"""HiCL (stsnb.papers.hicl): the Section 3.1 queue rule and pooling, the same-sequence relation of Eq. 2 (Table 4),
+ESimCSE's repetition and queue, SNCSE's negation, prompt and margin loss, each against a hand check or an
+independent loop."""
+
+from __future__ import annotations
+
+import math
+import random
+
+import numpy as np
+import pytest
+import torch
+
+from stsnb import losses as L
+from stsnb.papers import hicl
+from stsnb.papers.hicl import objectives, segments, variants
+
+
+def cos_np(a, b):
+    return float(np.dot(a, b) / (np.linalg.norm(a) * np.linalg.norm(b)))
+
+
+# ---- Section 3.1: the queue rule ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("n", "length", "expected"),
+    [(1, 32, 1), (31, 32, 1), (32, 32, 1), (33, 32, 2), (64, 32, 2), (65, 32, 3), (131, 32, 5), (11, 5, 3), (7, 1, 7)],
+)
+def test_segment_count_is_one_plus_floor(n, length, expected):
+    assert segments.segment_count(n, length) == expected  # l_i = 1 + floor((|seq_i| - 1) / L), by hand
+
+
+def test_slice_tokens_queue_rule_by_hand():
+    tokens = list(range(11))
+    assert segments.slice_tokens(tokens, 5) == [[0, 1, 2, 3, 4], [5, 6, 7, 8, 9], [10]]
+    assert segments.slice_tokens(tokens, 11) == [tokens]
+    assert segments.slice_tokens(tokens[:10], 5) == [[0, 1, 2, 3, 4], [5, 6, 7, 8, 9]]  # last segment may be full
+
+
+@pytest.mark.parametrize("n", [1, 5, 31, 32, 33, 100])
+def test_slices_concatenate_to_the_sequence_and_only_the_last_is_short(n):
+    tokens = list(range(1000, 1000 + n))
+    pieces = segments.slice_tokens(tokens, 32)
+    assert sum(pieces, []) == tokens  # seq_i = concat[seg_i1, ..., seg_il]
+    assert all(len(p) == 32 for p in pieces[:-1]) and 1 <= len(pieces[-1]) <= 32
+
+
+def test_bad_slice_length_and_empty_sequence_raise():
+    with pytest.raises(ValueError, match="slice_length"):
+        segments.segment_count(10, 0)
+    with pytest.raises(ValueError, match="at least 1 token"):
+        segments.segment_count(0, 32)
+    with pytest.raises(ValueError, match="sequence 1 of the batch is empty"):
+        segments.build_segments([[1], []], 4)
+
+
+def test_build_segments_frames_each_segment_and_counts_sequence_tokens_only():
+    template = segments.Template(prefix=(90, 91), suffix=(92,))
+    batch = segments.build_segments([[1, 2, 3, 4, 5], [6, 7]], 2, frame=([100], [101]), template=template)
+    assert batch.input_ids == [
+        [100, 90, 91, 1, 2, 92, 101],
+        [100, 90, 91, 3, 4, 92, 101],
+        [100, 90, 91, 5, 92, 101],
+        [100, 90, 91, 6, 7, 92, 101],
+    ]
+    assert batch.sequence_ids.tolist() == [0, 0, 0, 1]
+    assert batch.lengths.tolist() == [2, 2, 1, 2]
+    assert batch.segments_per_sequence.tolist() == [3, 1]
+    whole = segments.build_segments([[1, 2, 3, 4, 5], [6, 7]], None)
+    assert whole.input_ids == [[1, 2, 3, 4, 5], [6, 7]] and whole.sequence_ids.tolist() == [0, 1]
+
+
+def test_transform_rewrites_tokens_but_keeps_the_sliced_lengths():
+    batch = segments.build_segments([[1, 2, 3]], 2, transform=lambda piece: piece + piece)
+    assert batch.input_ids == [[1, 2, 1, 2], [3, 3]]
+    assert batch.lengths.tolist() == [2, 1]
+
+
+# ---- Section 3.1 / Table 3: pooling ------------------------------------------------------------------------------
+
+
+def test_weighted_pooling_by_hand():
+    e = torch.tensor([[1.0, 0.0], [0.0, 1.0], [2.0, 2.0], [4.0, -4.0]])
+    ids = torch.tensor([0, 0, 1, 1])
+    lengths = torch.tensor([32, 8, 5, 15])
+    weighted = segments.pool_sequences(e, ids, lengths, 2, "weighted")
+    # h_0 = (32 e_00 + 8 e_01) / 40, h_1 = (5 e_10 + 15 e_11) / 20
+    torch.testing.assert_close(weighted, torch.tensor([[0.8, 0.2], [3.5, -2.5]]))
+    unweighted = segments.pool_sequences(e, ids, lengths, 2, "unweighted")
+    torch.testing.assert_close(unweighted, torch.tensor([[0.5, 0.5], [3.0, -1.0]]))
+
+
+def test_pooling_weights_sum_to_one_and_a_single_segment_is_itself():
+    rng = np.random.default_rng(0)
+    ids = torch.tensor([0, 1, 1, 1, 2])
+    lengths = torch.tensor([7, 32, 32, 3, 30])
+    for mode in segments.SEGMENT_POOLINGS:
+        w = segments.segment_weights(ids, lengths, mode)
+        totals = torch.zeros(3, dtype=w.dtype).index_add_(0, ids, w)
+        torch.testing.assert_close(totals, torch.ones(3, dtype=w.dtype))
+    e = torch.tensor(rng.normal(size=(5, 3)))
+    pooled = segments.pool_sequences(e, ids, lengths, 3)
+    torch.testing.assert_close(pooled[0], e[0])
+    torch.testing.assert_close(pooled[2], e[4])
+    with pytest.raises(ValueError, match="at least one segment"):
+        segments.pool_sequences(e, ids, lengths, 4)
+    with pytest.raises(ValueError, match="segment pooling"):
+        segments.segment_weights(ids, lengths, "max")
+
+
+def test_length_distribution_by_hand():
+    shares = segments.length_distribution([10, 32, 33, 64, 65, 600], edges=(32, 64))
+    assert shares == pytest.approx({"[0, 32]": 100 * 2 / 6, "(32, 64]": 100 * 2 / 6, "> 64": 100 * 2 / 6})
+    assert sum(segments.length_distribution(list(range(1, 600))).values()) == pytest.approx(100.0)
+
+
+# ---- Eq. 2 with the same-sequence relation of Table 4 -----------------------------------------------------------
+
+
+def local_np(seg, seg_pos, ids, tau, relation, averaging):
+    """Eq. 2 written out per anchor; ``relation`` says what the anchor's sibling segments are."""
+    counts = {k: int(np.sum(ids == k)) for k in set(ids.tolist())}
+    out = []
+    for a in range(len(seg)):
+        numerator = math.exp(cos_np(seg[a], seg_pos[a]) / tau)
+        negatives = 0.0
+        for b in range(len(seg)):
+            if b == a:
+                continue
+            term = math.exp(cos_np(seg[a], seg_pos[b]) / tau)
+            if ids[b] == ids[a]:
+                if relation == "neither":
+                    continue
+                if relation == "positive":
+                    numerator += term
+                    continue
+            negatives += (1.0 / counts[ids[b]] if averaging else 1.0) * term
+        out.append(-math.log(numerator / (numerator + negatives)))
+    return np.array(out)
+
+
+@pytest.mark.parametrize("relation", ["neither", "negative", "positive"])
+@pytest.mark.parametrize("averaging", [False, True])
+def test_local_loss_same_sequence_mask_matches_eq2_loops(relation, averaging):
+    rng = np.random.default_rng(1)
+    ids = np.array([0, 0, 0, 1, 2, 2])  # a small batch: sequence 0 has 3 segments, 1 has 1, 2 has 2
+    seg, seg_pos = rng.normal(size=(6, 4)), rng.normal(size=(6, 4))
+    got = L.hicl_local_loss(
+        torch.tensor(seg),
+        torch.tensor(seg_pos),
+        torch.tensor(ids),
+        0.1,
+        "averaging" if averaging else "summation",
+        reduction="none",
+        same_sequence=relation,
+    )
+    np.testing.assert_allclose(got.numpy(), local_np(seg, seg_pos, ids, 0.1, relation, averaging), rtol=1e-9)
+
+
+def test_the_three_relations_differ_only_for_sequences_with_several_segments():
+    rng = np.random.default_rng(2)
+    ids = torch.tensor([0, 0, 1])
+    seg, seg_pos = torch.tensor(rng.normal(size=(3, 4))), torch.tensor(rng.normal(size=(3, 4)))
+    values = {
+        r: L.hicl_local_loss(seg, seg_pos, ids, 0.1, reduction="none", same_sequence=r)
+        for r in ("neither", "negative", "positive")
+    }
+    assert not torch.allclose(values["neither"][:2], values["negative"][:2])
+    assert not torch.allclose(values["neither"][:2], values["positive"][:2])
+    for r in ("negative", "positive"):  # sequence 1 has one segment: no sibling, same value
+        torch.testing.assert_close(values[r][2], values["neither"][2])
+    with pytest.raises(ValueError, match="same_sequence must be one of"):
+        L.hicl_local_loss(seg, seg_pos, ids, same_sequence="both")
+
+
+def test_hicl_objective_mixes_local_and_the_given_global_term():
+    rng = np.random.default_rng(3)
+    ids = np.array([0, 0, 1, 2])
+    seg, seg_pos = rng.normal(size=(4, 3)), rng.normal(size=(4, 3))
+    settings = objectives.ObjectiveSettings(alpha=0.15, temperature=0.05, same_sequence="negative")
+    total, local = objectives.hicl_objective(
+        torch.tensor(seg), torch.tensor(seg_pos), torch.tensor(ids), torch.tensor(2.0, dtype=torch.float64), settings
+    )
+    expected_local = local_np(seg, seg_pos, ids, 0.05, "negative", False).mean()
+    assert local.item() == pytest.approx(expected_local, rel=1e-9)
+    assert total.item() == pytest.approx(0.15 * expected_local + 0.85 * 2.0, rel=1e-9)  # alpha L_l + (1-alpha) L_g
+
+
+# ---- ESimCSE: repetition and momentum queue ----------------------------------------------------------------------
+
+
+def test_repetition_count_stays_in_esimcse_range():
+    rng = random.Random(0)
+    for n in (1, 2, 5, 20, 100):
+        bound = min(10, n, max(2, int(0.32 * n)))  # range(bound): 0 .. bound - 1
+        draws = {variants.repetition_count(n, 0.32, rng) for _ in range(400)}
+        assert draws == set(range(bound)), (n, draws)
+    assert variants.repetition_count(0, 0.32, rng) == 0
+    with pytest.raises(ValueError, match="dup_rate"):
+        variants.repetition_count(5, 1.5, rng)
+
+
+def test_repeat_tokens_doubles_exactly_the_chosen_positions():
+    rng = random.Random(3)
+    units = list(range(100, 120))
+    for _ in range(50):
+        out, positions = variants.repeat_tokens(units, 0.32, rng)
+        assert len(out) == len(units) + len(positions) and len(set(positions)) == len(positions)
+        expected = [u for i, u in enumerate(units) for _ in range(2 if i in positions else 1)]
+        assert out == expected
+
+
+def tiny_backbone():
+    from transformers import LlamaConfig, LlamaModel
+
+    torch.manual_seed(0)
+    config = LlamaConfig(
+        vocab_size=50,
+        hidden_size=8,
+        intermediate_size=16,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        num_key_value_heads=1,
+    )
+    return LlamaModel(config)
+
+
+def test_momentum_queue_update_and_fifo():
+    online = tiny_backbone()
+    queue = variants.MomentumQueue(online, size=5, momentum=0.9)
+    assert all(not p.requires_grad for p in queue.backbone.parameters())
+    before = [p.detach().clone() for p in queue.backbone.parameters()]
+    with torch.no_grad():
+        for p in online.parameters():
+            p.add_(1.0)
+    queue.update(online)
+    for old, new, theirs in zip(before, queue.backbone.parameters(), online.parameters(), strict=True):
+        torch.testing.assert_close(new, 0.9 * old + 0.1 * theirs)  # m <- lambda m + (1 - lambda) theta
+    queue.train()
+    assert not queue.backbone.training  # the momentum encoder never uses dropout
+    for start in (0, 3, 6):
+        queue.push(torch.arange(start, start + 3, dtype=torch.float32)[:, None].expand(3, 8))
+    assert queue.queue[:, 0].tolist() == [4, 5, 6, 7, 8]  # the newest 5 rows, oldest first
+
+
+def test_queue_info_nce_matches_a_loop():
+    rng = np.random.default_rng(4)
+    a, p, q = rng.normal(size=(3, 4)), rng.normal(size=(3, 4)), rng.normal(size=(5, 4))
+    got = objectives.queue_info_nce(torch.tensor(a), torch.tensor(p), torch.tensor(q), 0.05)
+    expected = []
+    for i in range(3):
+        terms = [math.exp(cos_np(a[i], p[j]) / 0.05) for j in range(3)] + [
+            math.exp(cos_np(a[i], q[k]) / 0.05) for k in range(5)
+        ]
+        expected.append(-math.log(math.exp(cos_np(a[i], p[i]) / 0.05) / sum(terms)))
+    assert got.item() == pytest.approx(np.mean(expected), rel=1e-9)
+    empty = objectives.queue_info_nce(torch.tensor(a), torch.tensor(p), torch.zeros(0, 4, dtype=torch.float64))
+    torch.testing.assert_close(empty, L.info_nce(torch.tensor(a), torch.tensor(p)))
+
+
+# ---- SNCSE: negation, prompt, bidirectional margin loss ---------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("sentence", "negated", "rule"),
+    [
+        ("He is a doctor .", "He is not a doctor .", "after auxiliary"),
+        ("The film was not released in Europe .", "The film was released in Europe .", "remove not"),
+        ("They could have won the match .", "They could not have won the match .", "after auxiliary"),
+        ("Cats sleep all day .", "Not Cats sleep all day .", "prefix Not"),
+        ("It Is raining .", "It Is not raining .", "after auxiliary"),
+    ],
+)
+def test_negate_follows_sncse_rules(sentence, negated, rule):
+    assert variants.negate(sentence) == (negated, rule)
+
+
+def test_prompt_for_a_decoder_ends_after_means_and_keeps_the_slot():
+    prompt = variants.prompt_for_backbone(variants.SNCSE_ANCHOR_PROMPT, tokenizer=None, causal=True)
+    assert prompt == 'This sentence : "[X]" means'
+    with pytest.raises(ValueError, match="one \\[X\\] and one \\[MASK\\]"):
+        variants.prompt_for_backbone("no slots", None, True)
+
+
+def test_bml_loss_matches_its_formula():
+    rng = np.random.default_rng(5)
+    h, hp, hn = (rng.normal(size=(4, 3)) for _ in range(3))
+    expected = np.mean(
+        [
+            max(0.0, (cos_np(h[i], hn[i]) - cos_np(h[i], hp[i])) + 0.1)
+            + max(0.0, -(cos_np(h[i], hn[i]) - cos_np(h[i], hp[i])) - 0.3)
+            for i in range(4)
+        ]
+    )
+    got = objectives.bml_loss(torch.tensor(h), torch.tensor(hp), torch.tensor(hn), 0.1, 0.3)
+    assert got.item() == pytest.approx(expected, rel=1e-9)
+
+
+def test_package_exports():
+    assert hicl.segment_count(33, 32) == 2
