@@ -95,6 +95,7 @@ def pair_conditions(
     ``keep_same_condition`` (a few re-annotated pairs carry the same condition string twice) decide whether those
     quadruples stay; the ones left out are counted in ``dropped``. Quadruples come in file order of their first row.
     """
+    skipped = dict(getattr(records, "skipped", {}) or {})  # a Loaded list says what its loader dropped
     records = list(records)
     groups: dict[tuple[str, str], list[CSTSRecord]] = {}
     for record in records:
@@ -121,7 +122,6 @@ def pair_conditions(
                 continue
             ties += 1
         quadruples.append(quad)
-    skipped = dict(getattr(records, "skipped", {}) or {})
     return Pairing(quadruples, unpaired, dropped, ties, same_condition, skipped)
 
 
