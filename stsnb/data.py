@@ -428,29 +428,68 @@ def load_wiki(
 
 
 def load_csts(
-    split: str = "validation", data_dir: str | os.PathLike | None = None, *, hub: bool | None = None
+    split: str = "validation",
+    data_dir: str | os.PathLike | None = None,
+    *,
+    hub: bool | None = None,
+    path: str | os.PathLike | None = None,
 ) -> Loaded:
-    """C-STS rows (sentence1, sentence2, condition, label 1-5). Rows labelled -1 are dropped and counted."""
+    """C-STS rows (sentence1, sentence2, condition, label 1-5). Rows labelled -1 are dropped and counted.
+
+    By default the public re-annotated release in the data folder (``split`` = train | validation). ``path`` reads
+    any CSV in the C-STS format instead, e.g. the original C-STS ``csts_train.csv`` / ``csts_validation.csv`` once a
+    user has decrypted them (they are never shipped here); ``split`` is then ignored. The header must name the
+    columns ``sentence1, sentence2, condition, label`` (in any order; other columns are ignored). A row with a
+    wrong number of fields, an empty sentence or condition, or a label that is neither -1 nor within 1..5 raises
+    :class:`DataError` naming the file and line. The original test split (labels withheld, all -1) loads as an
+    empty list whose ``skipped`` says so.
+    """
+    if path is not None:
+        return _read_csts_csv(Path(path).expanduser())
     if split not in CSTS_SPLITS:
         raise ValueError(f"split must be one of {CSTS_SPLITS} (test labels are withheld), got {split!r}")
     if _use_hub(hub, data_dir):
         return _hub_csts(split)
-    path = _file(resolve_data_dir(data_dir), "csts_reannotated", f"csts_{split}_reannotated.csv")
+    return _read_csts_csv(_file(resolve_data_dir(data_dir), "csts_reannotated", f"csts_{split}_reannotated.csv"))
+
+
+CSTS_COLUMNS = ("sentence1", "sentence2", "condition", "label")
+
+
+def _read_csts_csv(path: Path) -> Loaded:
+    if not path.is_file():
+        raise DataError(f"{path}: file not found (expected a C-STS CSV with columns {', '.join(CSTS_COLUMNS)})")
     records, unlabelled = [], 0
-    with path.open(encoding="utf-8", newline="") as handle:
-        reader = csv.reader(handle)
-        header = next(reader, None)
-        if header != ["sentence1", "sentence2", "condition", "label"]:
-            raise DataError(f"{path}:1: expected the header sentence1,sentence2,condition,label, got {header}")
-        for row in reader:
-            number = reader.line_num
-            if len(row) != 4:
-                raise DataError(f"{path}:{number}: expected 4 comma-separated fields, got {len(row)}")
-            if row[3].strip() in ("-1", "-1.0"):
-                unlabelled += 1
-                continue
-            label = _score(row[3], f"{path}:{number}", 1.0, 5.0)
-            records.append(CSTSRecord(row[0], row[1], row[2], label, f"{path.name}:{number}"))
+    try:
+        with path.open(encoding="utf-8", newline="") as handle:
+            reader = csv.reader(handle)
+            header = next(reader, None)
+            missing = [c for c in CSTS_COLUMNS if header is None or c not in header]
+            if missing:
+                raise DataError(f"{path}:1: expected a header with the columns {','.join(CSTS_COLUMNS)}, got {header}")
+            index = {c: header.index(c) for c in CSTS_COLUMNS}
+            last = reader.line_num
+            for row in reader:
+                number, last = last + 1, reader.line_num  # the line the row starts on (a quoted field may span lines)
+                if len(row) != len(header):
+                    raise DataError(
+                        f"{path}:{number}: expected {len(header)} comma-separated fields ({','.join(header)}), "
+                        f"got {len(row)}"
+                    )
+                sent1, sent2, condition, raw = (row[index[c]] for c in CSTS_COLUMNS)
+                for name, value in (("sentence1", sent1), ("sentence2", sent2), ("condition", condition)):
+                    if not value.strip():
+                        raise DataError(f"{path}:{number}: empty {name}, expected text")
+                if raw.strip() in ("-1", "-1.0"):
+                    unlabelled += 1
+                    continue
+                label = _score(raw, f"{path}:{number}", 1.0, 5.0)
+                records.append(CSTSRecord(sent1, sent2, condition, label, f"{path.name}:{number}"))
+    except UnicodeDecodeError as err:
+        line = text_line_of_offset(path.read_bytes(), err.start)
+        raise DataError(f"{path}:{line}: not valid UTF-8 ({err.reason})") from err
+    except csv.Error as err:
+        raise DataError(f"{path}:{reader.line_num}: malformed CSV ({err})") from err
     return Loaded(records, {"label -1 (no usable label)": unlabelled} if unlabelled else {})
 
 

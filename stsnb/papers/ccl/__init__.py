@@ -1,1 +1,79 @@
-"""CCL (Conditional Contrastive Learning) for conditional STS (C-STS): W-ACL and BCL, bi- and tri-encoders."""
+"""CCL (Liu et al.): Conditional Semantic Textual Similarity via Conditional Contrastive Learning, on C-STS.
+
+- ``quadruples``: C-STS rows paired into (high, low) quadruples (Section 3.1), the label scale ``(l - 1) / 4``.
+- ``encoders``: the bi-encoder and the tri-encoder (Section 3.2.1), the score of Eq. 2, BCL's projection ``g``.
+- ``objectives``: QuMSE (Quad + MSE) and CCL (Eq. 3), FDL / RDL / ACL (Eq. 5-8), C-MSE under our two readings.
+- ``overestimation``: the Appendix A count (Eq. 16-17).
+- ``training``: one experiment (build, fit with selection, score Spearman / Pearson x100).
+- ``claims``: paired intervals and verdicts of our differences.
+- ``reported``: the paper's numbers (Tables 3-9, Appendix A, Table 1) and hyperparameters (Tables 2, 6).
+"""
+
+from .claims import count_claim, paired_count_difference, spearman_claim
+from .encoders import (
+    ARCHITECTURES,
+    PROJECTIONS,
+    Architecture,
+    BiEncoder,
+    ConditionalEncoder,
+    Projection,
+    TriEncoder,
+    build_encoder,
+    hadamard,
+    make_condition_transform,
+    make_projection,
+)
+from .objectives import (
+    C_MSE_TARGETS,
+    CCL_TERMS,
+    TERM_LABELS,
+    TERMS,
+    CMseTarget,
+    Objective,
+    acl,
+    batch_terms,
+    c_mse,
+    ccl,
+    fdl,
+    loss_function,
+    qumse,
+    rdl,
+    total,
+)
+from .overestimation import READINGS, OverestimationCount, count_overestimated, overestimated, quadruple_scores
+from .quadruples import (
+    LABEL_RANGE,
+    Pairing,
+    Quadruple,
+    pair_conditions,
+    rows_of,
+    rows_of_pair,
+    scale_label,
+    split_quadruples,
+)
+from .reported import (
+    ABLATION_SUFFIXES,
+    ARCHITECTURE_LABELS,
+    HYPERPARAMETERS,
+    MODELS,
+    NOT_COMPARABLE_TEST,
+    NOT_COMPARABLE_VALIDATION,
+    PAPER_BACKBONES,
+    REPORTED,
+    SIGMAS,
+    TABLE1,
+    Hyperparameters,
+    Table1Example,
+    hyperparameters,
+    setting,
+)
+from .training import (
+    Evaluation,
+    ModelSettings,
+    RunOutcome,
+    evaluate_rows,
+    gold_labels,
+    param_groups,
+    train_and_evaluate,
+    zero_shot,
+)

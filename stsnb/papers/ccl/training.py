@@ -1,0 +1,174 @@
+"""One C-STS experiment: build a bi- or tri-encoder, train it on quadruples with an objective, keep the checkpoint
+that scores best on a selection set, and score it on evaluation rows (Spearman and Pearson x100).
+
+Section 4.1: the paper validates after every epoch on the C-STS validation set, keeps the best model and reports
+the test split. Test labels are withheld (REFERENCE_NOTES A4), so here the validation split is the evaluation set
+and selection uses rows held out of the training split (or the validation rows, on request, as the paper did;
+then the validation numbers are optimistic). Training goes through ``stsnb.train.fit``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+
+from ... import evaluate
+from ...data import CSTSRecord
+from ...models import Pooling
+from ...train import TrainConfig, TrainResult, fit
+from .encoders import Architecture, ConditionalEncoder, Projection, build_encoder
+from .objectives import Objective, loss_function
+from .quadruples import Quadruple, scale_label
+
+
+@dataclass(frozen=True)
+class ModelSettings:
+    """What decides the model before training: backbone, architecture (Section 3.2.1), pooling, ``g``."""
+
+    backbone: str
+    architecture: Architecture
+    pooling: Pooling = "cls"
+    max_length: int = 64
+    projection: Projection = "mlp"
+    condition_transform: bool = False  # tri-encoder only: the c-sts Dropout + Linear on f(c)
+    dropout: float | None = None  # for backbones without dropout (smollm2-135m-l6)
+
+    def build(self, seed: int = 0, device: str | torch.device | None = None) -> ConditionalEncoder:
+        return build_encoder(
+            self.backbone,
+            self.architecture,
+            pooling=self.pooling,
+            max_length=self.max_length,
+            projection=self.projection,
+            condition_transform=self.condition_transform,
+            dropout=self.dropout,
+            seed=seed,
+            device=device,
+        )
+
+    def label(self) -> str:
+        return f"{self.architecture}-encoder {self.backbone}"
+
+
+@dataclass
+class Evaluation:
+    """Spearman and Pearson x100 of the cosines against the scaled labels, and the per-row cosines."""
+
+    spearman: float
+    pearson: float
+    predictions: np.ndarray = field(repr=False)
+    gold: np.ndarray = field(repr=False)
+    sources: list[str] = field(repr=False)
+
+    @property
+    def n(self) -> int:
+        return len(self.gold)
+
+    def by_source(self) -> dict[str, float]:
+        """Row source (``file:line``) -> predicted cosine."""
+        return dict(zip(self.sources, self.predictions.tolist(), strict=True))
+
+    def scores(self) -> dict[str, float]:
+        return {"spearman": self.spearman, "pearson": self.pearson}
+
+
+def gold_labels(records: Sequence[CSTSRecord]) -> np.ndarray:
+    return np.array([scale_label(r.label) for r in records], dtype=np.float64)
+
+
+def evaluate_rows(model: ConditionalEncoder, records: Sequence[CSTSRecord], batch_size: int = 64) -> Evaluation:
+    """Eq. 2 on every row, then Spearman/Pearson x100 against the labels scaled to [0, 1] (c-sts ``run_sts.py``)."""
+    if len(records) < 3:
+        raise ValueError(f"evaluation needs at least 3 rows, got {len(records)}")
+    predictions = model.similarities(records, batch_size)
+    if not np.all(np.isfinite(predictions)):
+        raise FloatingPointError(f"{int((~np.isfinite(predictions)).sum())} non-finite similarities")
+    gold = gold_labels(records)
+    spearman, pearson = evaluate.correlations(predictions, gold)
+    return Evaluation(spearman, pearson, predictions, gold, [r.source for r in records])
+
+
+def param_groups(model: ConditionalEncoder, lr: float, weight_decay: float, head_lr: float | None = None) -> list[dict]:
+    """AdamW groups: the backbone at ``lr``; the new layers (``g``, the condition transform) at ``head_lr`` (``lr``
+    when None, as one optimizer in the c-sts framework); no weight decay on biases and normalisation weights."""
+    new = set(model.new_parameters())
+    groups: dict[tuple[float, float], list[torch.nn.Parameter]] = {}
+    for name, parameter in model.named_parameters():
+        if not parameter.requires_grad:
+            continue
+        group_lr = head_lr if (head_lr is not None and name in new) else lr
+        decay = 0.0 if name.endswith("bias") or "norm" in name.lower() else weight_decay
+        groups.setdefault((group_lr, decay), []).append(parameter)
+    return [{"params": params, "lr": g_lr, "weight_decay": wd} for (g_lr, wd), params in groups.items()]
+
+
+@dataclass
+class RunOutcome:
+    """One trained model's scores on the evaluation rows, with its training history."""
+
+    name: str
+    settings: ModelSettings
+    objective: Objective | None  # None: untrained
+    evaluation: Evaluation
+    result: TrainResult | None
+    seconds: float
+    model: ConditionalEncoder | None = field(default=None, repr=False)
+
+    def metrics(self) -> dict:
+        trained = self.result is not None
+        return {
+            **self.evaluation.scores(),
+            "best_selection_spearman": self.result.best_score if trained else None,
+            "best_step": self.result.best_step if trained else None,
+            "steps": self.result.steps if trained else 0,
+            "seconds": round(self.seconds, 1),
+        }
+
+
+def train_and_evaluate(
+    settings: ModelSettings,
+    objective: Objective,
+    train_quadruples: Sequence[Quadruple],
+    selection_rows: Sequence[CSTSRecord],
+    eval_rows: Sequence[CSTSRecord],
+    config: TrainConfig,
+    *,
+    head_lr: float | None = None,
+    keep_model: bool = False,
+    name: str | None = None,
+) -> RunOutcome:
+    """Build the model from ``config.seed``, ``fit`` it on ``train_quadruples`` (batches of ``config.batch_size``
+    quadruples = twice as many rows), select on ``selection_rows`` (Spearman), score ``eval_rows``."""
+    started = time.perf_counter()
+    model = settings.build(seed=config.seed)
+    selection = list(selection_rows)
+    result = fit(
+        model,
+        loss_function(objective),
+        list(train_quadruples),
+        config,
+        evaluate=(lambda m: evaluate_rows(m, selection).spearman) if selection else None,
+        param_groups=param_groups(model, config.lr, config.weight_decay, head_lr),
+    )
+    evaluation = evaluate_rows(model, eval_rows)
+    return RunOutcome(
+        name or f"{settings.label()} {objective.name}",
+        settings,
+        objective,
+        evaluation,
+        result,
+        time.perf_counter() - started,
+        model if keep_model else None,
+    )
+
+
+def zero_shot(settings: ModelSettings, eval_rows: Sequence[CSTSRecord], seed: int = 0) -> RunOutcome:
+    """The untrained model (its new layers drawn from ``seed``) on the evaluation rows: the starting point."""
+    started = time.perf_counter()
+    model = settings.build(seed=seed)
+    evaluation = evaluate_rows(model, eval_rows)
+    return RunOutcome(f"{settings.label()} untrained", settings, None, evaluation, None, time.perf_counter() - started)

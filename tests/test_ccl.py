@@ -1,0 +1,480 @@
+"""CCL (stsnb.papers.ccl): quadruples, each loss term against its equation, the encoders, the Appendix A count, the
+C-STS loader on real rows, and the paper's numbers."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+from torch import nn
+
+from stsnb import data, losses
+from stsnb.data import CSTSRecord
+from stsnb.papers import ccl
+
+# ---------------------------------------------------------------------------------------------------------------
+# quadruples (Section 3.1; the c-sts TripletBatchSampler rule)
+
+
+def _row(s1: str, s2: str, condition: str, label: float, line: int) -> CSTSRecord:
+    return CSTSRecord(s1, s2, condition, label, f"hand.csv:{line}")
+
+
+HAND = [
+    _row("a", "b", "colour", 2.0, 2),  # pair (a, b): low first in the file
+    _row("a", "b", "size", 5.0, 3),
+    _row("c", "d", "shape", 3.0, 4),  # (c, d): a tie, file order decides
+    _row("c", "d", "count", 3.0, 5),
+    _row("e", "f", "mood", 4.0, 6),  # (e, f): its partner is missing (a -1 row in the real data)
+    _row("g", "h", "x", 1.0, 7),  # (g, h): three rows
+    _row("g", "h", "y", 2.0, 8),
+    _row("g", "h", "z", 3.0, 9),
+    _row("i", "j", "same", 4.0, 10),  # (i, j): the same condition twice
+    _row("i", "j", "same", 2.0, 11),
+    _row("b", "a", "size", 1.0, 12),  # (b, a) is another pair than (a, b): one row, unpaired
+]
+
+
+def test_pairing_a_hand_made_slice():
+    pairing = ccl.pair_conditions(HAND)
+    by_pair = {(q.sent1, q.sent2): q for q in pairing.quadruples}
+    assert list(by_pair) == [("a", "b"), ("c", "d"), ("i", "j")]  # file order of each pair's first row
+    ab = by_pair[("a", "b")]
+    assert (ab.condition_high, ab.label_high, ab.condition_low, ab.label_low) == ("size", 5.0, "colour", 2.0)
+    assert (ab.source_high, ab.source_low) == ("hand.csv:3", "hand.csv:2")
+    cd = by_pair[("c", "d")]
+    assert (cd.condition_high, cd.condition_low) == ("shape", "count") and cd.is_tie
+    assert sorted(r.source for r in pairing.unpaired) == sorted(
+        ["hand.csv:6", "hand.csv:7", "hand.csv:8", "hand.csv:9", "hand.csv:12"]
+    )
+    assert pairing.ties == 1 and pairing.same_condition == 1
+    assert pairing.rows_paired + len(pairing.unpaired) == len(HAND)  # nothing lost silently
+    assert "5 rows without a partner" in pairing.summary()
+
+
+def test_pairing_can_drop_ties_and_repeated_conditions_and_counts_them():
+    pairing = ccl.pair_conditions(HAND, keep_ties=False, keep_same_condition=False)
+    assert [(q.sent1, q.sent2) for q in pairing.quadruples] == [("a", "b")]
+    assert pairing.dropped == {"equal labels": 1, "the same condition twice": 1}
+    assert pairing.ties == 0 and pairing.same_condition == 0
+
+
+def test_quadruple_rows_labels_and_split():
+    quad = ccl.pair_conditions(HAND).quadruples[0]
+    high, low = quad.rows()
+    assert (high.condition, high.label, low.condition, low.label) == ("size", 5.0, "colour", 2.0)
+    assert [ccl.scale_label(v) for v in (1, 2, 3, 4, 5)] == [0.0, 0.25, 0.5, 0.75, 1.0]
+    with pytest.raises(ValueError, match="label"):
+        ccl.scale_label(0.0)
+    with pytest.raises(ValueError, match="label_high"):
+        ccl.Quadruple("a", "b", "x", "y", 2.0, 3.0)
+    quads = [ccl.Quadruple(str(i), "s", "x", "y", 3.0, 2.0) for i in range(10)]
+    train, held = ccl.split_quadruples(quads, 3, seed=0)
+    assert len(train) == 7 and len(held) == 3 and not {q.sent1 for q in train} & {q.sent1 for q in held}
+    assert ccl.split_quadruples(quads, 3, seed=0) == (train, held)
+    assert len(ccl.rows_of(held)) == 6
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# the loader on the real re-annotated files, and on a malformed file
+
+
+def test_pairing_the_real_reannotated_splits(data_dir):
+    train = data.load_csts("train", data_dir)
+    validation = data.load_csts("validation", data_dir)
+    assert train[0].sent1.startswith("Donuts made into the shape of a six")
+    assert (train[0].condition, train[0].label, train[0].source) == (
+        "type of object",
+        3.0,
+        "csts_train_reannotated.csv:2",
+    )
+    pairing = ccl.pair_conditions(train)
+    assert len(pairing.quadruples) == 5671 and not pairing.unpaired  # every train pair has two rows
+    assert all(q.label_high >= q.label_low for q in pairing.quadruples)
+    val = ccl.pair_conditions(validation)
+    # 2834 rows = 1417 pairs; 214 rows labelled -1 leave 198 pairs with one row and 8 with none
+    assert len(val.quadruples) == 1211 and len(val.unpaired) == 198
+    assert val.loader_skipped == {"label -1 (no usable label)": 214}
+    assert val.rows_paired + len(val.unpaired) == len(validation) == 2834 - 214
+
+
+def test_table1_examples_are_validation_pairs(data_dir):
+    validation = data.load_csts("validation", data_dir)
+    for example in ccl.TABLE1:
+        rows = ccl.rows_of_pair(validation, example.sent1, example.sent2)
+        assert len(rows) == 2, example.sent1  # refined conditions and new labels, the same sentence pair
+
+
+def _write(path, text: str):
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_loader_reads_a_csts_csv_by_path_and_names_file_and_line_of_bad_rows(tmp_path):
+    header = "sentence1,sentence2,condition,label\n"
+    good = _write(tmp_path / "csts_train.csv", header + 'a,b,c,4\n"x, y",z,"two\nlines",1.0\nq,r,s,-1\n')
+    rows = data.load_csts(path=good)
+    assert [(r.sent1, r.condition, r.label, r.source) for r in rows] == [
+        ("a", "c", 4.0, "csts_train.csv:2"),
+        ("x, y", "two\nlines", 1.0, "csts_train.csv:3"),
+    ]
+    assert rows.skipped == {"label -1 (no usable label)": 1}
+    reordered = _write(tmp_path / "reordered.csv", "label,condition,sentence2,sentence1,extra\n5,c,b,a,ignored\n")
+    assert data.load_csts(path=reordered)[0] == CSTSRecord("a", "b", "c", 5.0)
+    cases = {
+        "fields.csv": (header + "a,b,c,4\na,b,4\n", r"fields\.csv:3: expected 4 comma-separated fields"),
+        "label.csv": (header + "a,b,c,4\na,b,c,9\n", r"label\.csv:3: score 9\.0 outside the range \[1\.0, 5\.0\]"),
+        "text.csv": (header + 'a,b,"multi\nline",4\na,b,c,five\n', r"text\.csv:4: expected a score"),
+        "empty.csv": (header + "a,b, ,4\n", r"empty\.csv:2: empty condition"),
+        "header.csv": ("s1,s2,condition,label\na,b,c,4\n", r"header\.csv:1: expected a header"),
+    }
+    for name, (text, message) in cases.items():
+        with pytest.raises(data.DataError, match=message):
+            data.load_csts(path=_write(tmp_path / name, text))
+    with pytest.raises(data.DataError, match=r"nowhere\.csv: file not found"):
+        data.load_csts(path=tmp_path / "nowhere.csv")
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# each loss term against its equation, written out independently
+
+
+def _cos(a: np.ndarray, b: np.ndarray) -> float:
+    return float(a @ b / (np.linalg.norm(a) * np.linalg.norm(b)))
+
+
+COS_POS = torch.tensor([0.9, 0.2, 0.55, -0.1], dtype=torch.float64)
+COS_NEG = torch.tensor([0.1, 0.4, 0.5, -0.3], dtype=torch.float64)
+L_POS = torch.tensor([1.0, 0.75, 0.5, 0.25], dtype=torch.float64)
+L_NEG = torch.tensor([0.25, 0.75, 0.0, 0.0], dtype=torch.float64)
+
+
+def test_fdl_rdl_acl_against_eq_5_to_8():
+    fdl, rdl, acl = [], [], []
+    for cp, cn, lp, ln in zip(COS_POS.tolist(), COS_NEG.tolist(), L_POS.tolist(), L_NEG.tolist(), strict=True):
+        fdl.append(max(lp - ln + cn - cp, 0.0))  # Eq. 5
+        rdl.append(max(ln - lp - cn + cp, 0.0))  # Eq. 6
+        acl.append(abs(lp - ln + cn - cp))  # Eq. 8
+    args = (COS_POS, COS_NEG, L_POS, L_NEG)
+    assert ccl.fdl(*args, reduction="none").tolist() == pytest.approx(fdl)
+    assert ccl.rdl(*args, reduction="none").tolist() == pytest.approx(rdl)
+    assert ccl.acl(*args, reduction="none").tolist() == pytest.approx(acl)  # Eq. 7 = FDL + RDL = Eq. 8
+    assert ccl.acl(*args).item() == pytest.approx(np.mean(acl))
+    assert ccl.fdl(*args, reduction="sum").item() == pytest.approx(sum(fdl))
+    # FDL is Quad (Eq. 4) with the label gap as its margin
+    gap = 0.5
+    same_gap = (COS_POS, COS_NEG, torch.full((4,), 0.75, dtype=torch.float64), torch.full((4,), 0.25).double())
+    assert ccl.fdl(*same_gap).item() == pytest.approx(losses.quad_loss(COS_POS, COS_NEG, margin=gap).item())
+    with pytest.raises(ValueError, match="label_pos must be >= label_neg"):
+        ccl.fdl(COS_POS, COS_NEG, L_NEG, L_POS)
+
+
+def test_c_mse_readings():
+    projected = torch.tensor([0.2, 0.9, 0.4])
+    labels = torch.tensor([0.25, 1.0, 0.5])
+    expected = np.mean([(p - y) ** 2 for p, y in zip(projected.tolist(), labels.tolist(), strict=True)])
+    assert ccl.c_mse("projected", projected_cos=projected, labels=labels).item() == pytest.approx(expected)
+    gap = [
+        ((cp - cn) - (lp - ln)) ** 2
+        for cp, cn, lp, ln in zip(*(t.tolist() for t in (COS_POS, COS_NEG, L_POS, L_NEG)), strict=True)
+    ]
+    got = ccl.c_mse("gap", cos_pos=COS_POS, cos_neg=COS_NEG, label_pos=L_POS, label_neg=L_NEG)
+    assert got.item() == pytest.approx(np.mean(gap))
+    with pytest.raises(ValueError, match="target"):
+        ccl.c_mse("other", projected_cos=projected, labels=labels)
+
+
+class RecordingModel(nn.Module):
+    """Deterministic stand-in for a ConditionalEncoder: h depends on (sentence, condition) and on the call number
+    (the second call on the same inputs is BCL's other dropout view); g is a fixed linear map plus tanh. Every
+    call's outputs are kept so that the test can recompute the losses from them by hand."""
+
+    def __init__(self, dim: int = 5):
+        super().__init__()
+        self.dim = dim
+        generator = torch.Generator().manual_seed(0)
+        self.g = torch.randn(dim, dim, generator=generator, dtype=torch.float64)
+        self.calls: list[tuple[list[str], list[str], torch.Tensor, torch.Tensor]] = []
+
+    def _vector(self, text: str) -> torch.Tensor:
+        seed = sum(ord(ch) * (i + 1) for i, ch in enumerate(text))
+        return torch.randn(self.dim, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
+
+    def forward(self, sentences, conditions, project=False):
+        view = 0.3 * len(self.calls)
+        h = torch.stack(
+            [
+                self._vector(s) + 0.5 * self._vector(c) + view * self._vector(s + "#")
+                for s, c in zip(sentences, conditions, strict=True)
+            ]
+        )
+        z = torch.tanh(h @ self.g)
+        self.calls.append((list(sentences), list(conditions), h, z))
+        return (h, z) if project else h
+
+
+QUADS = [
+    ccl.Quadruple("s1 a", "s2 a", "cond high a", "cond low a", 5.0, 3.0),
+    ccl.Quadruple("s1 b", "s2 b", "cond high b", "cond low b", 4.0, 4.0),
+    ccl.Quadruple("s1 c", "s2 c", "cond high c", "cond low c", 2.0, 1.0),
+]
+
+
+def test_batch_terms_and_eq_3_against_the_equations_written_out():
+    sigma, tau = 0.6, 0.5
+    objective = ccl.ccl(sigma=sigma, temperature=tau)
+    model = RecordingModel()
+    terms = ccl.batch_terms(model, QUADS, objective)
+    assert sorted(terms) == sorted(["w_acl", "bcl", "mse", "c_mse"])
+    (inputs, conditions, h, z), (view_inputs, view_conditions, _, z_view) = model.calls
+    b = len(QUADS)
+    # the layout: B higher-condition rows, then their B lower-condition partners; s1 of all rows, then s2
+    assert inputs == [q.sent1 for q in QUADS] * 2 + [q.sent2 for q in QUADS] * 2
+    assert conditions[: 2 * b] == [q.condition_high for q in QUADS] + [q.condition_low for q in QUADS]
+    assert view_inputs == inputs[: 2 * b] and view_conditions == conditions[: 2 * b]
+    h, z, z_view = h.numpy(), z.numpy(), z_view.numpy()
+    labels = [(q.label_high - 1) / 4 for q in QUADS] + [(q.label_low - 1) / 4 for q in QUADS]
+    n = 2 * b
+    cos = [_cos(h[i], h[n + i]) for i in range(n)]
+    # MSE over every row
+    mse = np.mean([(cos[i] - labels[i]) ** 2 for i in range(n)])
+    assert terms["mse"].item() == pytest.approx(mse)
+    # W-ACL, Eq. 9
+    w_acl = [(labels[i] - labels[b + i]) * abs(labels[i] - labels[b + i] + cos[b + i] - cos[i]) for i in range(b)]
+    assert terms["w_acl"].item() == pytest.approx(np.mean(w_acl))
+    # BCL, Eq. 10-12 with the weights of Eq. 11 (anchor s1_i, positive its other view, negatives s2_j)
+    bcl = []
+    for i in range(n):
+        positive = math.exp(_cos(z[i], z_view[i]) / tau)
+        negatives = 0.0
+        for j in range(n):
+            if i != j:  # Eq. 11: a general negative
+                alpha = 1.0
+            elif labels[i] >= sigma:  # the same pair under the same condition: a false negative
+                alpha = 0.0
+            else:  # a hard negative, down-weighted
+                alpha = 1.0 - labels[i]
+            negatives += alpha * math.exp(_cos(z[i], z[n + j]) / tau)
+        bcl.append(-math.log(positive / (positive + negatives)))
+    assert terms["bcl"].item() == pytest.approx(np.mean(bcl))
+    # C-MSE (our default reading): MSE of the cosine of g(h1), g(h2)
+    projected = [_cos(z[i], z[n + i]) for i in range(n)]
+    c_mse = np.mean([(projected[i] - labels[i]) ** 2 for i in range(n)])
+    assert terms["c_mse"].item() == pytest.approx(c_mse)
+    # Eq. 3 with lambda_1..4 = 1, and with other lambdas
+    assert ccl.total(terms, objective).item() == pytest.approx(np.mean(w_acl) + np.mean(bcl) + mse + c_mse)
+    weighted = ccl.ccl(sigma, tau, lambdas=(2.0, 0.5, 1.0, 0.0))
+    assert ccl.total(terms, weighted).item() == pytest.approx(
+        2 * terms["w_acl"].item() + 0.5 * terms["bcl"].item() + terms["mse"].item()
+    )
+
+
+def test_qumse_is_quad_with_lambda_1_plus_mse():
+    model = RecordingModel()
+    terms = ccl.batch_terms(model, QUADS, ccl.qumse())
+    assert sorted(terms) == ["mse", "quad"] and len(model.calls) == 1  # no projection, no second view
+    _, _, h, _ = model.calls[0]
+    h = h.numpy()
+    b, n = len(QUADS), 2 * len(QUADS)
+    cos = [_cos(h[i], h[n + i]) for i in range(n)]
+    quad = [max(1.0 + cos[b + i] - cos[i], 0.0) for i in range(b)]  # Eq. 1, lambda = 1
+    assert terms["quad"].item() == pytest.approx(np.mean(quad))
+    assert ccl.total(terms, ccl.qumse()).item() == pytest.approx(terms["quad"].item() + terms["mse"].item())
+
+
+def test_objectives_ablation_and_settings():
+    full = ccl.ccl(sigma=0.75, temperature=3.0)
+    assert full.active() == ["mse", "w_acl", "bcl", "c_mse"] and full.needs_projection()
+    without = full.without("bcl")
+    assert without.name == "CCL w/o BCL" and without.weights["bcl"] == 0 and without.needs_projection()
+    assert not full.without("bcl").without("c_mse").needs_projection()
+    assert full.with_settings(sigma=0.0).sigma == 0.0
+    gap = ccl.ccl(0.5, 1.0, c_mse_target="gap")
+    assert not gap.without("bcl").needs_projection()
+    terms = ccl.batch_terms(RecordingModel(), QUADS, gap.without("bcl"))
+    assert sorted(terms) == ["c_mse", "mse", "w_acl"]
+    with pytest.raises(ValueError, match="no term"):
+        ccl.qumse().without("bcl")
+    with pytest.raises(ValueError, match="sigma"):
+        ccl.ccl(sigma=2.0, temperature=1.0)
+    with pytest.raises(ValueError, match="no term with a non-zero weight"):
+        ccl.ccl(0.5, 1.0, lambdas=(0, 0, 0, 0))
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# encoders
+
+
+class TableEncoder(nn.Module):
+    """A SentenceEncoder stand-in: a fixed vector per text (what TriEncoder needs: __call__, dim, device)."""
+
+    def __init__(self, dim: int = 4):
+        super().__init__()
+        self.dim = dim
+        self.weight = nn.Parameter(torch.zeros(1))  # a parameter, so that .device works
+        self.max_length = 32
+        self.tokenizer = None
+
+    @property
+    def device(self):
+        return self.weight.device
+
+    def vector(self, text: str) -> torch.Tensor:
+        return torch.randn(self.dim, generator=torch.Generator().manual_seed(sum(map(ord, text))))
+
+    def forward(self, texts):
+        return torch.stack([self.vector(t) for t in texts])
+
+
+def test_tri_encoder_fuses_sentence_and_condition_by_hadamard_product():
+    encoder = TableEncoder()
+    tri = ccl.TriEncoder(encoder, projection="identity")
+    sentences, conditions = ["s one", "s two", "s three"], ["colour", "size", "colour"]
+    h = tri(sentences, conditions)
+    for k in range(3):
+        expected = [
+            a * b
+            for a, b in zip(encoder.vector(sentences[k]).tolist(), encoder.vector(conditions[k]).tolist(), strict=True)
+        ]
+        assert h[k].tolist() == pytest.approx(expected)
+    with_transform = ccl.TriEncoder(encoder, projection="identity", condition_transform=True).eval()
+    linear = with_transform.condition_transform[1]
+    transformed = linear(encoder.vector("size"))
+    got = with_transform(["s two"], ["size"])[0]
+    assert got.tolist() == pytest.approx((encoder.vector("s two") * transformed).tolist())
+    assert ccl.hadamard(torch.tensor([1.0, 2.0]), torch.tensor([3.0, -1.0])).tolist() == [3.0, -2.0]
+    with pytest.raises(ValueError, match="same shape"):
+        ccl.hadamard(torch.ones(2), torch.ones(3))
+
+
+def test_projection_kinds_and_new_parameters():
+    assert isinstance(ccl.make_projection("identity", 4), nn.Identity)
+    assert isinstance(ccl.make_projection("mlp", 4)[1], nn.Tanh)
+    with pytest.raises(ValueError, match="projection"):
+        ccl.make_projection("deep", 4)
+    tri = ccl.TriEncoder(TableEncoder(), projection="linear", condition_transform=True)
+    assert sorted(tri.new_parameters()) == [
+        "condition_transform.1.bias",
+        "condition_transform.1.weight",
+        "projection.bias",
+        "projection.weight",
+    ]
+    groups = ccl.param_groups(tri, lr=1e-5, weight_decay=0.1, head_lr=1e-3)
+    by_lr = {(g["lr"], g["weight_decay"]): len(g["params"]) for g in groups}
+    assert by_lr == {(1e-5, 0.1): 1, (1e-3, 0.1): 2, (1e-3, 0.0): 2}
+
+
+@pytest.mark.slow
+def test_bi_and_tri_encoders_on_the_real_minilm():
+    bi = ccl.build_encoder("minilm-l6", "bi", pooling="cls", device="cpu")
+    features = bi.tokenize_pairs(["A man rides a horse."], ["type of animal"])
+    tokens = bi.encoder.tokenizer.convert_ids_to_tokens(features["input_ids"][0])
+    assert tokens[0] == "[CLS]" and tokens.count("[SEP]") == 2 and tokens[-3:] == ["of", "animal", "[SEP]"]
+    assert features["token_type_ids"][0].tolist()[-4:] == [1, 1, 1, 1]  # the condition is segment B
+    with torch.no_grad():
+        hidden = bi.encoder.backbone(**features).last_hidden_state[:, 0]
+        assert torch.allclose(bi(["A man rides a horse."], ["type of animal"]), hidden, atol=1e-6)
+    tri = ccl.build_encoder("minilm-l6", "tri", pooling="cls", device="cpu").eval()
+    with torch.no_grad():
+        expected = tri.encoder(["A man rides a horse."]) * tri.encoder(["type of animal"])
+        assert torch.allclose(tri(["A man rides a horse."], ["type of animal"]), expected, atol=1e-5)
+    records = [CSTSRecord("A man rides a horse.", "A woman rides a bike.", c, 3.0) for c in ("animal", "person")]
+    cos = bi.similarities(records)
+    assert cos.shape == (2,) and np.all(np.abs(cos) <= 1 + 1e-6) and cos[0] != cos[1]
+    with pytest.raises(ValueError, match="first-token pooling"):
+        ccl.build_encoder("smollm2-135m-l6", "bi", pooling="cls", device="cpu")
+
+
+@pytest.mark.slow
+def test_a_short_training_run_on_real_rows(data_dir):
+    from stsnb.train import TrainConfig
+
+    pairing = ccl.pair_conditions(data.load_csts("train", data_dir))
+    rows = data.load_csts("validation", data_dir)[:40]
+    settings = ccl.ModelSettings("minilm-l6", "bi", max_length=48)
+    config = TrainConfig(epochs=1, batch_size=4, lr=3e-5, max_steps=2, progress=False, eval_at_start=True)
+    outcome = ccl.train_and_evaluate(
+        settings, ccl.ccl(0.75, 3.0), pairing.quadruples[:8], rows[:12], rows, config, head_lr=1e-3
+    )
+    assert outcome.result.steps == 2 and outcome.evaluation.n == 40
+    assert math.isfinite(outcome.evaluation.spearman) and math.isfinite(outcome.evaluation.pearson)
+    untrained = ccl.zero_shot(settings, rows)
+    assert untrained.result is None and untrained.evaluation.sources == outcome.evaluation.sources
+    row = ccl.spearman_claim("CCL > untrained", outcome, untrained, n_resamples=200)
+    assert row["verdict"] in ("supported", "contradicted", "unresolved") and row["low"] <= row["high"]
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Appendix A
+
+
+def test_overestimation_count_on_a_tiny_example():
+    cos_pos = [0.95, 0.8, 0.6, 1.0]
+    cos_neg = [0.3, 0.1, 0.2, 0.0]
+    label_pos = [0.5, 0.75, 0.75, 0.5]
+    label_neg = [0.5, 0.5, 0.25, 0.5]
+    # quadruple 0: positive over by 0.45, negative under by 0.2 -> Eq. 16 only
+    # quadruple 1: positive over by 0.05, negative under by 0.4 -> Eq. 17 only (mirror reading)
+    # quadruple 2: positive under -> neither;  quadruple 3: over by 0.5 and under by 0.5 -> both
+    count = ccl.count_overestimated(cos_pos, cos_neg, label_pos, label_neg)
+    assert (count.eq16, count.eq17, count.either, count.total) == (2, 2, 3, 4)
+    literal = ccl.count_overestimated(cos_pos, cos_neg, label_pos, label_neg, reading="literal")
+    assert (literal.eq16, literal.eq17, literal.either) == (2, 0, 2)
+    rng = np.random.default_rng(0)  # the printed Eq. 17 can never hold when l_pos >= l_neg
+    lp = rng.uniform(0, 1, 500)
+    ln = lp * rng.uniform(0, 1, 500)
+    _, eq17 = ccl.overestimated(rng.uniform(-1, 1, 500), rng.uniform(-1, 1, 500), lp, ln, reading="literal")
+    assert not eq17.any()
+    with pytest.raises(ValueError, match="label_pos must be >= label_neg"):
+        ccl.count_overestimated([0.1], [0.1], [0.2], [0.5])
+
+
+def test_quadruple_scores_and_paired_count_difference():
+    quads = ccl.pair_conditions(HAND[:4]).quadruples
+    predictions = {"hand.csv:2": 0.1, "hand.csv:3": 0.9, "hand.csv:4": 0.5, "hand.csv:5": 0.4}
+    cos_pos, cos_neg, label_pos, label_neg = ccl.quadruple_scores(quads, predictions)
+    assert cos_pos.tolist() == [0.9, 0.5] and cos_neg.tolist() == [0.1, 0.4]
+    assert label_pos.tolist() == [1.0, 0.5] and label_neg.tolist() == [0.25, 0.5]
+    with pytest.raises(KeyError, match="no prediction"):
+        ccl.quadruple_scores(quads, {"hand.csv:2": 0.1})
+    a = np.array([1] * 30 + [0] * 70, dtype=bool)
+    b = np.zeros(100, dtype=bool)
+    difference, low, high = ccl.paired_count_difference(a, b, n_resamples=500)
+    assert difference == 30 and 15 < low < 30 < high < 45
+    assert ccl.count_claim("fewer", b, a, paper_direction=-1)["verdict"] == "supported"
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# the paper's numbers
+
+
+def test_reported_numbers_match_the_papers_differences():
+    value = ccl.REPORTED.value
+    # Table 3's printed gains (+15.7, +18.9, +1.9, +2.0, +0.6; tri +3.4, +10.0, +4.5, +3.1, +0.3)
+    gains = {"bi": (15.7, 18.9, 1.9, 2.0, 0.6), "tri": (3.4, 10.0, 4.5, 3.1, 0.3)}
+    for arch, expected in gains.items():
+        for model, gain in zip(ccl.MODELS, expected, strict=True):
+            got = value("Table 3", ccl.setting(arch, "CCL", model), "spearman") - value(
+                "Table 3", ccl.setting(arch, "QuMSE", model), "spearman"
+            )
+            assert got == pytest.approx(gain, abs=0.051), (arch, model)
+    # Table 7's printed gains, tri SimCSE-large included (+0.5 over 35.6)
+    pearson = {"bi": (20.8, 24.0, 1.3, 1.4), "tri": (5.8, 10.1, 5.8, 4.0, 0.5)}
+    for arch, expected in pearson.items():
+        for model, gain in zip(ccl.MODELS, expected, strict=False):
+            got = value("Table 7", ccl.setting(arch, "CCL", model), "pearson") - value(
+                "Table 7", ccl.setting(arch, "QuMSE", model), "pearson"
+            )
+            assert got == pytest.approx(gain, abs=0.051), (arch, model)
+    # Table 4's full rows are Table 5's rows at the Table 2 sigma
+    for arch in ("bi", "tri"):
+        for model in ("RoBERTa-base", "SimCSE-base"):
+            sigma = ccl.hyperparameters(arch, model).sigma
+            assert value("Table 4", ccl.setting(arch, "CCL", model), "spearman") == value(
+                "Table 5", ccl.setting(arch, "CCL", model, f"sigma={sigma:g}"), "spearman"
+            )
+    assert value("Appendix A", ccl.setting("bi", "QuMSE", "SimCSE-base"), "overestimated") == 134
+    assert ccl.hyperparameters("bi", "SimCSE-base") == ccl.Hyperparameters(3e-5, 3.0, 0.75, 5, 16, 4, 0.1)
+    assert len(ccl.TABLE1) == 6
