@@ -26,12 +26,15 @@ def use_style() -> None:
 
 
 def figure(ncols: int = 1, nrows: int = 1, width: float | None = None, height: float | None = None, **kwargs):
-    """``plt.subplots`` in the stsnb style, sized for ``ncols`` x ``nrows`` panels."""
+    """``plt.subplots`` in the stsnb style, sized for ``ncols`` x ``nrows`` panels.
+
+    Axes come back as matplotlib squeezes them: one ``Axes``, a 1-D array for one row or column, else 2-D.
+    """
     import matplotlib.pyplot as plt
 
     use_style()
     size = (width or 4.2 * ncols + 0.6, height or 3.4 * nrows + 0.4)
-    return plt.subplots(nrows, ncols, figsize=size, squeeze=not (ncols > 1 or nrows > 1), **kwargs)
+    return plt.subplots(nrows, ncols, figsize=size, **kwargs)
 
 
 def save(fig, run_or_dir, name: str) -> Path:
