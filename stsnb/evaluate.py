@@ -295,6 +295,34 @@ def dev_evaluator(dev_pairs: Sequence[stsdata.STSPair]) -> Callable[[torch.nn.Mo
     return score
 
 
+TaskPredictions = dict[str, tuple[np.ndarray, np.ndarray]]  # task -> (gold scores, cosine of each pair)
+
+
+def task_predictions(
+    encoder,
+    tasks: str | Iterable[str] = "all",
+    max_pairs: int | None = None,
+    seed: int = 0,
+    cache: EmbeddingCache | None = DEFAULT_CACHE,
+) -> TaskPredictions:
+    """Task -> (gold, cosine) of every test pair (STS12-16 pooled over their subsets, the "all" setting), or of a
+    fixed sample of ``max_pairs`` per task: the same draw for every model, so two models' predictions pair up
+    for ``stsnb.stats.paired_predictions_difference``. The cache is keyed by the weights' fingerprint."""
+    out: TaskPredictions = {}
+    for task in parse_tasks(tasks):
+        pairs = stsdata.sample(load_task(task), max_pairs, seed)
+        similarities = pair_similarities(encoder, pairs, cache)
+        out[task] = (np.array([p.score for p in pairs], dtype=float), np.asarray(similarities, dtype=float))
+    return out
+
+
+def spearman_scores(predictions: TaskPredictions) -> dict[str, float]:
+    """Task -> Spearman x100, plus ``avg`` (the unweighted mean over the tasks given, the papers' "Avg.")."""
+    scores = {task: correlations(pred, gold)[0] for task, (gold, pred) in predictions.items()}
+    scores["avg"] = float(np.mean(list(scores.values())))
+    return scores
+
+
 def sts_scores(encoder, tasks: str = "all", max_pairs: int | None = None, seed: int = 0) -> dict[str, float]:
     """Task -> Spearman x100 of the cosine, plus ``avg`` (SentEval "all" setting, ``sts``).
 
@@ -304,10 +332,4 @@ def sts_scores(encoder, tasks: str = "all", max_pairs: int | None = None, seed: 
     if max_pairs is None:
         report = sts(encoder, tasks)
         return {**report.spearman, "avg": report.avg}
-    scores = {}
-    for task in parse_tasks(tasks):
-        pairs = stsdata.sample(load_task(task), max_pairs, seed)
-        similarities = pair_similarities(encoder, pairs)
-        scores[task] = correlations(similarities, [p.score for p in pairs])[0]
-    scores["avg"] = float(np.mean(list(scores.values())))
-    return scores
+    return spearman_scores(task_predictions(encoder, tasks, max_pairs, seed))

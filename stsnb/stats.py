@@ -8,6 +8,7 @@ once and both systems are scored on the same resample, so the shared difficulty 
 - :func:`paired_average_difference` -- the unweighted mean over several tasks (the papers' seven-task "Avg."
   column): every bootstrap replicate resamples the pairs of every task independently (a stratified bootstrap)
   and averages the per-task differences of that replicate.
+- :func:`paired_predictions_difference` -- the same for two systems' ``task -> (gold, predictions)`` mappings.
 - :func:`across_seeds` -- mean and spread of a number over training seeds, reported beside the interval.
 - :func:`verdict` -- ``supported`` when the interval of every seed run excludes 0 in the paper's direction,
   ``contradicted`` when every one excludes 0 the other way, otherwise ``unresolved``.
@@ -380,6 +381,28 @@ def paired_spearman_difference(
         seed=seed,
         method=method,
     )
+
+
+def paired_predictions_difference(
+    a: Mapping[str, tuple[Sequence[float], Sequence[float]]],
+    b: Mapping[str, tuple[Sequence[float], Sequence[float]]],
+    *,
+    n_resamples: int = 2000,
+    confidence_level: float = 0.95,
+    seed: int | None = 0,
+) -> PairedDifference:
+    """:func:`paired_average_difference` of two systems' ``task -> (gold, predictions)`` mappings (as
+    ``stsnb.evaluate.task_predictions`` returns them): both must cover the same tasks with the same gold pairs."""
+    if set(a) != set(b) or not a:
+        raise ValueError(f"a and b must cover the same non-empty set of tasks, got {sorted(a)} and {sorted(b)}")
+    triples = {}
+    for task in a:
+        gold_a, pred_a = a[task]
+        gold_b, pred_b = b[task]
+        if not np.array_equal(np.asarray(gold_a, dtype=float), np.asarray(gold_b, dtype=float)):
+            raise ValueError(f"{task}: a and b were scored on different pairs (their gold scores differ)")
+        triples[task] = (gold_a, pred_a, pred_b)
+    return paired_average_difference(triples, n_resamples=n_resamples, confidence_level=confidence_level, seed=seed)
 
 
 # ---- seeds and the verdict -----------------------------------------------------------------------------------

@@ -46,3 +46,40 @@ def test_plan_lists_every_notebook_and_only_declared_parameters(profile):
     assert sorted(plan.notebooks) == sorted(path.stem for path in NOTEBOOKS)
     assert plan.description
     runner.check_plan(plan)  # raises PlanError on an undeclared parameter
+
+
+def _public_names_assigned(source: str) -> set[str]:
+    import ast
+
+    names = set()
+    for node in ast.parse(source).body:
+        targets = []
+        if isinstance(node, ast.Assign):
+            targets = node.targets
+        elif isinstance(node, ast.AugAssign | ast.AnnAssign | ast.For):
+            targets = [node.target]
+        for target in targets:
+            names |= {n.id for n in ast.walk(target) if isinstance(n, ast.Name) and not n.id.startswith("_")}
+    return names
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda path: path.stem)
+def test_only_the_parameters_cell_defines_values_before_the_run_starts(path):
+    """``runs.collect_params(globals())`` right after the parameters cell must see the parameters only, so the
+    cells before it leave no public plain values (params.yaml records the parameters cell, nothing else)."""
+    cells = [c for c in nbformat.read(path, as_version=4).cells if c.cell_type == "code"]
+    index = next(i for i, c in enumerate(cells) if "parameters" in c.metadata.get("tags", []))
+    leaked = set().union(*(_public_names_assigned(c.source) for c in cells[:index]))
+    assert not leaked, f"cells before the parameters cell assign {sorted(leaked)}: they would be saved as parameters"
+
+
+RUNS = sorted((runner.NOTEBOOKS_DIR.parent / "papermill_runs" / "cpu").glob("*/params.yaml"))
+
+
+@pytest.mark.parametrize("params", RUNS, ids=lambda path: path.parent.name)
+def test_a_committed_runs_params_are_its_notebooks_parameters(params):
+    import yaml
+
+    notebook = runner.NOTEBOOKS_DIR / f"{params.parent.name}.ipynb"
+    recorded = set(yaml.safe_load(params.read_text()))
+    assert recorded == set(runner.assigned_parameters(notebook))

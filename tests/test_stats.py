@@ -410,3 +410,17 @@ def test_resamples_of_only_tied_pairs_are_reported():
     """Three pairs: some resamples draw one pair three times, where Spearman is undefined."""
     with pytest.raises(ValueError, match="resamples drew only tied gold or prediction scores"):
         stats.paired_spearman_difference([1.0, 2.0, 3.0], [1.0, 3.0, 2.0], [3.0, 2.0, 1.0], n_resamples=200)
+
+
+def test_paired_predictions_difference_is_the_average_difference_of_the_same_pairs():
+    rng = np.random.default_rng(0)
+    gold = {t: rng.normal(size=60) for t in ("A", "B")}
+    a = {t: (g, g + rng.normal(0, 0.5, 60)) for t, g in gold.items()}
+    b = {t: (g, g + rng.normal(0, 1.5, 60)) for t, g in gold.items()}
+    got = stats.paired_predictions_difference(a, b, n_resamples=200, seed=1)
+    want = stats.paired_average_difference({t: (gold[t], a[t][1], b[t][1]) for t in gold}, n_resamples=200, seed=1)
+    assert tuple(got) == pytest.approx(tuple(want))
+    with pytest.raises(ValueError, match="same non-empty set of tasks"):
+        stats.paired_predictions_difference(a, {"A": b["A"]})
+    with pytest.raises(ValueError, match="B: a and b were scored on different pairs"):
+        stats.paired_predictions_difference(a, {"A": b["A"], "B": (gold["B"] + 1, b["B"][1])})

@@ -11,44 +11,22 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-import numpy as np
-
-from ... import data as stsdata
 from ... import evaluate, stats
 
-Predictions = dict[str, tuple[np.ndarray, np.ndarray]]  # task -> (gold, cosine of each pair)
+Predictions = evaluate.TaskPredictions  # task -> (gold, cosine of each pair)
 
 
 def task_predictions(encoder, tasks: str | Sequence[str] = "all", max_pairs: int | None = None, seed: int = 0):
-    """Task -> (gold scores, cosine similarities) of every pair (or a fixed sample of ``max_pairs`` per task, the
-    same for every model), uncached: the encoder's weights change between calls."""
-    out: Predictions = {}
-    for task in evaluate.parse_tasks(tasks):
-        pairs = stsdata.sample(evaluate.load_task(task), max_pairs, seed)
-        similarities = evaluate.pair_similarities(encoder, pairs, cache=None)
-        out[task] = (np.array([p.score for p in pairs], dtype=float), np.asarray(similarities, dtype=float))
-    return out
+    """``evaluate.task_predictions`` uncached: the encoder's weights change between calls."""
+    return evaluate.task_predictions(encoder, tasks, max_pairs, seed, cache=None)
 
 
-def spearman_scores(predictions: Predictions) -> dict[str, float]:
-    """Task -> Spearman x100, plus ``avg`` (the unweighted mean, Table 1's "Avg.")."""
-    scores = {task: evaluate.correlations(pred, gold)[0] for task, (gold, pred) in predictions.items()}
-    scores["avg"] = float(np.mean(list(scores.values())))
-    return scores
+spearman_scores = evaluate.spearman_scores
 
 
 def paired_difference(a: Predictions, b: Predictions, n_resamples: int = 2000, seed: int = 0):
     """Average over tasks of Spearman(a) - Spearman(b) x100 with its stratified paired bootstrap interval."""
-    if set(a) != set(b):
-        raise ValueError(f"a and b must cover the same tasks, got {sorted(a)} and {sorted(b)}")
-    triples = {}
-    for task in a:
-        gold_a, pred_a = a[task]
-        gold_b, pred_b = b[task]
-        if not np.array_equal(gold_a, gold_b):
-            raise ValueError(f"{task}: a and b were scored on different pairs")
-        triples[task] = (gold_a, pred_a, pred_b)
-    return stats.paired_average_difference(triples, n_resamples=n_resamples, seed=seed)
+    return stats.paired_predictions_difference(a, b, n_resamples=n_resamples, seed=seed)
 
 
 def plus_hicl_claim(

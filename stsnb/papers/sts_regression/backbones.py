@@ -12,14 +12,24 @@ from ... import models
 REMOTE_CODE_MODELS = ("jinaai/jina-embeddings-v2-base-en", "nomic-ai/nomic-embed-text-v1")
 
 
-def load_backbone(name: str, max_length: int | None = None, pooling: models.Pooling = "mean") -> models.SentenceEncoder:
+def load_backbone(
+    name: str, max_length: int | None = None, pooling: models.Pooling = "mean", *, freeze_embeddings: bool = False
+) -> models.SentenceEncoder:
     """An encoder with mean pooling (Section 3.1) by name; Jina v2 / Nomic v1 need the Hub's remote code.
+
+    ``freeze_embeddings`` keeps the token embedding fixed (``stsnb.models.load_encoder``): on the raw backbone
+    ``smollm2-135m-l6`` that table is most of the weights, and freezing it makes a training step faster
+    (``benchmarks/bench_raw_backbone.py``); the paper trains it.
 
     Raises ``RuntimeError`` naming the weights when they cannot be loaded; nothing is substituted.
     """
     try:
         return models.load_encoder(
-            name, pooling=pooling, max_length=max_length, trust_remote_code=name in REMOTE_CODE_MODELS
+            name,
+            pooling=pooling,
+            max_length=max_length,
+            trust_remote_code=name in REMOTE_CODE_MODELS,
+            freeze_embeddings=freeze_embeddings,
         )
     except (OSError, ValueError, models.ModelError) as err:
         raise RuntimeError(

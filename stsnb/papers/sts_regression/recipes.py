@@ -173,10 +173,12 @@ def fine_tune_nli(
     lr_decay: float = 0.95,
     head_lr: float | None = None,
     seed: int = 0,
+    freeze_embeddings: bool = False,
 ) -> tuple[SiameseModel, TrainResult]:
     """One Table 1 / 5 / 6 run: a fresh backbone, a new head (seeded: the same initial head for every regression
     loss), NLI fine-tuning with STS-B dev selection (Section 4.1)."""
-    model = seeded_model(load_backbone(backbone, max_length, pooling), loss, concatenation, seed)
+    encoder = load_backbone(backbone, max_length, pooling, freeze_embeddings=freeze_embeddings)
+    model = seeded_model(encoder, loss, concatenation, seed)
     result = train_siamese(
         model,
         pairs,
@@ -193,11 +195,16 @@ def fine_tune_nli(
 
 @dataclass
 class Table1Run:
-    """One Table 1 / 5 / 6 run's results: STS scores, the training history, the head's outputs on held-out pairs."""
+    """One Table 1 / 5 / 6 run's results: the STS predictions (task -> (gold, cosine), for paired intervals) and
+    their scores, the training history, the head's outputs on held-out pairs."""
 
-    scores: dict[str, float]
+    predictions: evaluate.TaskPredictions
     result: TrainResult
     heldout_outputs: Tensor
+
+    @property
+    def scores(self) -> dict[str, float]:
+        return evaluate.spearman_scores(self.predictions)
 
 
 def table1_run(
@@ -209,15 +216,16 @@ def table1_run(
     heldout: Sequence[TrainingPair],
     eval_tasks: str = "all",
     eval_max_pairs: int | None = None,
+    eval_seed: int = 0,
     **fine_tune: object,
 ) -> Table1Run:
-    """``fine_tune_nli`` then the STS evaluation (``evaluate.sts_scores``, the same pairs for every run) and the head's
-    outputs on held-out NLI pairs: the unit a notebook's ``num_processes`` parameter runs on several processes
+    """``fine_tune_nli`` then the STS predictions (``evaluate.task_predictions``: every test pair, or the same
+    ``eval_max_pairs`` per task drawn with ``eval_seed`` for every run and training seed) and the head's outputs on
+    held-out NLI pairs: the unit a notebook's ``num_processes`` parameter runs on several processes
     (``stsnb.distributed.run``)."""
     model, result = fine_tune_nli(backbone, pairs, loss, config, dev_pairs=dev_pairs, **fine_tune)
-    seed = int(fine_tune.get("seed", 0))
-    scores = evaluate.sts_scores(model.encoder, eval_tasks, eval_max_pairs, seed)
-    return Table1Run(scores, result, predict(model, heldout).cpu())
+    predictions = evaluate.task_predictions(model.encoder, eval_tasks, eval_max_pairs, eval_seed, cache=None)
+    return Table1Run(predictions, result, predict(model, heldout).cpu())
 
 
 def train_head_frozen(

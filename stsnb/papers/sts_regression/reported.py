@@ -60,10 +60,10 @@ _REG_T5 = [  # (backbone, loss, k, x0, avg)
     ("RoBERTa-base", "smooth_k2", 2.5, 0.25, 75.89),
     ("RoBERTa-base", "smooth_k2", 3, 0.2, 75.90),
     ("RoBERTa-base", "smooth_k2", 3, 0.25, 76.04),
-    ("Nomic v1", "smooth_k2", 3.5, 0.2, 82.76),
-    ("Nomic v1", "smooth_k2", 2.5, 0.2, 82.79),
-    ("Nomic v1", "smooth_k2", 2, 0.2, 82.82),
-    ("Nomic v1", "smooth_k2", 3, 0.2, 82.83),
+    ("Nomic Embed v1", "smooth_k2", 3.5, 0.2, 82.76),
+    ("Nomic Embed v1", "smooth_k2", 2.5, 0.2, 82.79),
+    ("Nomic Embed v1", "smooth_k2", 2, 0.2, 82.82),
+    ("Nomic Embed v1", "smooth_k2", 3, 0.2, 82.83),
     ("Jina v2", "smooth_k2", 3, 0.15, 83.51),
     ("Jina v2", "smooth_k2", 3, 0.2, 83.54),
     ("Jina v2", "smooth_k2", 3.5, 0.2, 83.55),
@@ -76,3 +76,21 @@ for _backbone, _values in {"BERT-base": (53.30, 54.84, 76.03), "RoBERTa-base": (
         _NUMBERS += average("sts-regression", "Table 6", f"{_backbone} {_concat}", _value)
 
 REPORTED = ReportedNumbers("sts-regression", _NUMBERS)
+
+
+def headlines() -> str:
+    """The paper's headline numbers as text (Tables 1 and 3, Section 4.2), for the top of a notebook."""
+    losses = ("cross_entropy", "l1", "translated_relu", "mse", "smooth_k2")
+    lines = ["Table 1, average Spearman x100 over the seven STS tasks (NLI fine-tuning):"]
+    for row in ("BERT-base", "RoBERTa-base"):
+        lines.append(f"  {row:<13} " + "  ".join(f"{n} {REPORTED.value('Table 1', f'{row} {n}'):.2f}" for n in losses))
+    lines.append("Table 3, average over the seven tasks (contrastive encoders, before / +Contrast / +Ours):")
+    for row in ("Jina v2", "Nomic Embed v1"):
+        values = [REPORTED.value("Table 3", f"{row}{suffix}") for suffix in ("", " +Contrast", " +Ours")]
+        lines.append(f"  {row:<15} " + " / ".join(f"{v:.2f}" for v in values))
+    kept = REPORTED.value("Section 4.2", "filtered STS-B + SICK-R train", "pairs_after_dedup")
+    positive = REPORTED.value("Section 4.2", "filtered STS-B + SICK-R train", "pairs_score_ge_4")
+    lines.append(
+        f"Section 4.2: {kept:.0f} de-duplicated STS-B + SICK-R training pairs, {positive:.0f} of them scored >= 4.0"
+    )
+    return "\n".join(lines)

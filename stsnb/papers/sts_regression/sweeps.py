@@ -1,0 +1,88 @@
+"""The runs behind Tables 5 and 6 (Sections 4.4-4.5): which (loss, k, x0, head input) settings to train, and
+which of them a Table 1 run already answers.
+
+Table 5 varies ``k`` and ``x0`` around Table 2's setting of each buffered loss; Table 6 trains Smooth K2 (Table 2's
+``k``, ``x0``) with the head on ``(u, v)`` and ``|u - v|`` beside ``(u, v, |u - v|)``. A setting equal to a Table 1
+run (Table 2's ``k``, ``x0`` and the full head input) is not trained twice.
+
+Under AdamW a constant factor on the loss cancels in the update (Adam divides the first moment by the root of
+the second, both scale with the factor; only ``eps`` and gradient clipping see it), so Translated ReLU and Smooth
+K2 at the same ``x0`` and another ``k`` should give the same model; ``x0`` changes the loss's shape.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from .model import CONCATENATIONS, Concatenation
+from .recipes import STAGE_SETTINGS, TABLE2, LossSpec, table2_loss
+
+FULL: Concatenation = "(u,v,|u-v|)"
+BUFFERED = ("translated_relu", "smooth_k2")
+
+
+@dataclass(frozen=True)
+class NLIVariant:
+    """One Table 5 / 6 NLI run: a loss with its ``k``, ``x0`` and the head's input."""
+
+    loss: LossSpec
+    concatenation: Concatenation = FULL
+
+    def label(self) -> str:
+        return self.loss.label() if self.concatenation == FULL else f"{self.loss.label()} head {self.concatenation}"
+
+    def tables(self, row: str) -> tuple[str, ...]:
+        """The tables this run contributes to."""
+        out = ()
+        if self.concatenation == FULL and self.loss.name in BUFFERED:
+            out += ("Table 5",)
+        if self.loss.name == "smooth_k2" and self.loss == table2_loss("smooth_k2", row):
+            out += ("Table 6",)
+        return out
+
+
+def _spec(entry: Sequence) -> LossSpec:
+    if len(entry) != 3:
+        raise ValueError(f"a sweep entry is [loss, k, x0], got {entry!r}")
+    name, k, x0 = entry
+    return LossSpec(str(name), float(k), float(x0))
+
+
+def nli_sweep_plan(
+    row: str,
+    table1_losses: Sequence[str],
+    sweep: Sequence[Sequence],
+    concatenations: Sequence[str],
+) -> list[NLIVariant]:
+    """Table 5 (Table 2's setting of each buffered loss in ``table1_losses``, then every ``[loss, k, x0]`` of
+    ``sweep``) and Table 6 (Smooth K2 at Table 2's setting with each head input of ``concatenations``), without
+    repeats, in that order."""
+    unknown = [c for c in concatenations if c not in CONCATENATIONS]
+    if unknown:
+        raise ValueError(f"head inputs must be among {CONCATENATIONS}, got {unknown}")
+    plan = [NLIVariant(table2_loss(name, row)) for name in BUFFERED if name in table1_losses and (row, name) in TABLE2]
+    plan += [NLIVariant(_spec(entry)) for entry in sweep]
+    if concatenations:
+        smooth = table2_loss("smooth_k2", row)
+        plan += [NLIVariant(smooth, FULL)] + [NLIVariant(smooth, c) for c in concatenations]
+    return list(dict.fromkeys(plan))
+
+
+def answered_by_table1(variant: NLIVariant, row: str, table1_losses: Sequence[str]) -> bool:
+    """True when a Table 1 run trained exactly this setting (Table 2's k, x0, the full head input)."""
+    name = variant.loss.name
+    return (
+        variant.concatenation == FULL
+        and name in table1_losses
+        and (name not in BUFFERED or variant.loss == table2_loss(name, row))
+    )
+
+
+def stage2_sweep_plan(row: str, sweep: Sequence[Sequence]) -> list[LossSpec]:
+    """Table 5 for a contrastive encoder (Section 4.2): stage 2's Smooth K2 at the official setting of ``row``
+    ("Jina v2" / "Nomic Embed v1") first, then each ``[loss, k, x0]`` of ``sweep``."""
+    if row not in STAGE_SETTINGS:
+        raise KeyError(f"no stage settings for {row!r}; rows: {sorted(STAGE_SETTINGS)}")
+    plan = [LossSpec("smooth_k2", *STAGE_SETTINGS[row]["stage2"])] + [_spec(entry) for entry in sweep]
+    return list(dict.fromkeys(plan))

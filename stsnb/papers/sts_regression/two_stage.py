@@ -1,0 +1,120 @@
+"""Section 4.2 (Figure 3, Table 3) on one contrastive encoder, run end to end: the two stages of "+Ours" and the
+"+Contrast" baseline, each ending in STS predictions on the same test pairs (for ``claims.table3_claims``).
+
+Stage 1: the encoder frozen, a new head (seeded) trained on NLI with Smooth K2 (``train_head_frozen``). Stage 2:
+encoder and head together on the de-duplicated STS-B + SICK-R pairs (``train_siamese``) with STS-B dev selection.
+"+Contrast": the same encoder trained with InfoNCE (Eq. 3) on the pairs scored >= the threshold.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+import torch
+
+from ... import data as stsdata
+from ... import evaluate
+from ...train import TrainConfig, TrainResult
+from .backbones import load_backbone
+from .model import ClampMode, classify, predict
+from .recipes import LossSpec, seeded_model, train_contrast, train_head_frozen, train_siamese
+from .scoring import Evaluation
+from .training_data import NLI_RANGE, STS_RANGE, TrainingPair, positive_pairs
+
+
+@dataclass
+class TwoStageRun:
+    """ "+Ours" on one encoder: predictions after stage 2, both training histories, stage 1's held-out NLI accuracy."""
+
+    predictions: evaluate.TaskPredictions
+    stage1: TrainResult
+    stage2: TrainResult
+    stage1_heldout_accuracy: float
+
+
+@dataclass
+class ContrastRun:
+    """ "+Contrast" on one encoder: predictions, the training history, how many positive pairs it trained on."""
+
+    predictions: evaluate.TaskPredictions
+    result: TrainResult
+    positives: int
+    batch_size: int
+
+
+def heldout_accuracy(model, heldout_nli: Sequence[TrainingPair]) -> float:
+    """3-way NLI accuracy (%) of a regression head read as a class (Section 3.1: rounded to 0 / 1 / 2)."""
+    if not heldout_nli:
+        return float("nan")
+    gold = torch.tensor([int(p.target) for p in heldout_nli])
+    return 100 * (classify(predict(model, heldout_nli)) == gold).float().mean().item()
+
+
+def two_stage_run(
+    backbone: str,
+    nli_pairs: Sequence[TrainingPair],
+    sts_pairs: Sequence[TrainingPair],
+    heldout_nli: Sequence[TrainingPair],
+    stage1_loss: LossSpec,
+    stage2_loss: LossSpec,
+    stage1_config: TrainConfig,
+    stage2_config: TrainConfig,
+    dev_pairs: Sequence[stsdata.STSPair] | None,
+    evaluation: Evaluation,
+    *,
+    clamp: ClampMode = "both",
+    max_length: int | None = None,
+    lr_decay: float = 0.95,
+    head_lr: float | None = None,
+    seed: int = 0,
+) -> TwoStageRun:
+    """ "+Ours" of Table 3 from a fresh copy of ``backbone``: stage 1 then stage 2, scored on ``evaluation``."""
+    model = seeded_model(load_backbone(backbone, max_length), seed=seed)
+    stage1 = train_head_frozen(model, nli_pairs, stage1_loss, stage1_config, clamp=clamp, label_range=NLI_RANGE)
+    gold = torch.tensor([int(p.target) for p in heldout_nli])
+    accuracy = (
+        100 * (classify(predict(model, heldout_nli)) == gold).float().mean().item() if heldout_nli else float("nan")
+    )
+    stage2 = train_siamese(
+        model,
+        sts_pairs,
+        stage2_loss,
+        stage2_config,
+        dev_pairs=dev_pairs,
+        clamp=clamp,
+        label_range=STS_RANGE,
+        lr_decay=lr_decay,
+        head_lr=head_lr,
+    )
+    return TwoStageRun(evaluation.predictions(model.encoder), stage1, stage2, accuracy)
+
+
+def contrast_run(
+    backbone: str,
+    sts_pairs: Sequence[TrainingPair],
+    config: TrainConfig,
+    dev_pairs: Sequence[stsdata.STSPair] | None,
+    evaluation: Evaluation,
+    *,
+    threshold: float = 4.0,
+    temperature: float = 0.05,
+    max_length: int | None = None,
+    lr_decay: float = 0.95,
+) -> ContrastRun:
+    """ "+Contrast" of Table 3 from a fresh copy of ``backbone`` on the pairs of ``sts_pairs`` scored >= ``threshold``
+    (the batch is cut to the number of positives when there are fewer: InfoNCE drops a short last batch)."""
+    positives = positive_pairs(sts_pairs, threshold)
+    if len(positives) < 2:
+        raise ValueError(f"+Contrast needs at least 2 pairs scored >= {threshold}, got {len(positives)}")
+    encoder = load_backbone(backbone, max_length)
+    batch = min(config.batch_size, len(positives))
+    result = train_contrast(
+        encoder,
+        positives,
+        replace(config, batch_size=batch),
+        dev_pairs=dev_pairs,
+        temperature=temperature,
+        lr_decay=lr_decay,
+    )
+    return ContrastRun(evaluation.predictions(encoder), result, len(positives), batch)
