@@ -477,8 +477,8 @@ def summary_markdown(plan: Plan, outcomes: Sequence[Outcome], profile_dir: Path)
         f"Written {dt.datetime.now().astimezone():%Y-%m-%d %H:%M %Z} at git {git_sha()} from plan "
         f"`{plan.path.name}`. Scores are x100; delta = ours - paper.",
         "",
-        "| notebook | status | seconds | metrics | setting | task | ours | paper | delta |",
-        "|---|---|---:|---|---|---|---:|---:|---:|",
+        "| notebook | status | seconds | metrics | setting | task | ours | paper | delta | note |",
+        "|---|---|---:|---|---|---|---:|---:|---:|---|",
     ]
     for outcome in outcomes:
         shown = outcome.good if outcome.good is not None else profile_dir / f"{outcome.notebook}.failed"
@@ -507,9 +507,54 @@ def summary_markdown(plan: Plan, outcomes: Sequence[Outcome], profile_dir: Path)
                 _number(row.get("ours")),
                 _number(row.get("paper_value")),
                 _number(row.get("delta")),
+                _cell(row.get("note", "")),
             ]
             lines.append("| " + " | ".join((head if index == 0 else [""] * len(head)) + result) + " |")
+    lines += claims_markdown(plan, outcomes, profile_dir)
     return "\n".join(lines) + "\n"
+
+
+def claim_rows(folder: Path) -> list[dict[str, Any]]:
+    """The claims a notebook checked (metrics.json ``claims``: a list of rows, or a mapping of them), each with
+    ``claim``, ``verdict`` and its paired interval (``stsnb.stats.claim_row``)."""
+    claims = read_metrics(folder).get("claims") or []
+    rows = list(claims.values()) if isinstance(claims, dict) else list(claims)
+    return [r for r in rows if isinstance(r, dict) and "claim" in r and "verdict" in r]
+
+
+def claims_markdown(plan: Plan, outcomes: Sequence[Outcome], profile_dir: Path) -> list[str]:
+    """The claims of every notebook with a good result: our difference with its 95% paired interval, the paper's
+    difference where there is one, and the verdict (supported / contradicted / unresolved)."""
+    lines = []
+    for outcome in outcomes:
+        if outcome.good is None:
+            continue
+        for row in claim_rows(outcome.good):
+            interval = (
+                f"{row['difference']:+.2f} [{row['low']:+.2f}, {row['high']:+.2f}]"
+                if all(isinstance(row.get(k), int | float) for k in ("difference", "low", "high"))
+                else ""
+            )
+            paper = row.get("paper_difference")
+            seeds = row.get("seeds")
+            lines.append(
+                f"| {outcome.notebook} | {_cell(row['claim'])} | {interval} | {seeds if seeds is not None else ''} | "
+                f"{f'{paper:+.2f}' if isinstance(paper, int | float) else ''} | **{row['verdict']}** |"
+            )
+    if not lines:
+        return []
+    head = [
+        "",
+        "## Claims",
+        "",
+        "Each claim as a paired difference on the same test pairs (ours, 95% bootstrap interval; with several seeds "
+        "the envelope of their intervals) and the verdict: supported when every seed's interval excludes 0 on the "
+        "paper's side, contradicted when every one excludes 0 on the other side, otherwise unresolved.",
+        "",
+        "| notebook | claim | ours: difference [95% interval] | seeds | paper | verdict |",
+        "|---|---|---|---:|---:|---|",
+    ]
+    return head + lines
 
 
 def _log(message: str) -> None:

@@ -306,3 +306,38 @@ def test_attempt_records_cpu_and_cuda_out_of_memory_but_raises_other_errors(tmp_
     assert "DefaultCPUAllocator: can't allocate memory" in metrics["CPU/error"]
     assert "Bug/status" not in metrics and "Fits/status" not in metrics
     assert "CPU: out of memory, recorded as its result" in capsys.readouterr().out
+
+
+def test_summary_shows_each_rows_note_and_every_claims_verdict(tmp_path):
+    folder = tmp_path / "cpu" / "nb"
+    folder.mkdir(parents=True)
+    (folder / "results.csv").write_text(
+        "paper,table,setting,task,ours,paper_value,delta,note\n"
+        "p,Table 5,x vs y,avg of stsb,70,76,-6,ours on stsb only\n"
+    )
+    claims = [
+        {
+            "claim": "a beats b",
+            "verdict": "supported",
+            "difference": 1.5,
+            "low": 0.4,
+            "high": 2.6,
+            "seeds": 2,
+            "paper_difference": 3.0,
+        },
+        {
+            "claim": "c beats d",
+            "verdict": "unresolved",
+            "difference": 0.1,
+            "low": -0.5,
+            "high": 0.7,
+            "seeds": 1,
+            "paper_difference": None,
+        },
+    ]
+    (folder / "metrics.json").write_text(json.dumps({"claims": claims}))
+    plan = runner.Plan("cpu", tmp_path / "cpu.yaml", "d", {"nb": {}})
+    summary = runner.summary_markdown(plan, [runner.Outcome("nb", "ok", good=folder)], tmp_path / "cpu")
+    assert "| 70.00 | 76.00 | -6.00 | ours on stsb only |" in summary
+    assert "| nb | a beats b | +1.50 [+0.40, +2.60] | 2 | +3.00 | **supported** |" in summary
+    assert "| nb | c beats d | +0.10 [-0.50, +0.70] | 1 |  | **unresolved** |" in summary
