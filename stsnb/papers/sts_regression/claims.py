@@ -110,26 +110,38 @@ def improvement_claim(
     )
 
 
-def table1_claims(runs: Mapping[tuple[str, int], TaskPredictions], row: str, *, n_resamples: int = 2000) -> list[dict]:
-    """Section 4.1's claims on our Table 1 runs ``{(loss, seed): predictions}``, directions from the paper's
-    ``row`` ("BERT-base" or "RoBERTa-base"). A claim whose two losses were not both run is left out."""
+def _table_claims(
+    runs: Mapping[tuple[str, int], TaskPredictions],
+    table: str,
+    listed: tuple[PairClaim, ...],
+    row: str,
+    n_resamples: int,
+) -> list[dict]:
+    """The claims of ``listed`` on our runs ``{(setting, seed): predictions}``, directions from the paper's ``row``
+    of ``table``. A claim whose two settings were not both run for every seed is left out, not guessed."""
     seeds = sorted({s for _, s in runs})
     out = []
-    for c in TABLE1_CLAIMS:
+    for c in listed:
         if not all((name, s) in runs for name in (c.a, c.b) for s in seeds):
             continue
         out.append(
             pair_claim(
-                f"Table 1, {c.text}",
+                f"{table}, {c.text}",
                 {s: runs[(c.a, s)] for s in seeds},
                 {s: runs[(c.b, s)] for s in seeds},
-                paper_difference("Table 1", row, c.a, c.b),
-                table="Table 1",
+                paper_difference(table, row, c.a, c.b),
+                table=table,
                 names=(c.a, c.b),
                 n_resamples=n_resamples,
             )
         )
     return out
+
+
+def table1_claims(runs: Mapping[tuple[str, int], TaskPredictions], row: str, *, n_resamples: int = 2000) -> list[dict]:
+    """Section 4.1's claims on our Table 1 runs ``{(loss, seed): predictions}``, directions from the paper's
+    ``row`` ("BERT-base" or "RoBERTa-base")."""
+    return _table_claims(runs, "Table 1", TABLE1_CLAIMS, row, n_resamples)
 
 
 def table3_claims(
@@ -166,23 +178,7 @@ def table3_claims(
 
 def table6_claims(runs: Mapping[tuple[str, int], TaskPredictions], row: str, *, n_resamples: int = 2000) -> list[dict]:
     """Table 6's claims on our runs ``{(head input, seed): predictions}``."""
-    seeds = sorted({s for _, s in runs})
-    out = []
-    for c in TABLE6_CLAIMS:
-        if not all((how, s) in runs for how in (c.a, c.b) for s in seeds):
-            continue
-        out.append(
-            pair_claim(
-                f"Table 6, {c.text}",
-                {s: runs[(c.a, s)] for s in seeds},
-                {s: runs[(c.b, s)] for s in seeds},
-                paper_difference("Table 6", row, c.a, c.b),
-                table="Table 6",
-                names=(c.a, c.b),
-                n_resamples=n_resamples,
-            )
-        )
-    return out
+    return _table_claims(runs, "Table 6", TABLE6_CLAIMS, row, n_resamples)
 
 
 def table5_claims(
