@@ -316,6 +316,24 @@ def task_predictions(
     return out
 
 
+@dataclass(frozen=True)
+class EvalPairs:
+    """The test pairs every model of a comparison is scored on: ``tasks``, and ``max_pairs`` per task drawn with
+    ``seed`` (None: every pair). The same draw for every model, so their predictions pair up."""
+
+    tasks: str = "all"
+    max_pairs: int | None = None
+    seed: int = 0
+
+    def predictions(self, encoder) -> TaskPredictions:
+        """Task -> (gold, cosine), uncached (trained weights change between calls)."""
+        return task_predictions(encoder, self.tasks, self.max_pairs, self.seed, cache=None)
+
+    def scope(self) -> str:
+        pairs = "every test pair" if self.max_pairs is None else f"the same {self.max_pairs} pairs per task"
+        return f"{self.tasks}, {pairs}"
+
+
 def spearman_scores(predictions: TaskPredictions) -> dict[str, float]:
     """Task -> Spearman x100, plus ``avg`` (the unweighted mean over the tasks given, the papers' "Avg.")."""
     scores = {task: correlations(pred, gold)[0] for task, (gold, pred) in predictions.items()}

@@ -1,4 +1,4 @@
-"""The numbers Pcc-tuning (Zhang & Li): the contrastive ceiling (Eq. 7), Table 2, Table 4, as the paper reports them.
+"""The numbers Pcc-tuning (Zhang & Li): the contrastive ceiling (Eq. 7), Tables 2, 4, 5, 6, as the paper reports them.
 
 Copied from ../shared/papers/pcc-tuning.md; never a result of ours. Notebooks print theirs beside ours with
 ``REPORTED.compare`` (``stsnb.comparison``).
@@ -47,5 +47,26 @@ _PCC_T4 = {  # (stage 1, stage 2) averages over the seven tasks
 for _setting, (_s1, _s2) in _PCC_T4.items():
     _NUMBERS += average("pcc-tuning", "Table 4", f"{_setting} stage 1", _s1)
     _NUMBERS += average("pcc-tuning", "Table 4", f"{_setting} stage 2", _s2)
+
+_PCC_T5 = {  # Appendix A: PromptSTH, stage-2 global batch size -> seven-task average
+    "OPT-6.7b": {192: 89.34, 216: 89.41, 224: 89.38, 256: 89.35},
+    "LLaMA-7b": {192: 90.26, 224: 90.28, 232: 90.29, 256: 90.25},
+    "LLaMA2-7b": {192: 90.34, 200: 90.32, 216: 90.30, 256: 90.32},
+    "Mistral-7b": {192: 90.54, 224: 90.61, 232: 90.60, 256: 90.54},
+}
+for _row, _by_batch in _PCC_T5.items():
+    for _batch, _value in _by_batch.items():
+        _NUMBERS += average("pcc-tuning", "Table 5", f"{_row} batch {_batch}", _value)
+TRANSFER_TASKS = ("MR", "CR", "SUBJ", "MPQA", "SST2", "TREC", "MRPC")
+_PCC_T6 = {  # accuracy (%) per transfer task, then the average
+    "OPT-6.7b Pcc-tuning": (89.40, 92.77, 95.95, 91.29, 94.34, 95.80, 76.00, 90.79),
+    "LLaMA-7b Pcc-tuning": (89.59, 92.74, 95.63, 90.19, 94.12, 95.00, 77.62, 90.70),
+    "LLaMA2-7b Pcc-tuning": (89.72, 93.51, 95.95, 90.75, 94.34, 94.60, 76.12, 90.71),
+    "Mistral-7b Pcc-tuning": (88.78, 92.21, 95.77, 89.45, 93.74, 95.80, 74.09, 89.98),
+    "SimCSE-BERT": (81.18, 86.46, 94.45, 88.88, 85.50, 89.80, 74.43, 85.81),
+}
+for _setting, _values in _PCC_T6.items():
+    for _task, _value in zip((*TRANSFER_TASKS, "avg"), _values, strict=True):
+        _NUMBERS.append(PaperNumber("pcc-tuning", "Table 6", _setting, _task, _value, "accuracy %"))
 
 REPORTED = ReportedNumbers("pcc-tuning", _NUMBERS)

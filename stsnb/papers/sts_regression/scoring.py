@@ -14,24 +14,12 @@ from .reported import REPORTED
 
 
 @dataclass(frozen=True)
-class Evaluation:
-    """The test pairs of a comparison: ``tasks``, and ``max_pairs`` per task drawn with ``seed`` (None: all)."""
-
-    tasks: str = "all"
-    max_pairs: int | None = None
-    seed: int = 0
-
-    def predictions(self, encoder) -> evaluate.TaskPredictions:
-        """Task -> (gold, cosine), uncached (trained weights change between calls)."""
-        return evaluate.task_predictions(encoder, self.tasks, self.max_pairs, self.seed, cache=None)
+class Evaluation(evaluate.EvalPairs):
+    """``stsnb.evaluate.EvalPairs`` whose average is named for what it is when compared with the paper's."""
 
     @property
     def all_seven(self) -> bool:
         return set(evaluate.parse_tasks(self.tasks)) == set(evaluate.STS_TASKS)
-
-    def scope(self) -> str:
-        pairs = "every test pair" if self.max_pairs is None else f"the same {self.max_pairs} pairs per task"
-        return f"{self.tasks}, {pairs}"
 
     def average_name(self) -> str:
         """ "avg" for the seven tasks (the paper's column), else "avg of <tasks>"."""
