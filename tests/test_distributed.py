@@ -171,3 +171,68 @@ def test_a_table1_run_trains_on_two_processes(data_dir):
     outcome = run(job, (), num_processes=2)
     assert outcome.result.steps == 2  # 4 batches of 8 shared by 2 processes: 2 steps each
     assert math.isfinite(outcome.scores["STSBenchmark"]) and outcome.heldout_outputs.shape == (8,)
+
+
+class _TextEncoder(nn.Module):
+    """Texts -> a seeded linear map of fixed random features (a stand-in encoder for Pcc-tuning's losses)."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.linear = nn.Linear(6, 4)
+        self.tokenizer = None
+
+    def forward(self, texts):
+        rows = [torch.randn(6, generator=torch.Generator().manual_seed(sum(map(ord, t)))) for t in texts]
+        return self.linear(torch.stack(rows))
+
+
+def _pcc_batches():
+    from stsnb import data
+
+    triplets = [data.Triplet(f"anchor {i}", f"positive {i}", f"negative {i}") for i in range(GLOBAL_BATCH)]
+    pairs = [
+        data.STSPair(f"left {i}", f"right {i}", float(i % 5), "STSBenchmark", "train") for i in range(GLOBAL_BATCH)
+    ]
+    return {"stage1": triplets, "stage2": pairs}
+
+
+def _pcc_losses():
+    from stsnb.papers import pcc_tuning
+
+    return {"stage1": pcc_tuning.stage1_loss(0.05, cutoff=None), "stage2": pcc_tuning.stage2_loss(cutoff=None)}
+
+
+def _pcc_two_processes_equal_one() -> None:
+    from accelerate import Accelerator
+
+    from stsnb.papers.pcc_tuning import training
+
+    accelerator = Accelerator(cpu=True)
+    rank, size = torch.distributed.get_rank(), torch.distributed.get_world_size()
+    batches, loss_fns = _pcc_batches(), _pcc_losses()
+    for name, loss_fn in loss_fns.items():
+        reference = _TextEncoder()
+        gather, training.gather_with_grad = training.gather_with_grad, lambda x: x  # as one process would
+        try:
+            expected = loss_fn(reference, batches[name])  # the whole global batch, nothing gathered
+        finally:
+            training.gather_with_grad = gather
+        expected.backward()
+        model = accelerator.prepare(_TextEncoder())
+        shard = batches[name][rank * GLOBAL_BATCH // size : (rank + 1) * GLOBAL_BATCH // size]
+        loss = loss_fn(model, shard)  # the DDP-wrapped model, as stsnb.train.fit hands it to the loss
+        accelerator.backward(loss)
+        assert abs(loss.item() - expected.item()) < 1e-5, (name, rank, loss.item(), expected.item())
+        got = accelerator.unwrap_model(model).linear.weight.grad
+        # DDP averages the ranks' gradients; each rank's loss is the global-batch loss, so the average is its gradient
+        assert torch.allclose(got, reference.linear.weight.grad, atol=1e-5), (name, rank)
+        accelerator.free_memory()
+
+
+def test_pcc_tuning_stage_losses_on_two_processes_equal_the_global_batch_on_one():
+    """Pcc-tuning's Eq. 8 and Eq. 9 as the package computes them (stsnb.papers.pcc_tuning.stage1_loss / stage2_loss),
+    each process holding half the batch: the gathered loss and gradient equal one process on the whole batch."""
+    from accelerate import debug_launcher
+
+    debug_launcher(_pcc_two_processes_equal_one, num_processes=2)

@@ -63,13 +63,18 @@ def cut(tokenizer, sentences: Sequence[str], cutoff: int | None) -> list[str]:
     return [s if len(i) < cutoff else tokenizer.decode(i) for s, i in zip(sentences, ids, strict=True)]
 
 
+def _tokenizer(encoder):
+    """The tokenizer of an encoder, also when ``fit`` hands the loss a DDP-wrapped one (several processes)."""
+    return getattr(encoder, "module", encoder).tokenizer
+
+
 def stage1_loss(temperature: float = 0.05, cutoff: int | None = 32) -> Callable[[models.SentenceEncoder, list], Tensor]:
     """Eq. 8 on a batch of ``stsnb.data.Triplet``: anchors, positives and hard negatives encoded in one forward,
     gathered across processes, then ``stsnb.losses.info_nce`` (in-batch + hard negatives)."""
 
     def step(encoder: models.SentenceEncoder, batch: list[stsdata.Triplet]) -> Tensor:
         texts = [t.anchor for t in batch] + [t.positive for t in batch] + [t.negative for t in batch]
-        embedded = encoder(cut(encoder.tokenizer, texts, cutoff))
+        embedded = encoder(cut(_tokenizer(encoder), texts, cutoff))  # through DDP's forward: its gradients sync
         n = len(batch)
         anchor, positive, negative = (gather_with_grad(embedded[i * n : (i + 1) * n]) for i in range(3))
         return losses.info_nce(anchor, positive, hard_negative=negative, temperature=temperature)
@@ -82,7 +87,7 @@ def stage2_loss(cutoff: int | None = 64) -> Callable[[models.SentenceEncoder, li
     global batch."""
 
     def step(encoder: models.SentenceEncoder, batch: list[stsdata.STSPair]) -> Tensor:
-        texts = cut(encoder.tokenizer, [p.sent1 for p in batch] + [p.sent2 for p in batch], cutoff)
+        texts = cut(_tokenizer(encoder), [p.sent1 for p in batch] + [p.sent2 for p in batch], cutoff)
         embedded = encoder(texts)
         cosine = F.cosine_similarity(embedded[: len(batch)], embedded[len(batch) :], dim=-1)
         gold = torch.tensor([p.score for p in batch], dtype=cosine.dtype, device=cosine.device)
