@@ -133,6 +133,11 @@ class ContrastiveModel(nn.Module):
         frame = self.frame if self.hicl.special_tokens else ((), ())
         return build_segments(sequences, length, frame=frame, template=template, transform=transform)
 
+    def forward(self, batch: Sequence[TrainingExample]) -> torch.Tensor:
+        """The training loss: ``fit`` calls the model, so on several processes the call goes through DDP's forward
+        (which its gradient synchronisation needs) rather than around it."""
+        return self.loss(batch)
+
     def loss(self, batch: Sequence[TrainingExample]) -> torch.Tensor:
         """The training loss of one batch (see the module docstring)."""
         ids = [example.ids for example in batch]
@@ -219,8 +224,8 @@ def train_method(
     parts: list[dict] = []
 
     def loss_fn(m: ContrastiveModel, batch: Sequence[TrainingExample]) -> torch.Tensor:
-        loss = m.loss(batch)
-        parts.append(dict(m.last_parts))
+        loss = m(batch)  # through DDP's forward when fit runs on several processes
+        parts.append(dict(getattr(m, "module", m).last_parts))
         return loss
 
     result = fit(model, loss_fn, list(examples), config, evaluate=evaluate)
