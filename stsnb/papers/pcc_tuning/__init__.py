@@ -12,7 +12,7 @@
 """
 
 from . import ceiling, claims, corpora, pipeline, recipes, training, transfer
-from .pipeline import Scoring, StageRun, stage1, stage2_from
+from .pipeline import Scoring, StageRun, TemplateRun, run_template, stage1, stage2_from
 from .prompts import DEFAULT_TEMPLATE, TEMPLATE_NAMES, TEMPLATES, template
 from .recipes import PAPER_BACKBONES, Recipe, paper_recipe, warmup_ratio
 from .reported import REPORTED, TRANSFER_TASKS
@@ -36,6 +36,8 @@ __all__ = [
     "recipes",
     "Scoring",
     "StageRun",
+    "TemplateRun",
+    "run_template",
     "stage1",
     "stage2_from",
     "stage1_loss",

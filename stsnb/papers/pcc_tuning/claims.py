@@ -29,11 +29,14 @@ def difference_claim(
     seed: int = 0,
 ) -> dict:
     """``a - b`` (average Spearman x100 over the tasks of ``a``) with its paired interval and the verdict for the
-    claimed ``direction`` (the sign of ``paper_difference`` when there is one)."""
+    claimed ``direction`` (the sign of ``paper_difference`` when there is one; 0: no direction is claimed, e.g. the
+    paper's "the template matters little", and the verdict stays ``unresolved``)."""
     interval = stats.paired_predictions_difference(a, b, n_resamples=n_resamples, seed=seed)
     if paper_difference is not None and paper_difference != 0:
         direction = int(math.copysign(1, paper_difference))
-    row = stats.claim_row(claim, {f"seed {seed}": interval}, direction)
+    row = stats.claim_row(claim, {f"seed {seed}": interval}, direction or +1)
+    if not direction:
+        row.update(verdict=stats.UNRESOLVED, paper_direction=0)
     row["paper_difference"] = paper_difference
     row["per_task"] = dict(interval.tasks)
     return row
