@@ -10,7 +10,6 @@ package of the ``lab`` extra); nothing is loaded from the network.
 from __future__ import annotations
 
 import html
-import json
 import shutil
 from pathlib import Path
 
@@ -60,11 +59,14 @@ def notebook_html(notebook: Path, mathjax_url: str) -> str:
 
 
 def _claims(folder: Path) -> dict[str, str]:
-    path = folder / "metrics.json"
-    if not path.is_file():
-        return {}
-    claims = json.loads(path.read_text()).get("claims", {})
-    return {str(k): str(v.get("verdict", v)) if isinstance(v, dict) else str(v) for k, v in claims.items()}
+    """Claim -> "verdict (difference [low, high])" from metrics.json (``runner.claim_rows``: a list or mapping)."""
+    out = {}
+    for row in runner.claim_rows(folder):
+        interval = ""
+        if all(isinstance(row.get(k), int | float) for k in ("difference", "low", "high")):
+            interval = f" ({row['difference']:+.2f} [{row['low']:+.2f}, {row['high']:+.2f}])"
+        out[str(row["claim"])] = f"{row['verdict']}{interval}"
+    return out
 
 
 def _cell(value: object) -> str:
