@@ -47,3 +47,10 @@ def save_tiny_causal_lm(folder: Path, config_class) -> Path:
     AutoModelForCausalLM.from_config(config).save_pretrained(folder)
     AutoTokenizer.from_pretrained(resolve("smollm2-135m").path).save_pretrained(folder)
     return folder
+
+
+def pytest_collection_modifyitems(config, items):
+    """Tests marked ``distributed`` run first: their launcher forks this pytest process, and a fork taken after torch
+    has run its intra-op thread pool (any earlier training test) can deadlock in the children. Measured here: after a
+    CCL training test in the same process, the two-process tests hung."""
+    items.sort(key=lambda item: item.get_closest_marker("distributed") is None)
