@@ -299,3 +299,27 @@ def test_bml_loss_matches_its_formula():
 
 def test_package_exports():
     assert hicl.segment_count(33, 32) == 2
+
+
+# ---- the SimCSE probe: does the baseline move the backbone at all? -------------------------------------------------
+
+
+@pytest.mark.slow
+def test_simcse_probe_scores_last_weights_against_the_untrained_backbone_on_the_same_pairs(data_dir):
+    from stsnb import data
+
+    sentences = data.sample(data.load_wiki(), 16, 0)
+    dev = data.sample(list(data.load_stsb("dev")), 24, 0)
+    backbone = hicl.BackboneSettings("smollm2-135m-l6")
+    row = hicl.simcse_moves(hicl.ProbeSetting(lr=1e-3, dropout=0.1), backbone, sentences, dev, batch_size=8)
+    assert row["steps"] == 2  # one epoch of 16 sentences in batches of 8, no selection
+    assert row["verdict"] in ("supported", "contradicted", "unresolved")
+    assert row["difference"] == pytest.approx(row["dev_after"] - row["dev_before"], abs=1e-9)  # one task: plain
+    assert row["low"] <= row["difference"] <= row["high"]
+    assert row["dev_after"] != row["dev_before"]  # lr 1e-3 changes the weights: the last step is what is scored
+    untrained = hicl.probe.dev_predictions(backbone.load(), dev)
+    assert untrained["STS-B dev"][1].tolist() == pytest.approx(
+        hicl.probe.dev_predictions(backbone.load(), dev)["STS-B dev"][1].tolist()
+    )  # the before-score is deterministic (eval mode, no dropout)
+    with pytest.raises(ValueError, match="two batches"):
+        hicl.simcse_moves(hicl.ProbeSetting(lr=1e-4), backbone, sentences[:8], dev, batch_size=8)

@@ -8,10 +8,12 @@
 - ``training``: one model / loss per (baseline, HiCL on/off) trained with ``stsnb.train.fit`` and STS-B dev selection.
 - ``efficiency``: Section 3.3 / Table 12, one step whole vs in segments, time and peak memory in fresh processes.
 - ``results``: per-pair STS predictions, paired intervals and the +HiCL verdicts (``stsnb.stats``).
+- ``probe``: does plain unsupervised SimCSE move the backbone at all (last step vs untrained, paired interval)?
 - ``reported``: the paper's numbers.
 """
 
 from .objectives import ObjectiveSettings, bml_loss, global_loss, hicl_objective, queue_info_nce
+from .probe import ProbeSetting, simcse_moves
 from .reported import ABSTRACT_CLAIMS, REPORTED, TABLE1, TABLE2, table1_gain
 from .results import paired_difference, plus_hicl_claim, spearman_scores, task_predictions
 from .segments import (
