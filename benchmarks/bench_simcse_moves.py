@@ -19,7 +19,15 @@ import json
 from stsnb import data
 from stsnb.papers import hicl
 
-DEFAULT_GRID = ["3e-5,0.1,mean", "5e-5,0.3,mean", "1e-4,0.3,mean", "2e-4,0.2,mean", "5e-5,0.1,last"]
+DEFAULT_GRID = [
+    "3e-5,0.1,mean",
+    "5e-5,0.1,mean",
+    "5e-5,0.3,mean",
+    "1e-4,0.1,mean",
+    "1e-4,0.3,mean",
+    "2e-4,0.2,mean",
+    "5e-5,0.1,last",
+]
 
 
 def parse_setting(text: str) -> hicl.ProbeSetting:
