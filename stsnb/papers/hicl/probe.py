@@ -63,13 +63,22 @@ def simcse_moves(
     before = dev_predictions(encoder, dev_pairs)
     examples, _ = make_examples(encoder.tokenizer, sentences, backbone.max_length, "simcse")
     config = TrainConfig(
-        batch_size=batch_size, lr=setting.lr, warmup_ratio=0.0, eval_at_start=False, seed=seed, drop_last=True,
+        batch_size=batch_size,
+        lr=setting.lr,
+        warmup_ratio=0.0,
+        eval_at_start=False,
+        seed=seed,
+        drop_last=True,
         progress=False,
-    )  # fmt: skip
+    )
     trained = train_method(
-        encoder, examples, "simcse", HiclSettings(enabled=False), ObjectiveSettings(alpha=0.0, temperature=temperature),
+        encoder,
+        examples,
+        "simcse",
+        HiclSettings(enabled=False),
+        ObjectiveSettings(alpha=0.0, temperature=temperature),
         config,
-    )  # fmt: skip
+    )
     after = dev_predictions(trained.encoder, dev_pairs)
     gap = stats.paired_predictions_difference(after, before, n_resamples=n_resamples, seed=seed)
     row = stats.claim_row(f"SimCSE ({setting.label()}) improves STS-B dev", [gap], paper_direction=+1)
