@@ -12,6 +12,10 @@ once and both systems are scored on the same resample, so the shared difficulty 
 - :func:`across_seeds` -- mean and spread of a number over training seeds, reported beside the interval.
 - :func:`verdict` -- ``supported`` when the interval of every seed run excludes 0 in the paper's direction,
   ``contradicted`` when every one excludes 0 the other way, otherwise ``unresolved``.
+- :func:`equivalence_verdict` -- for a robustness claim ("X hardly matters"): ``equivalent`` when every seed's
+  interval lies inside +-margin, ``contradicted`` when every one lies wholly outside it on one side.
+- :func:`paired_grouped_difference` -- one task whose rows come in dependent groups (C-STS: one sentence pair under
+  two conditions): the bootstrap resamples whole groups.
 - :func:`claim_row` -- one claim's row for metrics.json / results tables (difference, envelope, seeds, verdict).
 
 Spearman here is scipy's (Pearson correlation of mid-ranks, ties averaged), x100, exactly as
@@ -29,11 +33,14 @@ from typing import Literal, NamedTuple
 import numpy as np
 from scipy.stats import DegenerateDataWarning, bootstrap, spearmanr
 
-Verdict = Literal["supported", "contradicted", "unresolved"]
+Verdict = Literal["supported", "contradicted", "unresolved", "equivalent", "not tested"]
 SUPPORTED: Verdict = "supported"
 CONTRADICTED: Verdict = "contradicted"
 UNRESOLVED: Verdict = "unresolved"
-VERDICTS: tuple[Verdict, ...] = (SUPPORTED, CONTRADICTED, UNRESOLVED)
+EQUIVALENT: Verdict = "equivalent"  # a robustness claim: every seed's interval inside +-margin
+NOT_TESTED: Verdict = "not tested"  # a precondition failed (``stsnb.claims``)
+VERDICTS: tuple[Verdict, ...] = (SUPPORTED, CONTRADICTED, UNRESOLVED, EQUIVALENT, NOT_TESTED)
+DEFAULT_MARGIN = 1.0  # Spearman x100 points: "X hardly matters" means |difference| < 1 point
 
 Method = Literal["percentile", "basic", "BCa"]
 METHODS: tuple[str, ...] = ("percentile", "basic", "BCa")
@@ -220,7 +227,10 @@ class _TaskRanks:
 
     def difference(self, indices: np.ndarray) -> np.ndarray:
         """Spearman(a) - Spearman(b) x100 for every row of ``indices`` (each row one resample of pair indices)."""
-        counts = _counts(indices, self.n)
+        return self.difference_of_counts(_counts(indices, self.n))
+
+    def difference_of_counts(self, counts: np.ndarray) -> np.ndarray:
+        """The same from how often each pair was drawn in each resample (rows of ``counts``, shape (rows, n))."""
         gold, gold_ss = _centred_midranks(counts, *self.gold)
         weighted_gold = counts * gold
         out = []
@@ -383,6 +393,62 @@ def paired_spearman_difference(
     )
 
 
+def paired_grouped_difference(
+    gold: Sequence[float],
+    pred_a: Sequence[float],
+    pred_b: Sequence[float],
+    groups: Sequence,
+    *,
+    n_resamples: int = 2000,
+    confidence_level: float = 0.95,
+    seed: int | None = 0,
+) -> PairedDifference:
+    """Spearman(a) - Spearman(b) x100 on rows that come in dependent groups, with a paired cluster bootstrap.
+
+    ``groups[i]`` labels the unit row i belongs to (any hashable; C-STS: the sentence pair, which the data set
+    scores under two conditions). Each replicate draws as many groups as there are, with replacement, and keeps
+    every row of a drawn group, so two rows that share a sentence pair never count as two independent draws (a
+    row bootstrap would: its interval is too narrow). Percentile interval; ``n`` counts the groups. Identical
+    orderings give (0, 0, 0) as in :func:`paired_average_difference`.
+    """
+    checked_gold, checked_a, checked_b = _task_arrays(gold, pred_a, pred_b)
+    labels = list(groups)
+    if len(labels) != len(checked_gold):
+        raise ValueError(f"groups has {len(labels)} labels but gold has {len(checked_gold)}: one group per row")
+    index: dict = {}
+    try:
+        group_of_row = np.array([index.setdefault(label, len(index)) for label in labels], dtype=np.intp)
+    except TypeError as err:
+        raise ValueError(f"groups must be hashable labels (e.g. a pair id), got {err}") from err
+    n_groups = len(index)
+    if n_groups < MIN_PAIRS:
+        raise ValueError(f"a grouped bootstrap needs at least {MIN_PAIRS} groups, got {n_groups}")
+    n_resamples = _check_n_resamples(n_resamples)
+    confidence_level = _check_confidence_level(confidence_level)
+    seed = _check_seed(seed)
+    ranks = _TaskRanks(checked_gold, checked_a, checked_b)
+    difference = _spearman_x100(checked_a, checked_gold) - _spearman_x100(checked_b, checked_gold)
+    settings = dict(n=n_groups, confidence_level=confidence_level, n_resamples=n_resamples, method="percentile")
+    if ranks.same_order():
+        return PairedDifference(0.0, 0.0, 0.0, seed=seed, standard_error=0.0, **settings)
+    rng = np.random.default_rng(seed)
+    batch = max(1, _BATCH_ELEMENTS // len(checked_gold))
+    replicates = []
+    for start in range(0, n_resamples, batch):
+        draws = rng.integers(0, n_groups, size=(min(batch, n_resamples - start), n_groups))
+        replicates.append(ranks.difference_of_counts(_counts(draws, n_groups)[:, group_of_row]))
+    values = np.concatenate(replicates)
+    if np.isnan(values).any():
+        raise ValueError(
+            f"{int(np.isnan(values).sum())} of {n_resamples} group resamples drew only tied gold or prediction "
+            f"scores (Spearman undefined): too few distinct groups ({n_groups})"
+        )
+    low, high = np.quantile(values, [(1 - confidence_level) / 2, (1 + confidence_level) / 2])
+    return PairedDifference(
+        float(difference), float(low), float(high), seed=seed, standard_error=float(values.std(ddof=1)), **settings
+    )
+
+
 def paired_predictions_difference(
     a: Mapping[str, tuple[Sequence[float], Sequence[float]]],
     b: Mapping[str, tuple[Sequence[float], Sequence[float]]],
@@ -464,6 +530,27 @@ def verdict(intervals, paper_direction: int = +1) -> Verdict:
     if directions == {paper_direction}:
         return SUPPORTED
     if directions == {-paper_direction}:
+        return CONTRADICTED
+    return UNRESOLVED
+
+
+def equivalence_verdict(intervals, margin: float = DEFAULT_MARGIN) -> Verdict:
+    """The verdict on a robustness claim ("the setting hardly matters") from one interval or one per seed run.
+
+    ``equivalent``: every seed's interval lies inside [-margin, +margin] (two one-sided tests at the interval's
+    level); ``contradicted``: every seed's interval lies wholly above +margin, or wholly below -margin (the setting
+    matters by more than the margin); otherwise ``unresolved``. A direction test can never support "X does not
+    matter": an interval that contains 0 says only that we could not tell.
+    """
+    margin = float(margin)
+    if not math.isfinite(margin) or margin <= 0:
+        raise ValueError(f"margin must be a positive number of Spearman x100 points, got {margin!r}")
+    bounds = [_bounds(v, i) for i, v in enumerate(_as_list(intervals))]
+    if not bounds:
+        raise ValueError("equivalence_verdict needs at least one interval")
+    if all(-margin < low and high < margin for _, low, high in bounds):
+        return EQUIVALENT
+    if all(low > margin for _, low, _ in bounds) or all(high < -margin for _, _, high in bounds):
         return CONTRADICTED
     return UNRESOLVED
 

@@ -286,9 +286,9 @@ def test_verdict_rule(intervals, direction, expected):
     assert expected in stats.VERDICTS
 
 
-def test_verdict_words_are_the_three_of_the_issue():
-    assert stats.VERDICTS == ("supported", "contradicted", "unresolved")
-    assert (stats.SUPPORTED, stats.CONTRADICTED, stats.UNRESOLVED) == stats.VERDICTS
+def test_verdict_words_are_the_five_of_the_design():
+    assert stats.VERDICTS == ("supported", "contradicted", "unresolved", "equivalent", "not tested")
+    assert (stats.SUPPORTED, stats.CONTRADICTED, stats.UNRESOLVED, stats.EQUIVALENT, stats.NOT_TESTED) == stats.VERDICTS
 
 
 @pytest.mark.parametrize("direction", [0, 2, -2, True, 0.5])
