@@ -90,8 +90,9 @@ def left_start(
     weight_changes: float | Mapping | Sequence[float] | None = None,
 ) -> Precondition:
     """Precondition "<what> is not its starting point": checkpoint selection kept a step > 0 for every seed and,
-    where given, the largest change of any trained weight is above 0 (a run whose optimizer never changed a weight, or whose
-    best-on-dev checkpoint is step 0, *is* the untrained model). One value per seed, or a {seed: value} mapping."""
+    where given, the largest change of any trained weight is above 0 (a run whose optimizer never changed a
+    weight, or whose best-on-dev checkpoint is step 0, *is* the untrained model). One value per seed, or a
+    {seed: value} mapping."""
     steps = _as_mapping(selected_steps, "selected_steps")
     bad_steps = {k: v for k, v in steps.items() if int(v) <= 0}
     parts = [f"selected step {', '.join(f'{v}' for v in steps.values())}"]
