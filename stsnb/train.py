@@ -34,7 +34,7 @@ import math
 import os
 import re
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -79,6 +79,9 @@ class TrainResult:
     best_step: int | None
     seconds: float
     history: list[dict] = field(default_factory=list)  # one row per logged interval / evaluation
+    # the largest |change| of any trainable weight between the start of this call and the weights returned (the
+    # selected ones); 0.0 means the returned model is its starting point (``stsnb.claims.left_start``)
+    weight_change: float | None = None
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -164,6 +167,14 @@ def layerwise_param_groups(
     return [{"params": params, "lr": g_lr, "weight_decay": wd} for (g_lr, wd), params in groups.items()]
 
 
+def largest_change(before: Mapping[str, torch.Tensor], after: Mapping[str, torch.Tensor]) -> float:
+    """The largest absolute difference of any weight named in both state dicts (0.0 when none changed)."""
+    shared = [k for k in before if k in after]
+    if not shared:
+        raise ValueError("the two states share no weight: nothing to compare")
+    return max(float((after[k].float() - before[k].float()).abs().max()) if before[k].numel() else 0.0 for k in shared)
+
+
 def trainable_state(model: nn.Module) -> dict[str, torch.Tensor]:
     """A CPU copy of the parameters that train (small for LoRA or a frozen encoder)."""
     names = {name for name, p in model.named_parameters() if p.requires_grad}
@@ -245,6 +256,7 @@ def fit(
     counted = max(1, round(total * config.schedule_steps_factor))
     scheduler = get_linear_schedule_with_warmup(optimizer, round(config.warmup_ratio * counted), counted)
     # the scheduler is stepped by hand once per optimizer step (prepared, accelerate would step it once per process)
+    initial_weights = trainable_state(model)
     model, optimizer = acc.prepare(model, optimizer)
 
     checkpoints = Path(config.checkpoint_dir) if config.checkpoint_dir else None
@@ -351,7 +363,13 @@ def fit(
     if best_weights is not None:
         unwrapped.load_state_dict(best_weights, strict=False)
     unwrapped.train(was_training)
+    change = largest_change(initial_weights, trainable_state(unwrapped)) if initial_weights else None
     acc.free_memory()  # the Accelerator outlives this call: let go of this run's model, optimizer and loaders
     return TrainResult(
-        state["step"], state["best_score"], state["best_step"], time.perf_counter() - started, state["history"]
+        state["step"],
+        state["best_score"],
+        state["best_step"],
+        time.perf_counter() - started,
+        state["history"],
+        weight_change=change,
     )

@@ -98,6 +98,15 @@ def test_the_start_can_be_the_best_checkpoint():
     )
     assert result.best_step == 0 and result.best_score == 9.0
     assert torch.equal(model.weight.detach(), start)  # the untouched weights came back
+    assert result.weight_change == 0.0  # and the result says so (stsnb.claims.left_start reads it)
+
+
+def test_weight_change_is_the_largest_change_of_the_returned_weights():
+    model = fresh_model()
+    start = {k: v.detach().clone() for k, v in model.state_dict().items()}
+    result = fit(model, mse, make_data(), TrainConfig(batch_size=16, lr=0.05), collate=collate)
+    expected = max(float((model.state_dict()[k] - start[k]).abs().max()) for k in start)
+    assert result.weight_change == pytest.approx(expected) and result.weight_change > 0
 
 
 def test_gradient_accumulation_equals_the_big_batch_for_a_mean_loss():
