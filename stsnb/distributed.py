@@ -7,15 +7,27 @@ gradient average each process ends with the gradient of one process on the globa
 says why; ``tests/test_distributed.py`` checks it). With one process it returns ``x`` itself.
 
 ``run(fn, args, num_processes)`` is what a notebook's ``num_processes`` parameter calls: ``fn(*args)`` on that many
-processes, the main process's return value handed back (through a file). ``launch(fn, args, num_processes)`` runs
-``fn(*args)`` here when ``num_processes`` is 1, through
-``accelerate.notebook_launcher`` on that many GPUs, and on a machine without GPUs through ``accelerate.debug_launcher``
-(CPU processes over gloo: what the tests use; ``notebook_launcher`` sets up GPU processes only).
+processes, the main process's return value handed back through a file. With more than one process it never forks
+the notebook kernel: it pickles the job into a folder and starts a child ``python -m torch.distributed.run
+--nproc_per_node N -m stsnb.launch --job FILE`` (torchrun; NCCL on GPUs, gloo on the CPU, one code path), so a
+kernel that touched CUDA or holds an ``Accelerator`` cannot leak either into the workers (a forked process cannot
+use CUDA, and an inherited Accelerator trains without DDP). The job must pickle: a module-level function, or a
+``functools.partial`` of one with picklable arguments. The child's output is relayed line by line.
+
+``launch(fn, args, num_processes)`` is the in-process launcher the tests use for functions defined on the fly: it
+runs ``fn(*args)`` here when ``num_processes`` is 1, else through ``accelerate.debug_launcher`` (CPU processes over
+gloo) and, on GPUs, ``accelerate.notebook_launcher``, refusing when this process already initialised CUDA or holds
+accelerate state (the two ways a fork goes wrong).
 """
 
 from __future__ import annotations
 
+import os
+import pickle
+import subprocess
+import sys
 import tempfile
+from collections import deque
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -50,6 +62,7 @@ def launch(function: Callable[..., Any], args: Sequence[Any] = (), num_processes
         raise ValueError(f"num_processes must be >= 1, got {num_processes}")
     if num_processes == 1:
         return function(*args)
+    check_fork_safe()
     if torch.cuda.is_available():
         from accelerate import notebook_launcher
 
@@ -59,25 +72,111 @@ def launch(function: Callable[..., Any], args: Sequence[Any] = (), num_processes
     return debug_launcher(function, tuple(args), num_processes=num_processes)
 
 
-def _run_and_save(function: Callable[..., Any], args: Sequence[Any], path: str) -> None:
+class LaunchError(RuntimeError):
+    """A multi-process launch that cannot start, or whose workers failed."""
+
+
+def check_fork_safe() -> None:
+    """Refuse to fork workers from a process that initialised CUDA or holds accelerate state (``launch``)."""
+    from accelerate.state import AcceleratorState, PartialState
+
+    if torch.cuda.is_available() and torch.cuda.is_initialized():
+        raise LaunchError(
+            "this process has initialised CUDA, and forked workers cannot use it: use stsnb.distributed.run (a "
+            "child process started by torchrun), or restart the kernel and launch before any CUDA call"
+        )
+    if PartialState._shared_state or AcceleratorState._shared_state:
+        raise LaunchError(
+            "this process already holds accelerate state (an Accelerator was made here, e.g. by a training run); "
+            "forked workers would inherit it and train without DDP: use stsnb.distributed.run, or restart the kernel"
+        )
+
+
+def run_job(job: str | Path) -> None:
+    """The worker side of :func:`run` (``python -m stsnb.launch --job FILE``): unpickle ``(function, args)``, call
+    it, and on the main process save what it returned beside the job file as ``result.pt``."""
+    from accelerate import PartialState
+
+    job = Path(job)
+    # joins the process group torchrun describes: NCCL on GPUs; on a machine without, accelerate needs cpu=True to
+    # see the processes at all (else every worker thinks it is alone), and then uses gloo
+    PartialState(cpu=not torch.cuda.is_available())
+    with job.open("rb") as handle:
+        function, args = pickle.load(handle)
     result = function(*args)
     if world_size() == 1 or torch.distributed.get_rank() == 0:
-        torch.save(result, path)
+        tmp = job.with_name("result.pt.tmp")
+        torch.save(result, tmp)
+        tmp.replace(job.with_name("result.pt"))
+    if torch.distributed.is_initialized():
+        torch.distributed.barrier()
 
 
-def run(function: Callable[..., Any], args: Sequence[Any] = (), num_processes: int = 1) -> Any:
+def launch_command(job: Path, num_processes: int) -> list[str]:
+    """The torchrun command that runs ``job`` on ``num_processes`` local processes (a free port each time)."""
+    return [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--standalone",
+        f"--nproc_per_node={num_processes}",
+        "-m",
+        "stsnb.launch",
+        "--job",
+        str(job),
+    ]
+
+
+def _child_environment() -> dict[str, str]:
+    """This process's environment, with its import path (so the child unpickles functions from the same modules,
+    test modules and notebook folders included)."""
+    env = dict(os.environ)
+    paths = [p for p in sys.path if p] + env.get("PYTHONPATH", "").split(os.pathsep)
+    env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(p for p in paths if p))
+    return env
+
+
+def run(function: Callable[..., Any], args: Sequence[Any] = (), num_processes: int = 1, *, workdir=None) -> Any:
     """``function(*args)`` on ``num_processes`` processes; returns what the main process's call returned.
 
-    A notebook's ``num_processes`` parameter: 1 runs in the kernel, more runs through ``launch`` (GPUs on a server) and
-    the result comes back through a temporary file (``torch.save``: tensors, dicts, dataclasses).
+    A notebook's ``num_processes`` parameter: 1 runs in the kernel; more runs in a child started by torchrun
+    (never a fork of the kernel), and the result comes back through ``result.pt`` in ``workdir`` (a temporary
+    folder by default; ``torch.save``: tensors, dicts, dataclasses). Raises :class:`LaunchError` with the last lines
+    of the workers' output when they fail.
     """
+    if num_processes < 1:
+        raise ValueError(f"num_processes must be >= 1, got {num_processes}")
     if num_processes == 1:
         return function(*args)
-    with tempfile.TemporaryDirectory(prefix="stsnb-run-") as folder:
-        path = Path(folder) / "result.pt"
-        launch(_run_and_save, (function, tuple(args), str(path)), num_processes)
-        if not path.is_file():
-            raise RuntimeError(
-                f"{getattr(function, '__name__', function)} on {num_processes} processes returned no result"
+    with tempfile.TemporaryDirectory(prefix="stsnb-run-", dir=workdir) as folder:
+        job = Path(folder) / "job.pkl"
+        try:
+            job.write_bytes(pickle.dumps((function, tuple(args))))
+        except (pickle.PicklingError, AttributeError, TypeError) as err:
+            raise LaunchError(
+                f"{getattr(function, '__name__', function)!s} cannot run on {num_processes} processes: the job must "
+                f"pickle (a module-level function, or functools.partial of one): {err}"
+            ) from err
+        tail: deque[str] = deque(maxlen=40)
+        worker: deque[str] = deque(maxlen=25)  # the workers' own lines ("[rank0]: ..."): their traceback
+        with subprocess.Popen(
+            launch_command(job, num_processes),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            env=_child_environment(),
+        ) as child:
+            assert child.stdout is not None
+            for line in child.stdout:
+                tail.append(line)
+                if line.startswith("[rank"):
+                    worker.append(line)
+                sys.stderr.write(line)
+            code = child.wait()
+        result = job.with_name("result.pt")
+        if code != 0 or not result.is_file():
+            raise LaunchError(
+                f"{getattr(function, '__name__', function)!s} on {num_processes} processes failed (exit {code}"
+                f"{'' if result.is_file() else ', no result'}); last lines:\n{''.join(worker or tail)}"
             )
-        return torch.load(path, weights_only=False)
+        return torch.load(result, weights_only=False)

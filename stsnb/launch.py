@@ -4,6 +4,11 @@
 
 Each process imports ``package.module``, calls ``function(**kwargs)`` (kwargs as a JSON object) and, on the main
 process, prints the JSON of what it returns when that is JSON-able.
+
+    python -m torch.distributed.run --nproc_per_node 2 -m stsnb.launch --job FOLDER/job.pkl
+
+is how ``stsnb.distributed.run`` starts a pickled ``(function, args)`` job outside the notebook kernel; the main
+process saves the result as ``FOLDER/result.pt``.
 """
 
 from __future__ import annotations
@@ -15,6 +20,11 @@ import sys
 
 def main(argv: list[str] | None = None) -> None:
     args = argv if argv is not None else sys.argv[1:]
+    if len(args) == 2 and args[0] == "--job":
+        from .distributed import run_job
+
+        run_job(args[1])
+        return
     if not args or ":" not in args[0]:
         raise SystemExit('usage: python -m stsnb.launch package.module:function [\'{"json": "kwargs"}\']')
     module, _, name = args[0].partition(":")

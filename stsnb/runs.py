@@ -119,11 +119,31 @@ def environment(device: str) -> dict[str, Any]:
         import torch
 
         info["torch_threads"] = torch.get_num_threads()
-        if torch.cuda.is_available():
-            info["gpus"] = [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]
     except ImportError:  # pragma: no cover
         pass
+    gpus = gpu_names()
+    if gpus:
+        info["gpus"] = gpus
     return info
+
+
+def gpu_names() -> list[str]:
+    """The GPUs' names from ``nvidia-smi``, without initialising CUDA in this process ([] when there is none).
+
+    ``torch.cuda.get_device_name`` would create a CUDA context in the notebook kernel, after which no worker can be
+    forked from it; the run record must not change what the kernel can do later.
+    """
+    try:
+        listed = subprocess.run(
+            ["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=True,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return []
+    return [line.strip() for line in listed.stdout.splitlines() if line.strip()]
 
 
 def _jsonable(value: Any) -> Any:

@@ -143,6 +143,53 @@ def test_run_hands_back_the_main_processes_result():
     assert run(_rank_and_square, (3,), num_processes=2) == {"rank": 0, "square": 9}
 
 
+def _ddp_world(x: int) -> dict:
+    from accelerate import Accelerator
+
+    accelerator = Accelerator(cpu=not torch.cuda.is_available())
+    return {"processes": accelerator.num_processes, "type": str(accelerator.distributed_type), "x": x}
+
+
+def test_run_starts_a_child_and_ignores_the_kernels_accelerator():
+    """The kernel holds an Accelerator (as after notebook 10's speed probe): run() still gets two real DDP workers,
+    because it starts a fresh child through torchrun instead of forking this process."""
+    from accelerate import Accelerator
+
+    from stsnb.distributed import run
+
+    Accelerator(cpu=True)  # accelerate state in this process, as a training cell leaves it
+    out = run(_ddp_world, (5,), num_processes=2)
+    assert out["processes"] == 2 and out["x"] == 5 and "MULTI" in out["type"]
+
+
+def test_fork_launch_refuses_a_process_with_accelerate_state():
+    from accelerate import Accelerator
+
+    from stsnb.distributed import LaunchError, launch
+
+    Accelerator(cpu=True)
+    with pytest.raises(LaunchError, match="already holds accelerate state"):
+        launch(_gather_ranks, ("unused",), num_processes=2)
+
+
+def test_a_job_that_cannot_pickle_is_refused_with_the_reason():
+    from stsnb.distributed import LaunchError, run
+
+    with pytest.raises(LaunchError, match="the job must pickle"):
+        run(lambda: 1, (), num_processes=2)
+
+
+def _fails() -> None:
+    raise RuntimeError("worker exploded on purpose")
+
+
+def test_a_failing_worker_is_reported_with_its_last_lines():
+    from stsnb.distributed import LaunchError, run
+
+    with pytest.raises(LaunchError, match="worker exploded on purpose"):
+        run(_fails, (), num_processes=2)
+
+
 @pytest.mark.slow
 def test_a_table1_run_trains_on_two_processes(data_dir):
     """Notebook 20's num_processes path: STS-Regression fine-tuning of the real MiniLM on real SNLI pairs, DDP on two
