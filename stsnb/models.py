@@ -345,7 +345,8 @@ class SentenceEncoder(nn.Module):
         Cheap for an untouched or LoRA-adapted model (no full weight hash); ``strict`` hashes every tensor.
         """
         changed = fingerprint.changed_tensors(self.backbone, self.load_record, strict)
-        return fingerprint.key(self.weights_source if not strict else None, self.config_key(), changed)
+        settings = f"{self.config_key()}|sample={fingerprint.weights_sample(self.backbone)}"
+        return fingerprint.key(self.weights_source if not strict else None, settings, changed)
 
 
 def default_device() -> torch.device:
@@ -426,6 +427,8 @@ def load_encoder(
         encoder.weights_source = fingerprint.folder_digest(folder, cache_dir())
         encoder.load_settings = load_settings(dtype, quantize_4bit)
         encoder.load_record = fingerprint.load_record(backbone)
+        loaded_as = f"{encoder.weights_source}|{encoder.config_key()}|{next(backbone.parameters()).device.type}"
+        fingerprint.remember_sample(cache_dir(), loaded_as, fingerprint.weights_sample(backbone))
     if lora is not None:
         add_lora(encoder, lora)
     return encoder
@@ -478,7 +481,8 @@ def folder_cache_key(
     dtype: torch.dtype | None = None,
 ) -> str | None:
     """The fingerprint ``load_encoder(name, ...)`` would give before any change, from the model folder alone (no
-    model is built), so a warm evaluation can skip loading; None for a Hub id."""
+    model is built), so a warm evaluation can skip loading; None for a Hub id, or for a model never loaded with
+    these settings on this machine (its weights sample is remembered at load time, ``stsnb.fingerprint``)."""
     resolved = resolve(name)
     if not Path(resolved.path).is_dir():
         return None
@@ -490,7 +494,11 @@ def folder_cache_key(
         padding_side="left" if pooling == "last" else _tokenizer_padding_side(Path(resolved.path)),
         **load_settings(dtype, False),
     )
-    return fingerprint.key(fingerprint.folder_digest(resolved.path, cache_dir()), settings)
+    source = fingerprint.folder_digest(resolved.path, cache_dir())
+    sample = fingerprint.recall_sample(cache_dir(), f"{source}|{settings}|{default_device().type}")
+    if sample is None:  # never loaded with these settings here: load it once to learn the weights' sample
+        return None
+    return fingerprint.key(source, f"{settings}|sample={sample}")
 
 
 def _tokenizer_padding_side(folder: Path) -> str:

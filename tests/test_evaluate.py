@@ -123,3 +123,50 @@ def test_cache_files_merge_what_two_processes_saved(tmp_path):
 def test_nan_embeddings_raise_with_their_count():
     with pytest.raises(FloatingPointError, match="2 of 2 embeddings are NaN"):
         evaluate.embed_sentences(_FixedEncoder("nan", float("nan")), ["a", "b"], cache=None)
+
+
+def _fresh_minilm():
+    from stsnb.models import load_encoder
+
+    return load_encoder("minilm-l6", device="cpu")
+
+
+def test_cache_key_changes_with_a_dtype_cast_on_the_real_minilm():
+    encoder = _fresh_minilm()
+    before = encoder.fingerprint()
+    encoder.backbone.to(torch.bfloat16)  # swaps param.data: no version counter moves
+    assert encoder.fingerprint() != before
+    encoder.backbone.to(torch.float32)  # bf16 lost bits: still not the loaded model
+    assert encoder.fingerprint() != before
+
+
+def test_cache_key_changes_with_load_state_dict_of_other_weights_on_the_real_minilm():
+    encoder = _fresh_minilm()
+    before = encoder.fingerprint()
+    other = {k: v + 0.01 if v.is_floating_point() else v for k, v in encoder.backbone.state_dict().items()}
+    encoder.backbone.load_state_dict(other)
+    assert encoder.fingerprint() != before
+
+
+def test_cache_key_changes_with_a_lora_merge_and_unload_on_the_real_minilm():
+    from stsnb.models import LoraSettings, add_lora
+
+    encoder = _fresh_minilm()
+    before = encoder.fingerprint()
+    add_lora(encoder, LoraSettings(r=4, alpha=8, dropout=0.0, target_modules=("query", "value")))
+    with torch.no_grad():  # a trained adapter: B is zero at initialisation, so give it values
+        for name, param in encoder.backbone.named_parameters():
+            if "lora_B" in name:
+                param.normal_(std=0.05)
+    with_adapter = encoder.fingerprint()
+    encoder.backbone = encoder.backbone.merge_and_unload()  # adds B A to the base weights through .data
+    merged = encoder.fingerprint()
+    assert len({before, with_adapter, merged}) == 3
+
+
+def test_an_untouched_model_keeps_its_key_and_the_folder_key_matches_it():
+    from stsnb.models import folder_cache_key
+
+    encoder = _fresh_minilm()
+    assert encoder.fingerprint() == encoder.fingerprint()
+    assert folder_cache_key("minilm-l6") == encoder.fingerprint()
