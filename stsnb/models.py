@@ -411,7 +411,13 @@ def load_encoder(
     if quantize_4bit and lora is not None:
         from peft import prepare_model_for_kbit_training
 
-        backbone = prepare_model_for_kbit_training(backbone, use_gradient_checkpointing=gradient_checkpointing)
+        # non-reentrant checkpointing (peft's default is reentrant): reentrant checkpointing under DDP with
+        # find_unused_parameters fails with "Expected to mark a variable ready only once"
+        backbone = prepare_model_for_kbit_training(
+            backbone,
+            use_gradient_checkpointing=gradient_checkpointing,
+            gradient_checkpointing_kwargs={"use_reentrant": False},
+        )
     elif gradient_checkpointing:
         backbone.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
     if dropout is not None or freeze_embeddings:

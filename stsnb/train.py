@@ -167,6 +167,16 @@ def layerwise_param_groups(
     return [{"params": params, "lr": g_lr, "weight_decay": wd} for (g_lr, wd), params in groups.items()]
 
 
+def _non_finite_ranks(acc, loss: torch.Tensor) -> list[int]:
+    """The processes whose loss is NaN or infinite, known to every process (one tiny all-gather per step on several
+    processes), so all of them stop together instead of the healthy ones waiting forever in the next collective."""
+    bad = not bool(torch.isfinite(loss.detach()).all())
+    if acc.num_processes == 1:
+        return [0] if bad else []
+    flags = acc.gather(torch.tensor([float(bad)], device=loss.device))
+    return [rank for rank, flag in enumerate(flags.tolist()) if flag]
+
+
 def largest_change(before: Mapping[str, torch.Tensor], after: Mapping[str, torch.Tensor]) -> float:
     """The largest absolute difference of any weight named in both state dicts (0.0 when none changed)."""
     shared = [k for k in before if k in after]
@@ -322,10 +332,13 @@ def fit(
                         f"{err} (optimizer step {state['step']}, epoch {epoch}, batch {index} of {len(loader)}, "
                         f"examples {examples[:8]}{'...' if len(examples) > 8 else ''})"
                     ) from err
-                if not torch.isfinite(loss.detach()).all():
+                bad_ranks = _non_finite_ranks(acc, loss)
+                if bad_ranks:
                     raise NonFiniteLossError(
-                        f"loss is {loss.item()} at optimizer step {state['step']} (epoch {epoch}, batch {index} "
-                        f"of {len(loader)}, examples {examples[:8]}{'...' if len(examples) > 8 else ''})"
+                        f"loss is not finite on process {', '.join(map(str, bad_ranks))} of {acc.num_processes} "
+                        f"(this process: {loss.item()}) at optimizer step {state['step']} (epoch {epoch}, batch "
+                        f"{index} of {len(loader)}, this process's examples {examples[:8]}"
+                        f"{'...' if len(examples) > 8 else ''}); every process stops here"
                     )
                 acc.backward(loss)
                 if acc.sync_gradients and config.max_grad_norm is not None:

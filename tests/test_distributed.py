@@ -190,6 +190,63 @@ def test_a_failing_worker_is_reported_with_its_last_lines():
         run(_fails, (), num_processes=2)
 
 
+def _train_with_one_bad_example() -> int:
+    from stsnb.train import TrainConfig, fit
+
+    torch.manual_seed(0)
+    model = nn.Linear(3, 1)
+    data = [(torch.randn(3), torch.tensor(1.0)) for _ in range(16)]
+    data[5] = (torch.full((3,), float("nan")), torch.tensor(1.0))  # lands in one process's batch only
+
+    def collate(items):
+        return torch.stack([x for x, _ in items]), torch.stack([y for _, y in items])
+
+    def mse(m, batch):
+        x, y = batch
+        return ((m(x).squeeze(-1) - y) ** 2).mean()
+
+    return fit(model, mse, data, TrainConfig(batch_size=2, lr=0.01, progress=False), collate=collate).steps
+
+
+def test_a_nan_on_one_process_stops_every_process_with_the_step_named():
+    """Without the shared check the healthy process would wait forever in the next gradient all-reduce."""
+    from stsnb.distributed import LaunchError, run
+
+    with pytest.raises(LaunchError, match=r"loss is not finite on process \d of 2 .* at optimizer step \d"):
+        run(_train_with_one_bad_example, (), num_processes=2)
+
+
+def _lora_with_checkpointing_steps(folder: str) -> dict:
+    from stsnb.models import LoraSettings, load_encoder
+    from stsnb.train import TrainConfig, fit
+
+    encoder = load_encoder(
+        folder, pooling="last", lora=LoraSettings(r=4, alpha=8), gradient_checkpointing=True, max_length=16
+    )
+    texts = [f"sentence number {i} about a cat" for i in range(8)]
+
+    def loss(model, batch):  # through the (DDP-wrapped) forward: sentences -> embeddings
+        return model(list(batch)).pow(2).mean()
+
+    before = {k: v.clone() for k, v in encoder.named_parameters() if v.requires_grad}
+    result = fit(encoder, loss, texts, TrainConfig(batch_size=2, lr=1e-2, epochs=1, progress=False))
+    return {"steps": result.steps, "change": result.weight_change, "trainable": len(before)}
+
+
+def test_lora_with_non_reentrant_checkpointing_trains_under_ddp(tmp_path):
+    """Issue: reentrant checkpointing under DDP with find_unused_parameters fails with "Expected to mark a variable
+    ready only once". A tiny random Mistral (mechanics only), LoRA on every linear layer, checkpointing on, two
+    processes through the launcher a GPU server uses."""
+    from conftest import save_tiny_causal_lm
+    from transformers import MistralConfig
+
+    from stsnb.distributed import run
+
+    folder = save_tiny_causal_lm(tmp_path / "tiny-mistral", MistralConfig)
+    out = run(_lora_with_checkpointing_steps, (str(folder),), num_processes=2)
+    assert out["steps"] == 2 and out["change"] > 0 and out["trainable"] > 0
+
+
 @pytest.mark.slow
 def test_a_table1_run_trains_on_two_processes(data_dir):
     """Notebook 20's num_processes path: STS-Regression fine-tuning of the real MiniLM on real SNLI pairs, DDP on two
