@@ -22,7 +22,7 @@ import csv
 import math
 import os
 import random
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -412,7 +412,11 @@ def load_wiki(
     """Sentences of SimCSE's wiki1m file (here its first 11,914 lines, a contiguous prefix)."""
     if _use_hub(hub, data_dir):
         return _hub_wiki(limit)
-    path = _file(resolve_data_dir(data_dir), "wiki1m_subset", "wiki1m_for_simcse.txt")
+    return _read_sentences(_file(resolve_data_dir(data_dir), "wiki1m_subset", "wiki1m_for_simcse.txt"), limit)
+
+
+def _read_sentences(path: Path, limit: int | None) -> list[str]:
+    """One sentence per line (the first ``limit``); an empty line is a ``DataError`` naming file and line."""
     sentences = []
     for number, line in enumerate(_read_lines(path), start=1):
         if not line.strip():
@@ -545,21 +549,67 @@ def _hub_multinli() -> list[NLIPair]:
     ]
 
 
-def _read_nli_csv(path: Path) -> list[NLIPair]:
-    by_id = dict(enumerate(NLI_LABELS))
-    pairs = []
+def _csv_rows(path: Path, columns: Sequence[str], expected: str) -> Iterator[tuple[int, dict[str, str]]]:
+    """(line number, row) of a CSV with a header naming ``columns``; a row with a missing or empty field is a
+    ``DataError`` naming the file and line."""
     with path.open(encoding="utf-8", newline="") as handle:
         reader = csv.DictReader(handle)
-        missing = {"gold_label", "sentence1", "sentence2"} - set(reader.fieldnames or ())
+        missing = set(columns) - set(reader.fieldnames or ())
         if missing:
-            raise RuntimeError(f"{path}: missing columns {sorted(missing)} (expected gold_label,sentence1,sentence2)")
+            raise DataError(
+                f"{path}:1: missing columns {sorted(missing)} in the header {reader.fieldnames}; expected {expected}"
+            )
         for row in reader:
-            label = row["gold_label"].strip()
-            name = by_id[int(label)] if label.isdigit() else label
-            if name not in NLI_LABEL_TO_ID:
-                raise RuntimeError(f"{path}:{reader.line_num}: gold_label {label!r} is not 0/1/2 or an NLI label")
-            pairs.append(NLIPair(row["sentence1"], row["sentence2"], name, f"{path.name}:{reader.line_num}"))
+            empty = [c for c in columns if not (row.get(c) or "").strip()]
+            if empty:
+                raise DataError(f"{path}:{reader.line_num}: empty or missing {', '.join(empty)}; expected {expected}")
+            yield reader.line_num, row
+
+
+def _read_nli_csv(path: Path) -> list[NLIPair]:
+    """STS-Regression's ``nli_012.csv``: ``gold_label`` 0/1/2 (contradiction/neutral/entailment) or a label name."""
+    by_id = {str(i): name for i, name in enumerate(NLI_LABELS)}
+    expected = "gold_label,sentence1,sentence2 with gold_label 0/1/2 or an NLI label"
+    pairs = []
+    for line, row in _csv_rows(path, ("gold_label", "sentence1", "sentence2"), expected):
+        label = row["gold_label"].strip()
+        name = by_id.get(label, label)
+        if name not in NLI_LABEL_TO_ID:
+            raise DataError(f"{path}:{line}: gold_label {label!r} is not 0/1/2 or one of {NLI_LABELS}")
+        pairs.append(NLIPair(row["sentence1"], row["sentence2"], name, f"{path.name}:{line}"))
     return pairs
+
+
+def load_simcse_triplets(path: str | os.PathLike) -> Loaded:
+    """SimCSE's supervised NLI file ``nli_for_simcse.csv`` (columns ``sent0, sent1, hard_neg``: premise, entailed
+    hypothesis, contradicted hypothesis; about 275k rows), the stage-1 data of Pcc-tuning (Section 4.1) in its own
+    format. A malformed row is a ``DataError`` naming the file and line."""
+    path = Path(path).expanduser()
+    if not path.is_file():
+        raise DataError(f"{path}: no such file; expected SimCSE's nli_for_simcse.csv (sent0,sent1,hard_neg)")
+    rows = _csv_rows(path, ("sent0", "sent1", "hard_neg"), "sent0,sent1,hard_neg (SimCSE's nli_for_simcse.csv)")
+    return Loaded(Triplet(r["sent0"], r["sent1"], r["hard_neg"]) for _, r in rows)
+
+
+WIKI_SOURCES = ("sample", "hub")
+
+
+def load_wiki_corpus(source: str = "sample", limit: int | None = None, data_dir=None) -> list[str]:
+    """The unsupervised training corpus, chosen apart from where the evaluation data come from.
+
+    - ``"sample"``: the data folder's first 11,914 lines of SimCSE's wiki1m file (``load_wiki``);
+    - ``"hub"``: all 1M sentences from the Hugging Face Hub (``princeton-nlp/datasets-for-simcse``), the papers'
+      corpus, while STS evaluation stays on the SentEval folder;
+    - a path to a ``wiki1m_for_simcse.txt`` (one sentence per line).
+    """
+    if source == "sample":
+        return load_wiki(limit, data_dir, hub=False)
+    if source == "hub":
+        return _hub_wiki(limit)
+    path = Path(source).expanduser()
+    if not path.is_file():
+        raise DataError(f"wiki source {source!r} is neither one of {WIKI_SOURCES} nor an existing file")
+    return _read_sentences(path, limit)
 
 
 def sample(items: Sequence, n: int | None, seed: int) -> list:

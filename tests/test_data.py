@@ -278,3 +278,57 @@ def test_no_data_folder_is_a_quick_clear_error(monkeypatch, tmp_path):
         data.load_stsb("test")
     message = str(caught.value)
     assert str(tmp_path / "data") in message and "STSNB_DATA_DIR=hub" in message and "README" in message
+
+
+def _real_snli_rows(data_dir, n: int = 6) -> list:
+    return list(data.load_snli("dev", data_dir))[:n]
+
+
+def test_nli_012_csv_reads_its_own_format_from_real_snli_rows(tmp_path, data_dir):
+    pairs = _real_snli_rows(data_dir)
+    path = tmp_path / "nli_012.csv"
+    lines = ["gold_label,sentence1,sentence2"]
+    lines += [f'{p.label_id},"{p.premise}","{p.hypothesis}"' for p in pairs]
+    path.write_text("\n".join(lines) + "\n")
+    loaded = data.load_nli(str(path))
+    assert [(p.premise, p.hypothesis, p.label) for p in loaded] == [(p.premise, p.hypothesis, p.label) for p in pairs]
+    assert loaded[0].source == "nli_012.csv:2"
+
+
+@pytest.mark.parametrize(
+    ("row", "message"),
+    [
+        ('3,"a premise","a hypothesis"', r"nli_012.csv:3: gold_label '3' is not 0/1/2"),
+        ('1,"a premise",', r"nli_012.csv:3: empty or missing sentence2"),
+        ("1", r"nli_012.csv:3: empty or missing sentence1, sentence2"),
+    ],
+)
+def test_bad_nli_012_rows_name_file_and_line_not_a_key_error(tmp_path, row, message):
+    path = tmp_path / "nli_012.csv"
+    path.write_text(f'gold_label,sentence1,sentence2\n2,"fine","also fine"\n{row}\n')
+    with pytest.raises(data.DataError, match=message):
+        data.load_nli(str(path))
+
+
+def test_simcse_triplets_read_nli_for_simcse_csv_and_name_bad_lines(tmp_path, data_dir):
+    triplets = list(data.nli_triplets(list(data.load_snli("dev", data_dir))[:300]))[:5]
+    path = tmp_path / "nli_for_simcse.csv"
+    rows = [f'"{t.anchor}","{t.positive}","{t.negative}"' for t in triplets]
+    path.write_text("sent0,sent1,hard_neg\n" + "\n".join(rows) + "\n")
+    assert list(data.load_simcse_triplets(path)) == triplets
+    path.write_text("sent0,sent1,hard_neg\n" + rows[0] + '\n"only","two"\n')
+    with pytest.raises(data.DataError, match=r"nli_for_simcse.csv:3: empty or missing hard_neg"):
+        data.load_simcse_triplets(path)
+    path.write_text("premise,hypothesis\n")
+    with pytest.raises(data.DataError, match=r"nli_for_simcse.csv:1: missing columns \['hard_neg', 'sent0', 'sent1'\]"):
+        data.load_simcse_triplets(path)
+
+
+def test_wiki_corpus_source_is_chosen_apart_from_the_evaluation_data(tmp_path, data_dir):
+    sample = data.load_wiki_corpus("sample", limit=5, data_dir=data_dir)
+    assert sample == data.load_wiki(5, data_dir)
+    path = tmp_path / "wiki1m_for_simcse.txt"
+    path.write_text("\n".join(sample) + "\n")
+    assert data.load_wiki_corpus(str(path)) == sample
+    with pytest.raises(data.DataError, match="neither one of"):
+        data.load_wiki_corpus("wiki2m")
