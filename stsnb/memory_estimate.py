@@ -1,0 +1,257 @@
+"""Peak training memory per GPU, estimated from a model's shape before anything is loaded (``stsnb run --check``).
+
+    peak = weights + gradients + optimizer state + saved activations + one layer's backward work
+
+- **weights**: every parameter at its storage size (fp32 4 bytes, bf16 2; 4-bit NF4 with double quantization about
+  0.5625 bytes for the linear layers' weights, embeddings and norms kept at 2 bytes);
+- **gradients** and **AdamW state** (two moments): 4 + 8 bytes per *trainable* parameter (fp32 master copies);
+- **saved activations**: what autograd keeps for the backward pass, per token and layer, counted tensor by tensor
+  for the two families the papers use (:func:`saved_per_token`). With gradient checkpointing only each layer's
+  input is kept, and one layer is recomputed at a time;
+- **backward work**: under checkpointing, the activations of the one layer being recomputed; without it none
+  (the backward pass frees each layer's saved tensors as it makes gradients of about their size).
+
+Attention is the SDPA kernel's (no ``s x s`` matrix kept) unless ``eager_attention``, which keeps the attention
+probabilities and, with dropout, their mask. The estimate is checked against a measured peak on the CPU
+(``tests/test_memory_estimate.py``: within 25% on a small decoder and a small BERT-like encoder); on a GPU the
+allocator's fragmentation and CUDA's own context (about 0.5-1 GB) come on top, so :func:`fits` keeps a margin.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Literal
+
+Family = Literal["decoder", "encoder"]
+GIB = 1024**3
+NF4_BYTES = 0.5625  # 4 bits + the double-quantized absmax constants (QLoRA, Section 2)
+CUDA_CONTEXT_BYTES = 1 * GIB  # the CUDA context and cuBLAS workspaces, not counted by the allocator
+
+
+@dataclass(frozen=True)
+class ModelShape:
+    """What the estimate needs from a transformers config."""
+
+    family: Family
+    layers: int
+    hidden: int
+    intermediate: int
+    heads: int
+    kv_heads: int
+    vocab: int
+
+    @classmethod
+    def from_config(cls, config) -> ModelShape:
+        """From a ``transformers`` config: Llama/Mistral-style decoders and BERT/RoBERTa-style encoders."""
+        model_type = getattr(config, "model_type", "")
+        family: Family = (
+            "encoder" if model_type in ("bert", "roberta", "xlm-roberta", "mpnet", "nomic_bert") else "decoder"
+        )
+        heads = int(config.num_attention_heads)
+        return cls(
+            family,
+            int(config.num_hidden_layers),
+            int(config.hidden_size),
+            int(getattr(config, "intermediate_size", 4 * config.hidden_size)),
+            heads,
+            int(getattr(config, "num_key_value_heads", None) or heads),
+            int(config.vocab_size),
+        )
+
+    def linear_parameters(self) -> int:
+        """Parameters of the transformer layers' linear maps (what LoRA adapts and 4-bit quantizes)."""
+        head_dim = self.hidden // self.heads
+        attention = 2 * self.hidden * self.hidden + 2 * self.hidden * self.kv_heads * head_dim
+        mlp = (3 if self.family == "decoder" else 2) * self.hidden * self.intermediate
+        return self.layers * (attention + mlp)
+
+    def other_parameters(self) -> int:
+        """Embeddings and norms (kept at 16 bits under 4-bit quantization)."""
+        return self.vocab * self.hidden + self.layers * 4 * self.hidden
+
+    def parameters(self) -> int:
+        return self.linear_parameters() + self.other_parameters()
+
+    def lora_parameters(self, r: int) -> int:
+        """LoRA's A and B on every linear layer ("all-linear", Pcc-tuning's setting)."""
+        head_dim = self.hidden // self.heads
+        kv = self.kv_heads * head_dim
+        shapes = [(self.hidden, self.hidden), (self.hidden, kv), (self.hidden, kv), (self.hidden, self.hidden)]
+        shapes += [(self.hidden, self.intermediate)] * (2 if self.family == "decoder" else 1)
+        shapes += [(self.intermediate, self.hidden)]
+        return self.layers * sum(r * (fan_in + fan_out) for fan_in, fan_out in shapes)
+
+
+# The papers' backbones, from their public config.json files (read offline: the Hub is not needed to check a plan)
+KNOWN_SHAPES: dict[str, ModelShape] = {
+    "bert-base-uncased": ModelShape("encoder", 12, 768, 3072, 12, 12, 30522),
+    "roberta-base": ModelShape("encoder", 12, 768, 3072, 12, 12, 50265),
+    "FacebookAI/roberta-base": ModelShape("encoder", 12, 768, 3072, 12, 12, 50265),
+    "FacebookAI/roberta-large": ModelShape("encoder", 24, 1024, 4096, 16, 16, 50265),
+    "princeton-nlp/sup-simcse-roberta-base": ModelShape("encoder", 12, 768, 3072, 12, 12, 50265),
+    "princeton-nlp/sup-simcse-roberta-large": ModelShape("encoder", 24, 1024, 4096, 16, 16, 50265),
+    "voidism/diffcse-roberta-base-sts": ModelShape("encoder", 12, 768, 3072, 12, 12, 50265),
+    "jinaai/jina-embeddings-v2-base-en": ModelShape("encoder", 12, 768, 3072, 12, 12, 30528),
+    "nomic-ai/nomic-embed-text-v1": ModelShape("encoder", 12, 768, 3072, 12, 12, 30528),
+    "mistralai/Mistral-7B-v0.1": ModelShape("decoder", 32, 4096, 14336, 32, 8, 32000),
+    "meta-llama/Llama-2-7b-hf": ModelShape("decoder", 32, 4096, 11008, 32, 32, 32000),
+    "Qwen/Qwen2-7B": ModelShape("decoder", 28, 3584, 18944, 28, 4, 152064),
+}
+
+
+@dataclass(frozen=True)
+class TrainingSetup:
+    """One process's training: sequences per forward pass, their length and how the weights are held."""
+
+    sequences: int  # per GPU and forward pass (a pair loss on batch b runs 2b sequences, Pcc's stage 1 3b)
+    length: int
+    weight_bytes: float = 4.0  # 4 fp32, 2 bf16/fp16; 4-bit: set quantize_4bit
+    activation_bytes: int = 4  # 4 fp32, 2 under bf16/fp16 autocast
+    quantize_4bit: bool = False
+    lora_r: int | None = None  # None: every weight trains
+    lora_dropout: float = 0.0
+    gradient_checkpointing: bool = False
+    eager_attention: bool = False
+    dropout: float = 0.0  # hidden and attention dropout in train mode (BERT: 0.1)
+
+
+@dataclass(frozen=True)
+class MemoryEstimate:
+    weights: float
+    gradients: float
+    optimizer: float
+    activations: float
+    backward_work: float
+
+    @property
+    def total(self) -> float:
+        return self.weights + self.gradients + self.optimizer + self.activations + self.backward_work
+
+    def gib(self) -> dict[str, float]:
+        """Every part and the total in GiB (for tables)."""
+        return {k: v / GIB for k, v in {**asdict(self), "total": self.total}.items()}
+
+
+def saved_per_token(shape: ModelShape, setup: TrainingSetup) -> tuple[float, float]:
+    """Elements and 1-byte masks autograd keeps per token and layer (without checkpointing).
+
+    Decoder (pre-norm RMSNorm, SwiGLU, rotary, SDPA): each norm's input, normalised value and output (6h), the
+    rotated q, k and v repeated to every head, the attention output and o_proj's input (5h), gate, up, SiLU(gate)
+    and their product (4 I). Encoder (post-norm LayerNorm, GELU): q, k, v (3h), the attention output and the output
+    projection's input (2h), each norm's input and output (4h), intermediate and GELU output (2 I), and the two
+    hidden dropout masks. LoRA with dropout adds the dropped copy of each adapted layer's input (and its mask);
+    eager attention keeps the probabilities (and, with dropout, the dropped ones and a mask).
+    """
+    h, inter = shape.hidden, shape.intermediate
+    if shape.family == "decoder":
+        elements = 11 * h + 4 * inter
+        masks = 0.0
+        adapted_inputs = 6 * h + inter
+    else:
+        elements = 9 * h + 2 * inter
+        masks = 2 * h if setup.dropout > 0 else 0.0
+        adapted_inputs = 5 * h + inter
+    frozen_base = setup.lora_r is not None
+    if frozen_base and setup.lora_dropout > 0:
+        elements += adapted_inputs
+        masks += adapted_inputs
+    if setup.eager_attention:
+        elements += shape.heads * setup.length * (2 if setup.dropout > 0 else 1)
+        masks += shape.heads * setup.length if setup.dropout > 0 else 0
+    return float(elements), float(masks)
+
+
+def estimate(shape: ModelShape, setup: TrainingSetup) -> MemoryEstimate:
+    """Peak memory of one training step on one process (bytes), by the parts of the module docstring."""
+    if setup.sequences < 1 or setup.length < 1:
+        raise ValueError(f"sequences and length must be >= 1, got {setup.sequences} and {setup.length}")
+    if setup.quantize_4bit:
+        weights = shape.linear_parameters() * NF4_BYTES + shape.other_parameters() * 2
+    else:
+        weights = shape.parameters() * setup.weight_bytes
+    trainable = shape.lora_parameters(setup.lora_r) if setup.lora_r is not None else shape.parameters()
+    if setup.lora_r is not None:
+        weights += trainable * 4  # the adapters live in fp32
+    tokens = setup.sequences * setup.length
+    elements, masks = saved_per_token(shape, setup)
+    one_layer = tokens * (elements * setup.activation_bytes + masks)
+    embedding_output = tokens * shape.hidden * setup.activation_bytes
+    if setup.gradient_checkpointing:
+        activations = shape.layers * embedding_output + embedding_output
+    else:
+        activations = shape.layers * one_layer + embedding_output
+    return MemoryEstimate(
+        weights=float(weights),
+        gradients=4.0 * trainable,
+        optimizer=8.0 * trainable,
+        activations=float(activations),
+        backward_work=float(one_layer) if setup.gradient_checkpointing else 0.0,
+    )
+
+
+def fits(total_bytes: float, gpu_gib: float, margin: float = 0.9) -> bool:
+    """Whether an estimated peak fits a GPU of ``gpu_gib`` GiB, keeping the CUDA context and 10% for the
+    allocator's fragmentation."""
+    return total_bytes + CUDA_CONTEXT_BYTES <= margin * gpu_gib * GIB
+
+
+def measure_step(
+    folder: str,
+    sequences: int,
+    length: int,
+    gradient_checkpointing: bool = False,
+    lora_r: int | None = None,
+    lora_dropout: float = 0.0,
+    steps: int = 2,
+) -> dict:
+    """Two AdamW steps of the model saved in ``folder`` on random token ids (``sequences x length``), in this
+    process: the added peak memory (``stsnb.memory.PeakMemory``, after loading) beside :func:`estimate`. Run it in
+    a fresh process (``stsnb.memory.measure_in_fresh_process``) so earlier work does not raise the baseline."""
+    import torch
+    from transformers import AutoConfig, AutoModel
+
+    from .memory import PeakMemory
+
+    torch.manual_seed(0)
+    config = AutoConfig.from_pretrained(folder)
+    model = AutoModel.from_pretrained(folder, attn_implementation="sdpa")
+    if gradient_checkpointing:
+        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+    if lora_r is not None:
+        from peft import LoraConfig, get_peft_model
+
+        model = get_peft_model(
+            model, LoraConfig(r=lora_r, lora_alpha=16, lora_dropout=lora_dropout, target_modules="all-linear")
+        )
+        model.enable_input_require_grads() if gradient_checkpointing else None
+    model.train()
+    trainable = [p for p in model.parameters() if p.requires_grad]
+    optimizer = torch.optim.AdamW(trainable, lr=1e-4)
+    ids = torch.randint(5, config.vocab_size, (sequences, length))
+    warm = ids[:1, :8]  # one tiny step first: the lazily loaded kernels and thread pools are not training memory
+    model(input_ids=warm, attention_mask=torch.ones_like(warm)).last_hidden_state.float().pow(2).mean().backward()
+    model.zero_grad(set_to_none=True)
+    with PeakMemory(cuda=False) as peak:
+        for _ in range(steps):
+            hidden = model(input_ids=ids, attention_mask=torch.ones_like(ids)).last_hidden_state
+            hidden.float().pow(2).mean().backward()
+            optimizer.step()
+            optimizer.zero_grad()
+    shape = ModelShape.from_config(config)
+    setup = TrainingSetup(
+        sequences,
+        length,
+        lora_r=lora_r,
+        lora_dropout=lora_dropout,
+        gradient_checkpointing=gradient_checkpointing,
+        dropout=float(getattr(config, "hidden_dropout_prob", 0.0) or 0.0),
+        # on the CPU, SDPA with dropout falls back to the math kernel, which keeps the s x s probabilities
+        eager_attention=bool(getattr(config, "attention_probs_dropout_prob", 0.0)),
+    )
+    predicted = estimate(shape, setup)
+    return {
+        "measured_bytes": peak.added_bytes,
+        "estimated_bytes": predicted.total - predicted.weights,
+        "measure": peak.measure,
+        "parts": predicted.gib(),
+    }
