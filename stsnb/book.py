@@ -1,9 +1,10 @@
 """``stsnb book``: a static HTML site of the executed runs of a profile, readable offline and shareable with a class.
 
 ``build("cpu")`` turns every executed notebook of ``papermill_runs/cpu/`` into HTML with nbconvert (JupyterLab's look,
-figures embedded in the page) and writes ``index.html``: the profile's plan description, one row per notebook (status,
-duration, link), every result row (ours | paper | delta, and the verdict where the run recorded one) and the claims
-each notebook checked with their verdicts. Math renders with a local copy of MathJax (the ``jupyter-server-mathjax``
+figures embedded in the page) and writes ``index.html``: first the overview summary.md opens with (one row per
+notebook of the plan from ``runner.overview_rows``: status, runtime, the run's commit, claims by verdict, takeaway,
+comparability, a link), then the claims with their seeds, verdicts and preconditions, then every result row
+(ours | paper | delta). Math renders with a local copy of MathJax (the ``jupyter-server-mathjax``
 package of the ``lab`` extra); nothing is loaded from the network.
 """
 
@@ -13,7 +14,7 @@ import html
 import shutil
 from pathlib import Path
 
-from . import runner
+from . import runner, stats
 
 TEMPLATES = Path(__file__).parent / "templates"
 MATHJAX_CONFIG = "TeX-AMS-MML_HTMLorMML-full,Safe"
@@ -58,19 +59,9 @@ def notebook_html(notebook: Path, mathjax_url: str) -> str:
     return body
 
 
-def _claims(folder: Path) -> dict[str, str]:
-    """Claim -> "verdict (difference [low, high])" from metrics.json (``runner.claim_rows``: a list or mapping)."""
-    out = {}
-    for row in runner.claim_rows(folder):
-        interval = ""
-        if all(isinstance(row.get(k), int | float) for k in ("difference", "low", "high")):
-            interval = f" ({row['difference']:+.2f} [{row['low']:+.2f}, {row['high']:+.2f}])"
-        out[str(row["claim"])] = f"{row['verdict']}{interval}"
-    return out
-
-
-def _cell(value: object) -> str:
-    return f"<td>{html.escape(str(value))}</td>"
+def _cell(value: object, css: str = "") -> str:
+    attribute = f' class="{css}"' if css else ""
+    return f"<td{attribute}>{html.escape(str(value))}</td>"
 
 
 def _number(value: str | None) -> str:
@@ -80,25 +71,60 @@ def _number(value: str | None) -> str:
         return _cell(value or "")
 
 
-def index_html(profile: str, plan_description: str, entries: list[dict]) -> str:
-    """The index page: notebooks with links, the results beside the papers' numbers, the claims and verdicts."""
-    rows, results, claims = [], [], []
-    for entry in entries:
-        name, anchor = entry["name"], f"nb-{entry['name']}"
-        link = f'<a href="{name}.html">{html.escape(name)}</a>' if entry["html"] else html.escape(name)
-        seconds = "" if entry["seconds"] is None else f"{entry['seconds']:.0f}"
-        rows.append(f'<tr id="{anchor}"><td>{link}</td>{_cell(entry["status"])}<td class="num">{seconds}</td></tr>')
-        for r in entry["results"]:
-            results.append(
-                f'<tr><td><a href="#{anchor}">{html.escape(name)}</a></td>{_cell(r.get("paper", ""))}'
-                f"{_cell(r.get('table', ''))}{_cell(r.get('setting', ''))}{_cell(r.get('task', ''))}"
-                f"{_number(r.get('ours'))}{_number(r.get('paper_value'))}{_number(r.get('delta'))}"
-                f"{_cell(r.get('verdict', ''))}{_cell(r.get('note', ''))}</tr>"
+def _head(columns) -> str:
+    return "<tr>" + "".join(f"<th>{html.escape(c)}</th>" for c in columns) + "</tr>"
+
+
+def overview_html(rows: list[runner.OverviewRow], pages: set[str]) -> str:
+    """The overview table (``runner.overview_rows``, the same rows as summary.md's first table): one row per
+    notebook, linked to its page where it has one."""
+    right = {"runtime (s)", *stats.VERDICTS}
+    lines = [_head(runner.OVERVIEW_COLUMNS)]
+    for row in rows:
+        name = html.escape(row.notebook)
+        link = f'<a href="{name}.html">{name}</a>' if row.notebook in pages else name
+        cells = "".join(
+            _cell(text, "num" if column in right else "")
+            for column, text in zip(runner.OVERVIEW_COLUMNS[1:], row.cells(), strict=True)
+        )
+        lines.append(f'<tr id="nb-{name}"><td>{link}</td>{cells}</tr>')
+    return "<table>" + "\n".join(lines) + "</table>"
+
+
+def _notebook_cell(name: str) -> str:
+    return f'<td><a href="#nb-{html.escape(name)}">{html.escape(name)}</a></td>'
+
+
+def claims_html(rows: list[runner.OverviewRow]) -> str:
+    """Every claim of the notebooks shown: difference [interval], seeds, the paper's difference, verdict and
+    precondition (``runner.claim_cells``, as in summary.md)."""
+    lines = [_head(runner.CLAIM_COLUMNS)]
+    for row in rows:
+        for claim in runner.claim_rows(row.folder) if row.folder else []:
+            lines.append(f"<tr>{_notebook_cell(row.notebook)}{''.join(map(_cell, runner.claim_cells(claim)))}</tr>")
+    if len(lines) == 1:
+        lines.append(f'<tr><td colspan="{len(runner.CLAIM_COLUMNS)}">no notebook recorded claims</td></tr>')
+    return "<table>" + "\n".join(lines) + "</table>"
+
+
+def results_html(rows: list[runner.OverviewRow]) -> str:
+    """Every results.csv row (per task and averages) beside the paper's number, with the notebook's comparability."""
+    columns = ("notebook", "paper", "table", "setting", "task", "ours", "paper", "delta", "comparable", "note")
+    lines = [_head(columns)]
+    for row in rows:
+        for r in runner.comparison_rows(row.folder) if row.folder else []:
+            lines.append(
+                f"<tr>{_notebook_cell(row.notebook)}{_cell(r.get('paper', ''))}{_cell(r.get('table', ''))}"
+                f"{_cell(r.get('setting', ''))}{_cell(r.get('task', ''))}{_number(r.get('ours'))}"
+                f"{_number(r.get('paper_value'))}{_number(r.get('delta'))}{_cell(row.comparable or runner.MISSING)}"
+                f"{_cell(r.get('note', ''))}</tr>"
             )
-        for claim, verdict in entry["claims"].items():
-            claims.append(
-                f'<tr><td><a href="#{anchor}">{html.escape(name)}</a></td>{_cell(claim)}{_cell(verdict)}</tr>'
-            )
+    return "<table>" + "\n".join(lines) + "</table>"
+
+
+def index_html(profile: str, plan_description: str, rows: list[runner.OverviewRow], pages: set[str]) -> str:
+    """The index page: the overview first (as in summary.md), then the claims, then every result row."""
+    total, counted = runner.total_seconds(rows)
     style = (
         "body{font-family:sans-serif;margin:24px;max-width:1400px} table{border-collapse:collapse;margin-bottom:24px}"
         " td,th{border:1px solid #ccc;padding:4px 8px;font-size:13px;vertical-align:top} td.num{text-align:right}"
@@ -110,21 +136,20 @@ def index_html(profile: str, plan_description: str, entries: list[dict]) -> str:
 <body>
 <h1>stsnb book: the <code>{html.escape(profile)}</code> runs</h1>
 <p>{html.escape(plan_description)}</p>
-<p>Scores are Spearman x100 unless a row says otherwise; delta = ours - paper. Paper numbers are the papers' own,
-as reported; ours come from the executed notebooks linked below.</p>
-<h2 id="notebooks">Notebooks</h2>
-<table><tr><th>notebook</th><th>status</th><th>seconds</th></tr>
-{"".join(rows)}
-</table>
-<h2 id="results">Ours beside the papers</h2>
-<table><tr><th>notebook</th><th>paper</th><th>table</th><th>setting</th><th>task</th><th>ours</th><th>paper</th>
-<th>delta</th><th>verdict</th><th>note</th></tr>
-{"".join(results)}
-</table>
+<h2 id="overview">Overview</h2>
+<p>One row per notebook, every value from its run: the commit it ran at, its runtime (together {total:.0f} s over
+{counted} of {len(rows)} notebooks), its claims by verdict, its own one-line takeaway and whether our levels are
+comparable with the paper's (yes / direction only / no).</p>
+{overview_html(rows, pages)}
 <h2 id="claims">Claims and verdicts</h2>
-<table><tr><th>notebook</th><th>claim</th><th>verdict</th></tr>
-{"".join(claims) or '<tr><td colspan="3">no notebook recorded claims</td></tr>'}
-</table>
+<p>Each claim as a paired difference on the same test pairs (95% bootstrap interval, the envelope over training
+seeds), the paper's difference, the verdict and what it needed: a claim whose precondition does not hold is not
+tested.</p>
+{claims_html(rows)}
+<h2 id="results">Ours beside the papers</h2>
+<p>Scores are Spearman x100 unless a row says otherwise; delta = ours - paper. Paper numbers are the papers' own,
+as reported; ours come from the executed notebooks linked above.</p>
+{results_html(rows)}
 </body></html>
 """
 
@@ -148,26 +173,17 @@ def build(profile: str = "cpu", out: Path | None = None, runs_root: Path = runne
         mathjax_url = f"_static/mathjax/MathJax.js?config={MATHJAX_CONFIG}"
     else:  # without the lab extra math shows as TeX source; nothing is fetched from the network either way
         mathjax_url = ""
-    entries = []
+    pages = set()
     for notebook in notebooks:
-        folder = notebook.parent
-        page = notebook_html(notebook, mathjax_url)
-        (out / f"{folder.name}.html").write_text(page, encoding="utf-8")
-        outcome = runner.recorded_outcome(folder.name, profile_dir)
-        entries.append(
-            {
-                "name": folder.name,
-                "html": True,
-                "status": outcome.status,
-                "seconds": outcome.seconds,
-                "results": runner.comparison_rows(folder),
-                "claims": _claims(folder),
-            }
-        )
+        (out / f"{notebook.stem}.html").write_text(notebook_html(notebook, mathjax_url), encoding="utf-8")
+        pages.add(notebook.stem)
     try:
-        description = runner.load_plan(runner.plan_path(profile)).description
+        plan = runner.load_plan(runner.plan_path(profile))
+        names, description = list(plan.notebooks), plan.description
     except (runner.PlanError, OSError):
-        description = ""
+        names, description = [], ""
+    names += sorted(pages - set(names))  # executed notebooks the plan no longer lists
+    rows = runner.overview_rows([runner.recorded_outcome(name, profile_dir) for name in names], profile_dir)
     index = out / "index.html"
-    index.write_text(index_html(profile, description, entries), encoding="utf-8")
+    index.write_text(index_html(profile, description, rows, pages), encoding="utf-8")
     return index

@@ -1,7 +1,9 @@
 """The ``stsnb`` command: ``stsnb run`` (the papermill batch runner), ``stsnb eval`` (the STS suite on a model) and
-``stsnb book`` (a static HTML site of the executed runs).
+``stsnb book`` (a static HTML site of the executed runs); ``stsnb summary`` rewrites a profile's summary.md from its
+run folders without running anything.
 
     stsnb run [--profile smoke|cpu|paper] [--only NOTEBOOK,...] [--out DIR]
+    stsnb summary [--profile cpu] [--out DIR]
     stsnb eval --model NAME [--pooling mean|cls|last] [--template TEXT] [--tasks all|sts12,...]
                [--text senteval|raw] [--data-dir DIR] [--json]
     stsnb book [--profile cpu] [--out DIR]
@@ -41,6 +43,13 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--out", type=Path, default=DEFAULT_OUT, help="output root (default: papermill_runs/)")
     run.set_defaults(handler=run_command, parser=run)
 
+    summary = commands.add_parser(
+        "summary", help="rewrite papermill_runs/<profile>/summary.md from the run folders (runs no notebook)"
+    )
+    summary.add_argument("--profile", default="cpu", help="plan papermill_runs/plans/<profile>.yaml (default: cpu)")
+    summary.add_argument("--out", type=Path, default=DEFAULT_OUT, help="runs root (default: papermill_runs/)")
+    summary.set_defaults(handler=summary_command, parser=summary)
+
     evaluate = commands.add_parser("eval", help="evaluate a model on the STS suite (Spearman x100, SentEval 'all')")
     evaluate.add_argument("--model", required=True, help="minilm-l6, smollm2-135m, a local folder or a Hub id")
     evaluate.add_argument("--pooling", choices=("mean", "cls", "last"), help="default: the model's own")
@@ -72,6 +81,17 @@ def run_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> in
         return run(args.profile, args.only, args.out)
     except PlanError as err:
         parser.error(str(err))
+
+
+def summary_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from .runner import PlanError, write_summary
+
+    try:
+        path = write_summary(args.profile, args.out)
+    except PlanError as err:
+        parser.error(str(err))
+    print(f"stsnb summary: {path}")
+    return 0
 
 
 def eval_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import html
+import json
 import re
 from pathlib import Path
 
 import lab_browser as browser
+import markdown_tables as md
 import pytest
 
-from stsnb import book, runner
+from stsnb import book, claims, runner
 
 
 @pytest.fixture(scope="module")
@@ -25,6 +28,52 @@ def test_index_lists_every_executed_notebook_with_its_results(site):
         assert (site / f"{notebook.stem}.html").is_file()
     rows = sum(len(runner.comparison_rows(n.parent)) for n in executed)
     assert index.count('<td class="num">') >= 3 * rows  # ours, paper and delta of every results row
+
+
+def table_rows(page: str, table: int) -> list[list[str]]:
+    """The cell texts of each row of the ``table``-th table of a page (tags stripped, entities unescaped)."""
+    body = page.split("<table>")[table + 1].split("</table>")[0]
+    rows = re.findall(r"<tr[^>]*>(.*?)</tr>", body, flags=re.S)
+    return [
+        [html.unescape(re.sub(r"<[^>]+>", "", c)) for c in re.findall(r"<t[dh][^>]*>(.*?)</t[dh]>", r)] for r in rows
+    ]
+
+
+def test_index_opens_with_the_overview_of_summary_md(site):
+    index = (site / "index.html").read_text()
+    assert index.index('<h2 id="overview">') < index.index("<table>") < index.index('<h2 id="claims">')
+    header, *rows = table_rows(index, 0)
+    assert header == list(runner.OVERVIEW_COLUMNS)
+    profile_dir = runner.DEFAULT_OUT / "cpu"
+    plan = runner.load_plan(runner.plan_path("cpu"))
+    expected = runner.overview_rows([runner.recorded_outcome(n, profile_dir) for n in plan.notebooks], profile_dir)
+    assert rows == [[row.notebook, *row.cells()] for row in expected]  # the same row builder as summary.md
+    summary = md.sections((profile_dir / "summary.md").read_text())
+    printed = [[md.link(r[c])[0] if c == "notebook" else r[c] for c in r] for r in md.table(summary["Overview"])]
+    assert [row[2:] for row in printed] == [row[2:] for row in rows]  # status aside (the book reads earlier runs)
+
+
+def test_index_shows_a_not_tested_claim_with_its_failed_precondition(tmp_path):
+    folder = tmp_path / "nb"
+    folder.mkdir()
+    moved = claims.precondition("the baseline moved the encoder", False, "baseline minus untrained: +0.07")
+    row = claims.claim("a beats b", (-1.1, -1.7, -0.6), preconditions=[moved], paper_difference=3.0)
+    (folder / "metrics.json").write_text(json.dumps({"claims": [row], "takeaway": "t.", "comparable": "no"}))
+    (folder / "STATUS").write_text("ok\n")
+    rows = runner.overview_rows([runner.recorded_outcome("nb", tmp_path)], tmp_path)
+    page = book.index_html("fake", "", rows, pages=set())
+    overview = table_rows(page, 0)[1]
+    assert overview[0] == "nb" and overview[4:9] == ["0", "0", "0", "0", "1"] and overview[9:] == ["t.", "no"]
+    claim = table_rows(page, 1)[1]
+    assert claim == [
+        "nb",
+        "a beats b",
+        "-1.10 [-1.70, -0.60]",
+        "1",
+        "+3.00",
+        "not tested",
+        "does not hold: the baseline moved the encoder (baseline minus untrained: +0.07)",
+    ]
 
 
 def test_pages_load_nothing_from_the_network(site):

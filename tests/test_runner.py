@@ -7,10 +7,11 @@ import os
 import sys
 from pathlib import Path
 
+import markdown_tables as md
 import pytest
 import yaml
 
-from stsnb import runner
+from stsnb import claims, runner, stats
 
 FIXTURES = Path(__file__).parent / "fixtures" / "notebooks"
 
@@ -28,7 +29,14 @@ def run(tmp_path: Path, notebooks: dict, **kwargs) -> int:
 
 
 def summary_row(summary: str, notebook: str) -> str:
+    """The notebook's row of the overview (summary.md's first table)."""
     return next(line for line in summary.splitlines() if line.startswith((f"| [{notebook}]", f"| {notebook} |")))
+
+
+def average_lines(summary: str, notebook: str) -> list[str]:
+    """The notebook's rows of the averages table."""
+    averages = md.sections(summary)["Averages"]
+    return [line for line in averages.splitlines() if line.startswith(f"| {notebook} |")]
 
 
 @pytest.fixture(scope="module")
@@ -46,9 +54,11 @@ def test_success_writes_the_run_folder_and_summary(good_run):
     assert (folder / "STATUS").read_text().strip() == "ok"
     assert yaml.safe_load((folder / "params.yaml").read_text())["scale"] == 0.5
     assert not list(profile_dir.glob(".partial-*")) and not list(profile_dir.glob("*.failed"))
-    row = summary_row((profile_dir / "summary.md").read_text(), "tiny_ok")
-    assert "| ok |" in row and "avg=40" in row
-    assert "| 40.00 | 85.40 | -45.40 |" in row  # ours | paper | delta
+    summary = (profile_dir / "summary.md").read_text()
+    row = summary_row(summary, "tiny_ok")
+    assert "| ok |" in row and f"| {runner.run_commit(folder)} |" in row
+    (average,) = average_lines(summary, "tiny_ok")
+    assert "| 40.00 | 85.40 | -45.40 |" in average  # ours | paper | delta
 
 
 def test_kernel_runs_our_interpreter_in_the_notebook_folder_with_the_runner_environment(good_run):
@@ -118,7 +128,8 @@ def test_failed_rerun_keeps_the_earlier_good_result(tmp_path):
     assert "without run.finish()" in (profile_dir / "tiny_fail.failed" / "STATUS").read_text()
     row = summary_row((profile_dir / "summary.md").read_text(), "tiny_fail")
     assert "failed: the notebook ended without run.finish()" in row and "previous good result kept" in row
-    assert "value=1" in row  # the kept result's metrics
+    seconds = runner.recorded_seconds(good / "tiny_fail.ipynb")  # the kept result's runtime and commit are shown
+    assert f"| {seconds:.0f} | {runner.run_commit(good)} |" in row
 
     assert run(tmp_path, {"tiny_fail": {"mode": "ok"}, "tiny_ok": {}}, only=["tiny_fail"]) == 0
     assert not (profile_dir / "tiny_fail.failed").exists()  # a good run supersedes the failed attempt
@@ -236,19 +247,23 @@ def test_a_killed_kernel_keeps_the_sections_it_finished_and_the_summary_shows_th
     assert metrics["stsnb_file"] == str(Path(runner.__file__).with_name("runs.py"))  # the kernel ran this stsnb
     assert metrics["a_score"] == 12.5 and metrics["sections_done"] == ["Section A", "Section B"]
     assert metrics["Section B/status"] == "out_of_memory" and "can't allocate memory" in metrics["Section B/error"]
-    row = summary_row((tmp_path / "out" / "tiny" / "summary.md").read_text(), "tiny_sections")
+    summary = (tmp_path / "out" / "tiny" / "summary.md").read_text()
+    row = summary_row(summary, "tiny_sections")
     assert "the kernel died mid-cell, killed by SIGKILL" in row
-    assert "partial, from the failed run (sections done: Section A, Section B), Section B: out of memory" in row
-    assert "a_score=12.5" in row and "| (failed run) fixture Section A: made up | avg | 12.50 | 10.00 | 2.50 |" in row
+    assert "partial results from the failed run (sections done: Section A, Section B); Section B: out of memory" in row
+    (average,) = average_lines(summary, "tiny_sections")
+    assert "| (failed run) fixture Section A: made up | avg | 12.50 | 10.00 | 2.50 |" in average
 
 
 def test_an_out_of_memory_section_is_shown_as_the_result_of_a_good_run(tmp_path):
     assert run(tmp_path, {"tiny_sections": {"ending": "finish"}}) == 0
     folder = tmp_path / "out" / "tiny" / "tiny_sections"
     assert "section B result: None" in (folder / "tiny_sections.ipynb").read_text()  # the notebook went on
-    row = summary_row((tmp_path / "out" / "tiny" / "summary.md").read_text(), "tiny_sections")
-    assert "| ok |" in row and "Section B: out of memory, a_score=12.5" in row and "partial" not in row
-    assert "| fixture Section A: made up | avg | 12.50 | 10.00 | 2.50 |" in row
+    summary = (tmp_path / "out" / "tiny" / "summary.md").read_text()
+    row = summary_row(summary, "tiny_sections")
+    assert "| ok; Section B: out of memory |" in row and "partial" not in row
+    (average,) = average_lines(summary, "tiny_sections")
+    assert "| fixture Section A: made up | avg | 12.50 | 10.00 | 2.50 |" in average
 
 
 def test_replace_folder_never_deletes_the_only_copy(tmp_path):
@@ -308,36 +323,171 @@ def test_attempt_records_cpu_and_cuda_out_of_memory_but_raises_other_errors(tmp_
     assert "CPU: out of memory, recorded as its result" in capsys.readouterr().out
 
 
-def test_summary_shows_each_rows_note_and_every_claims_verdict(tmp_path):
-    folder = tmp_path / "cpu" / "nb"
+NOTEBOOKS = ("00_math", "01_losses", "10_two_stage", "20_old_schema", "30_never_run", "40_failed")
+RESULTS_HEADER = "paper,table,setting,task,ours,paper_value,delta,note\n"
+
+
+def write_run(folder: Path, sha: str, seconds: float | None, metrics: dict, results: str = "") -> None:
+    """A run folder as the runner leaves it: STATUS, env.json, metrics.json, results.csv, the executed notebook."""
     folder.mkdir(parents=True)
-    (folder / "results.csv").write_text(
-        "paper,table,setting,task,ours,paper_value,delta,note\n"
-        "p,Table 5,x vs y,avg of stsb,70,76,-6,ours on stsb only\n"
+    (folder / "STATUS").write_text("ok\n")
+    (folder / "env.json").write_text(json.dumps({"git_sha": sha, "cpu_count": 2}))
+    (folder / "metrics.json").write_text(json.dumps(metrics))
+    if results:
+        (folder / "results.csv").write_text(RESULTS_HEADER + results)
+    papermill = {"duration": seconds} if seconds is not None else {}
+    notebook = folder.name.removesuffix(".failed")  # a failed run's folder holds <notebook>.ipynb too
+    (folder / f"{notebook}.ipynb").write_text(json.dumps({"cells": [], "metadata": {"papermill": papermill}}))
+
+
+def new_claims() -> list[dict]:
+    """Rows as ``stsnb.claims.claim`` writes them: supported on 2 seeds, not tested, equivalent within 1 point."""
+    moved = claims.precondition("the baseline moved the encoder", True, "stage 1 minus untrained: +18.55")
+    still = claims.precondition(
+        "the baseline moved the encoder", False, "baseline minus untrained: +0.07 [-0.68, +0.78]"
     )
-    claims = [
-        {
-            "claim": "a beats b",
-            "verdict": "supported",
-            "difference": 1.5,
-            "low": 0.4,
-            "high": 2.6,
-            "seeds": 2,
-            "paper_difference": 3.0,
-        },
-        {
-            "claim": "c beats d",
-            "verdict": "unresolved",
-            "difference": 0.1,
-            "low": -0.5,
-            "high": 0.7,
-            "seeds": 1,
-            "paper_difference": None,
-        },
+    return [
+        claims.claim(
+            "stage 2 beats stage 1",
+            {"seed 0": (6.79, 4.10, 9.49), "seed 1": (5.21, 2.95, 7.40)},
+            preconditions=[moved, claims.left_start("stage 2", [120, 80], [0.02, 0.03])],
+            paper_difference=4.95,
+        ),
+        claims.claim(
+            "smooth K2 beats cross entropy", (-1.11, -1.70, -0.58), preconditions=[still], paper_difference=3.02
+        ),
+        claims.claim("the template hardly matters", {"seed 0": (0.2, -0.3, 0.6)}, margin=1.0, paper_difference=0.1),
     ]
-    (folder / "metrics.json").write_text(json.dumps({"claims": claims}))
-    plan = runner.Plan("cpu", tmp_path / "cpu.yaml", "d", {"nb": {}})
-    summary = runner.summary_markdown(plan, [runner.Outcome("nb", "ok", good=folder)], tmp_path / "cpu")
-    assert "| 70.00 | 76.00 | -6.00 | ours on stsb only |" in summary
-    assert "| nb | a beats b | +1.50 [+0.40, +2.60] | 2 | +3.00 | **supported** |" in summary
-    assert "| nb | c beats d | +0.10 [-0.50, +0.70] | 1 |  | **unresolved** |" in summary
+
+
+def old_claims() -> dict:
+    """Rows of a run made before preconditions existed (``stats.claim_row``, three verdicts, a mapping)."""
+    row = stats.claim_row("+HiCL beats simcse", (0.07, -0.33, 0.47), +1)
+    no_seeds = {"claim": "Appendix A: CCL over-estimates less", "verdict": "unresolved", "difference": 0.0}
+    return {"simcse": row, "appendix": {**no_seeds, "low": 0.0, "high": 0.0}}
+
+
+@pytest.fixture
+def fake_profile(tmp_path) -> tuple[runner.Plan, Path]:
+    """Six notebooks: maths only, no results; a good new-schema run; an old-schema run; one never run; one whose
+    only run failed after recording a section."""
+    (tmp_path / "plans").mkdir()
+    plan_file = tmp_path / "plans" / "fake.yaml"
+    plan_file.write_text(yaml.safe_dump({"description": "fake plan", "notebooks": {n: {} for n in NOTEBOOKS}}))
+    profile_dir = tmp_path / "runs" / "fake"
+    write_run(
+        profile_dir / "00_math", "a" * 40, 14.2, {"eq7_limit": 0.875}, "p,Eq. 7,limit,max_spearman_limit,87.5,87.5,0,\n"
+    )
+    write_run(profile_dir / "01_losses", "b" * 40, None, {"seconds": 17.6, "grad_check": 0.0})
+    metrics = {
+        "claims": new_claims(),
+        "takeaway": "Stage 2 beat stage 1 by +6.00 points on 2 seeds.",
+        "comparable": "direction only",
+    }
+    results = (
+        "pcc-tuning,Table 2,ours stage 2 vs Mistral-7b,STS12,71.62,85.77,-14.15,per task\n"
+        "pcc-tuning,Table 2,ours stage 2 vs Mistral-7b,avg,69.1573,90.61,-21.4527,the same 60 pairs per task\n"
+    )
+    write_run(profile_dir / "10_two_stage", "c" * 40 + "-dirty", 414.3, metrics, results)
+    old = "sts-regression,Table 1,ours cross_entropy vs BERT-base,avg of stsb,54.26,73.01,-18.75,one seed\n"
+    write_run(profile_dir / "20_old_schema", "d" * 40, 1730.2, {"claims": old_claims()}, old)
+    failed = profile_dir / "40_failed.failed"
+    partial = "ccl,Table 3,ours bi,avg,12.5,44.8,-32.3,section A\n"
+    write_run(failed, "e" * 40, 95.0, {"sections_done": ["Section A"], "Section B/status": "out_of_memory"}, partial)
+    (failed / "STATUS").write_text("failed: the kernel died mid-cell, killed by SIGKILL\n")
+    return runner.load_plan(plan_file), profile_dir
+
+
+def test_overview_has_one_row_per_notebook_read_from_its_run(fake_profile):
+    plan, profile_dir = fake_profile
+    rows = runner.overview_rows([runner.recorded_outcome(n, profile_dir) for n in plan.notebooks], profile_dir)
+    assert [row.notebook for row in rows] == list(NOTEBOOKS)
+    by_name = {row.notebook: row for row in rows}
+    two_stage = by_name["10_two_stage"]
+    assert two_stage.status == "ok (earlier run)" and two_stage.commit == "ccccccc-dirty"
+    assert two_stage.seconds == pytest.approx(414.3)
+    assert two_stage.verdicts == {
+        "supported": 1,
+        "contradicted": 0,
+        "unresolved": 0,
+        "equivalent": 1,
+        "not tested": 1,
+    }
+    assert two_stage.takeaway == "Stage 2 beat stage 1 by +6.00 points on 2 seeds."
+    assert two_stage.comparable == "direction only"
+    assert by_name["01_losses"].seconds == pytest.approx(17.6)  # no papermill duration: metrics "seconds"
+    assert by_name["00_math"].verdicts is None and by_name["00_math"].takeaway is None  # not invented
+    assert by_name["20_old_schema"].verdicts == {**dict.fromkeys(stats.VERDICTS, 0), "unresolved": 2}
+    never = by_name["30_never_run"]
+    assert never.status == "not run" and never.commit is None and never.seconds is None
+    assert never.cells() == ["not run", *[runner.MISSING] * (len(runner.OVERVIEW_COLUMNS) - 2)]
+    failed = by_name["40_failed"]
+    assert failed.status.startswith("failed (earlier run): the kernel died mid-cell, killed by SIGKILL; partial")
+    assert failed.commit == "eeeeeee" and failed.folder == profile_dir / "40_failed.failed"
+
+
+def test_summary_opens_with_the_overview_then_claims_then_averages_only(fake_profile):
+    plan, profile_dir = fake_profile
+    outcomes = [runner.recorded_outcome(n, profile_dir) for n in plan.notebooks]
+    text = runner.summary_markdown(plan, outcomes, profile_dir)
+    sections = md.sections(text)
+    assert list(sections) == ["", "Overview", "Claims", "Averages"]
+    assert "about" not in sections[""] and "together 2271 s (38 min) over 5 of 6 notebooks" in sections[""]
+    overview = md.table(sections["Overview"])
+    assert len(overview) == 6 and list(overview[0]) == list(runner.OVERVIEW_COLUMNS)
+    two_stage = overview[2]
+    assert md.link(two_stage["notebook"]) == ("10_two_stage", "10_two_stage/10_two_stage.ipynb")
+    assert [two_stage[v] for v in stats.VERDICTS] == ["1", "0", "0", "1", "1"]
+    assert two_stage["runtime (s)"] == "414" and two_stage["commit"] == "ccccccc-dirty"
+    assert two_stage["takeaway"].startswith("Stage 2 beat stage 1") and two_stage["comparable with the paper"] == (
+        "direction only"
+    )
+    assert overview[0]["supported"] == runner.MISSING and overview[0]["takeaway"] == runner.MISSING
+    assert overview[4]["status"] == "not run" and overview[4]["commit"] == runner.MISSING
+
+    claim_rows = {row["claim"]: row for row in md.table(sections["Claims"])}
+    assert list(md.table(sections["Claims"])[0]) == list(runner.CLAIM_COLUMNS)
+    supported = claim_rows["stage 2 beats stage 1"]
+    assert supported["ours: difference [95% interval]"] == "+6.00 [+2.95, +9.49]"  # mean over seeds, envelope
+    assert (supported["seeds"], supported["paper's difference"], supported["verdict"]) == ("2", "+4.95", "supported")
+    assert supported["precondition"] == ("holds: the baseline moved the encoder; stage 2 is not its starting point")
+    not_tested = claim_rows["smooth K2 beats cross entropy"]
+    assert not_tested["verdict"] == "not tested" and not_tested["seeds"] == "1"
+    assert not_tested["precondition"] == (
+        "does not hold: the baseline moved the encoder (baseline minus untrained: +0.07 [-0.68, +0.78])"
+    )
+    assert claim_rows["the template hardly matters"]["verdict"] == "equivalent (margin ±1)"
+    old = claim_rows["+HiCL beats simcse"]
+    assert old["verdict"] == "unresolved" and old["precondition"] == "— (the run predates preconditions)"
+    no_seeds = claim_rows["Appendix A: CCL over-estimates less"]
+    assert no_seeds["seeds"] == runner.MISSING and no_seeds["paper's difference"] == runner.MISSING
+
+    averages = md.table(sections["Averages"])
+    assert [(row["notebook"], row["task"], row["ours"]) for row in averages] == [
+        ("10_two_stage", "avg", "69.16"),
+        ("20_old_schema", "avg of stsb", "54.26"),
+        ("40_failed", "avg", "12.50"),
+    ]
+    assert averages[0]["delta"] == "-21.45" and averages[0]["comparable with the paper"] == "direction only"
+    assert averages[2]["setting"].startswith("(failed run) ")
+    assert "STS12" not in text and "max_spearman_limit" not in text  # per-task rows stay in results.csv
+    assert "[10_two_stage](10_two_stage/results.csv)" in sections["Averages"]
+    assert "No average row (its rows are in its results.csv): 00_math." in sections["Averages"]
+
+
+def test_stsnb_summary_rewrites_summary_md_from_the_run_folders(fake_profile, capsys):
+    from stsnb import cli
+
+    plan, profile_dir = fake_profile
+    before = {p: p.stat().st_mtime_ns for p in profile_dir.rglob("*")}
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(runner, "PLANS_DIR", plan.path.parent)
+        path = runner.write_summary("fake", profile_dir.parent, plan.path.parent)
+    assert path == profile_dir / "summary.md"
+    assert {p: p.stat().st_mtime_ns for p in profile_dir.rglob("*") if p != path} == before  # nothing else touched
+    assert len(md.table(md.sections(path.read_text())["Overview"])) == 6
+    with pytest.raises(runner.PlanError, match="no runs at"):
+        runner.write_summary("fake", profile_dir.parent / "elsewhere", plan.path.parent)
+    with pytest.raises(SystemExit):
+        cli.main(["summary", "--profile", "no_such_profile", "--out", str(profile_dir.parent)])
+    assert "no plan for profile 'no_such_profile'" in capsys.readouterr().err
