@@ -1,0 +1,119 @@
+"""What each training notebook runs, as the memory estimate sees it (``stsnb run --check``): per training setting,
+the model, the sequences one GPU holds in a forward pass, their padded length and how the weights are held.
+
+Lengths: where the official code pads to ``max_length`` (STS-Regression) that is the length; elsewhere a batch is
+padded to its longest member, measured on the real data (``plan_check.longest_in_batch``) and capped at
+``max_length``. Pcc-tuning cuts sentences to the official 32 (stage 1) and 64 (stage 2) tokens inside its prompt.
+Without a data folder the cap is used (an upper bound).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from .. import data
+from ..memory_estimate import TrainingSetup
+from ..plan_check import longest_in_batch
+
+Row = tuple[str, str, TrainingSetup]
+
+
+def _per_gpu(global_batch: int, processes: int) -> int:
+    return max(1, math.ceil(global_batch / max(1, processes)))
+
+
+def _bf16(params: Mapping[str, Any]) -> int:
+    """Activation bytes: the papers train in bf16 on GPUs (fp32 only on the CPU)."""
+    return 2 if str(params.get("profile", "")) in ("paper", "rehearsal") else 4
+
+
+def _measured(texts_of, tokenizer: str, batch: int, cap: int) -> int:
+    try:
+        texts = texts_of()
+    except (data.DataError, OSError):
+        return cap
+    return min(cap, longest_in_batch(texts, tokenizer, batch))
+
+
+def pcc_tuning(params: Mapping[str, Any]) -> list[Row]:
+    """Stage 1: three prompts per triplet (Eq. 8); stage 2: two per pair, the whole batch in one Pearson (Eq. 9)."""
+    from .pcc_tuning import prompts, recipes
+
+    processes = int(params.get("num_processes", 1))
+    template = prompts.template(list(params.get("templates") or ["sth"])[0])
+    template_tokens = _measured(lambda: [template], "smollm2-135m", 1, 10**6)
+    common = dict(
+        activation_bytes=_bf16(params),
+        quantize_4bit=bool(params.get("quantize_4bit", False)),
+        lora_r=int(params.get("lora_r", 64)),
+        lora_dropout=float(params.get("lora_dropout", 0.05)),
+        gradient_checkpointing=bool(params.get("gradient_checkpointing", False)),
+    )
+    stage1 = _per_gpu(int(params.get("stage1_batch_size", 16)), processes)
+    stage2 = _per_gpu(max(params.get("stage2_batch_sizes") or [32]), processes)
+    model = str(params.get("backbone", "smollm2-135m"))
+    return [
+        ("stage 1 (Eq. 8)", model, TrainingSetup(3 * stage1, template_tokens + recipes.Recipe.stage1_cutoff, **common)),
+        ("stage 2 (Eq. 9)", model, TrainingSetup(2 * stage2, template_tokens + recipes.Recipe.stage2_cutoff, **common)),
+    ]
+
+
+def sts_regression(params: Mapping[str, Any]) -> list[Row]:
+    """Table 1: both sentences of each pair through the encoder, padded to ``max_length`` (the official code);
+    the contrastive backbones' stage 2 likewise."""
+    length = int(params.get("max_length", 256))
+    common = dict(
+        activation_bytes=_bf16(params),
+        dropout=0.1,
+        gradient_checkpointing=bool(params.get("gradient_checkpointing", False)),
+    )
+    rows = [
+        ("Table 1", str(b), TrainingSetup(2 * int(params.get("batch_size", 16)), length, **common))
+        for b in params.get("backbones") or []
+    ]
+    rows += [
+        ("Table 3 stage 2", str(b), TrainingSetup(2 * int(params.get("stage2_batch_size", 16)), length, **common))
+        for b in params.get("contrastive_backbones") or []
+    ]
+    return rows
+
+
+def hicl(params: Mapping[str, Any]) -> list[Row]:
+    """SimCSE's two dropout views of each sentence, padded to the longest of the batch (Appendix A.3)."""
+    batch = int(params.get("batch_size", 32))
+    cap = int(params.get("max_length", 128))
+    length = _measured(lambda: data.load_wiki(2000), "minilm-l6", batch, cap)
+    setup = TrainingSetup(
+        2 * batch,
+        length,
+        activation_bytes=_bf16(params),
+        dropout=0.1,
+        gradient_checkpointing=bool(params.get("gradient_checkpointing", False)),
+    )
+    return [("SimCSE view pairs", str(params.get("backbone", "smollm2-135m-l6")), setup)]
+
+
+def ccl(params: Mapping[str, Any]) -> list[Row]:
+    """A micro-batch of quadruples: two rows each; the bi-encoder encodes two texts per row, the tri-encoder three."""
+    quadruples = int(params.get("batch_size", 8))
+    cap = int(params.get("max_length", 64))
+
+    def texts():
+        return [f"{r.sent1} {r.condition}" for r in data.load_csts("train")][:3000]
+
+    length = _measured(texts, "minilm-l6", 2 * quadruples, cap)
+    rows = []
+    for backbone in params.get("backbones") or []:
+        for arch in params.get("architectures") or ["bi", "tri"]:
+            sequences = 2 * quadruples * (3 if arch == "tri" else 2)
+            setup = TrainingSetup(
+                sequences,
+                length,
+                activation_bytes=_bf16(params),
+                dropout=0.1,
+                gradient_checkpointing=bool(params.get("gradient_checkpointing", False)),
+            )
+            rows.append((f"Table 3 {arch}-encoder", str(backbone), setup))
+    return rows

@@ -1,0 +1,304 @@
+"""``stsnb run --check``: a plan checked before anything runs (types, GPU count, model ids, peak memory).
+
+- **Types**: every plan value against the default of the notebook's parameter (read from its ``parameters`` cell
+  by papermill): a bool for a bool, an int for an int (a float parameter takes an int too), a string, a list, a
+  mapping. ``null`` is accepted where the default is None or the parameter's comment documents it ("None: ...").
+- **GPUs**: ``num_processes`` at most the GPUs given (``--gpus``).
+- **Model ids**: values of parameters named like ``backbone``/``model`` are packaged names, local folders or
+  well-formed Hub ids (``owner/name``).
+- **Memory**: notebooks that train report an estimate of peak memory per GPU (``stsnb.memory_estimate``) through
+  a hook of their paper package (``stsnb.papers.MEMORY_PLANS``); a plan that does not fit ``--gpu-memory`` fails.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from . import memory_estimate
+
+HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$")
+MODEL_PARAMETER = re.compile(r"(^|_)(backbone|backbones|model|models|encoder)($|_)")
+
+
+@dataclass(frozen=True)
+class MemoryRow:
+    """One training setting of a notebook: where it runs and its estimated peak per GPU, without and with
+    gradient checkpointing, and which of the two the plan uses."""
+
+    notebook: str
+    label: str
+    model: str
+    per_gpu_sequences: int
+    length: int
+    without_checkpointing_gib: float
+    with_checkpointing_gib: float
+    checkpointing: bool
+
+    @property
+    def used_gib(self) -> float:
+        return self.with_checkpointing_gib if self.checkpointing else self.without_checkpointing_gib
+
+
+def _literal(text: str) -> Any:
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return ...  # an expression (not a literal): its type is not checked
+
+
+def type_problem(name: str, value: Any, default_text: str, help_text: str) -> str | None:
+    """Why ``value`` does not fit the parameter whose default is ``default_text`` (None when it fits)."""
+    default = _literal(default_text)
+    if default is ...:
+        return None
+    if value is None:
+        documented = re.search(r"\bNone\b|\bnull\b", help_text or "")
+        return None if default is None or documented else f"{name}: null, but the notebook's default is {default_text}"
+    if default is None:
+        return None
+    expected: tuple[type, ...]
+    if isinstance(default, bool):
+        expected = (bool,)
+    elif isinstance(default, int):
+        expected = (int,)
+    elif isinstance(default, float):
+        expected = (int, float)
+    elif isinstance(default, str):
+        expected = (str,)
+    elif isinstance(default, list | tuple):
+        expected = (list, tuple)
+    elif isinstance(default, dict):
+        expected = (dict,)
+    else:
+        return None
+    if isinstance(value, bool) and bool not in expected:
+        return f"{name}: {value!r} is a bool, the notebook's default {default_text} is not"
+    if not isinstance(value, expected):
+        names = " or ".join(t.__name__ for t in expected)
+        return f"{name}: {value!r} is a {type(value).__name__}, expected {names} (the default is {default_text})"
+    return None
+
+
+def _model_values(name: str, value: Any) -> list[str]:
+    if not MODEL_PARAMETER.search(name):
+        return []
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list | tuple):
+        return [v for v in value if isinstance(v, str)]
+    if isinstance(value, Mapping):
+        return [k for k in value if isinstance(k, str)]
+    return []
+
+
+def model_id_problem(name: str, model: str) -> str | None:
+    """A packaged name, an existing folder and ``owner/name`` pass; anything else is named."""
+    from .models import KNOWN_MODELS
+
+    if model in KNOWN_MODELS or Path(model).expanduser().is_dir() or HUB_ID.match(model):
+        return None
+    if "/" not in model and re.match(r"^[A-Za-z0-9][A-Za-z0-9._-]*$", model):
+        return None  # a legacy Hub id without an owner (bert-base-uncased, roberta-base)
+    return f"{name}: {model!r} is neither a packaged model ({', '.join(sorted(KNOWN_MODELS))}), a folder nor owner/name"
+
+
+def memory_hook(notebook: str) -> Callable[[Mapping[str, Any]], list[tuple]] | None:
+    """The paper package's ``plan(params)`` for ``notebook``, from ``stsnb.papers.MEMORY_PLANS`` (None: it does
+    not train)."""
+    from . import papers
+
+    target = getattr(papers, "MEMORY_PLANS", {}).get(notebook)
+    if target is None:
+        return None
+    module, _, function = target.partition(":")
+    return getattr(importlib.import_module(module), function)
+
+
+def memory_rows(notebook: str, params: Mapping[str, Any]) -> list[MemoryRow]:
+    """Estimated peak per GPU of every training setting ``notebook`` runs with ``params`` (its defaults with the
+    plan's values over them)."""
+    hook = memory_hook(notebook)
+    if hook is None:
+        return []
+    rows = []
+    for label, model, setup in hook(params):
+        shape = memory_estimate.KNOWN_SHAPES.get(model)
+        if shape is None:
+            shape = _shape_from_folder(model)
+        if shape is None:
+            continue
+        plain = memory_estimate.estimate(shape, _with(setup, gradient_checkpointing=False)).total
+        checkpointed = memory_estimate.estimate(shape, _with(setup, gradient_checkpointing=True)).total
+        rows.append(
+            MemoryRow(
+                notebook,
+                label,
+                model,
+                setup.sequences,
+                setup.length,
+                plain / memory_estimate.GIB,
+                checkpointed / memory_estimate.GIB,
+                setup.gradient_checkpointing,
+            )
+        )
+    return rows
+
+
+def _with(setup: memory_estimate.TrainingSetup, **changes) -> memory_estimate.TrainingSetup:
+    from dataclasses import replace
+
+    return replace(setup, **changes)
+
+
+def _shape_from_folder(model: str) -> memory_estimate.ModelShape | None:
+    """The shape of a packaged or local model from its config.json (no weights loaded); None for a Hub id."""
+    from transformers import AutoConfig
+
+    from .models import KNOWN_MODELS, resolve
+
+    try:
+        folder = resolve(model).path if model in KNOWN_MODELS else model
+        if not Path(folder).is_dir():
+            return None
+        return memory_estimate.ModelShape.from_config(AutoConfig.from_pretrained(folder))
+    except (OSError, ValueError, KeyError):
+        return None
+
+
+def notebook_problems(
+    notebook: str,
+    overrides: Mapping[str, Any],
+    declared: Mapping[str, Mapping[str, Any]],
+    gpus: int | None,
+) -> list[str]:
+    """Type, GPU-count and model-id problems of one notebook's plan values."""
+    problems = []
+    for name, value in overrides.items():
+        info = declared.get(name)
+        if info is None:
+            continue  # undeclared parameters are the runner's check_plan's to report
+        problem = type_problem(name, value, str(info.get("default", "")), str(info.get("help", "")))
+        if problem:
+            problems.append(problem)
+        for model in _model_values(name, value):
+            problem = model_id_problem(name, model)
+            if problem:
+                problems.append(problem)
+    processes = overrides.get("num_processes", _literal(str(declared.get("num_processes", {}).get("default", "1"))))
+    if gpus is not None and isinstance(processes, int) and processes > max(gpus, 1):
+        problems.append(f"num_processes: {processes} processes need {processes} GPUs, --gpus gives {gpus}")
+    return [f"{notebook}: {p}" for p in problems]
+
+
+def effective_params(declared: Mapping[str, Mapping[str, Any]], overrides: Mapping[str, Any]) -> dict[str, Any]:
+    """The notebook's literal defaults with the plan's values over them."""
+    values = {name: _literal(str(info.get("default", ""))) for name, info in declared.items()}
+    values = {k: v for k, v in values.items() if v is not ...}
+    values.update(overrides)
+    return values
+
+
+def memory_table(rows: Sequence[MemoryRow], gpu_gib: float | None) -> str:
+    """The memory rows as a Markdown table (the README's table comes from this)."""
+    lines = [
+        "| notebook | training | model | sequences per GPU x length | no checkpointing | checkpointing | used |"
+        + (f" fits {gpu_gib:g} GiB |" if gpu_gib else ""),
+        "|---|---|---|---|---:|---:|---|" + ("---|" if gpu_gib else ""),
+    ]
+    for row in rows:
+        fits = ""
+        if gpu_gib:
+            fits = " yes |" if memory_estimate.fits(row.used_gib * memory_estimate.GIB, gpu_gib) else " **no** |"
+        lines.append(
+            f"| {row.notebook} | {row.label} | {row.model} | {row.per_gpu_sequences} x {row.length} | "
+            f"{row.without_checkpointing_gib:.1f} GiB | {row.with_checkpointing_gib:.1f} GiB | "
+            f"{'checkpointing' if row.checkpointing else 'none'} |{fits}"
+        )
+    return "\n".join(lines)
+
+
+def longest_in_batch(texts: Sequence[str], tokenizer_model: str, batch: int, draws: int = 200, seed: int = 0) -> int:
+    """The 95th percentile, over ``draws`` random batches of ``batch`` texts, of the longest text's token count:
+    what a batch padded to its longest member usually costs. ``tokenizer_model`` is a packaged model whose
+    tokenizer stands in for the paper's (SmolLM2's BPE for the decoders, MiniLM's = bert-base-uncased's
+    WordPiece for the encoders)."""
+    import numpy as np
+    from transformers import AutoTokenizer
+
+    from .models import resolve
+
+    if not texts:
+        raise ValueError("longest_in_batch needs texts")
+    tokenizer = AutoTokenizer.from_pretrained(resolve(tokenizer_model).path)
+    lengths = np.array([len(ids) for ids in tokenizer(list(texts), add_special_tokens=True)["input_ids"]])
+    rng = np.random.default_rng(seed)
+    size = min(batch, len(lengths))
+    longest = [lengths[rng.choice(len(lengths), size=size, replace=False)].max() for _ in range(draws)]
+    return int(np.percentile(longest, 95))
+
+
+@dataclass
+class CheckReport:
+    """What ``stsnb run --check`` found: problems (the check fails when there are any) and the memory rows."""
+
+    profile: str
+    problems: list[str]
+    memory: list[MemoryRow]
+    gpus: int | None
+    gpu_memory: float | None
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    def text(self) -> str:
+        lines = [
+            f"stsnb run --check --profile {self.profile}: " + ("ok" if self.ok else f"{len(self.problems)} problems")
+        ]
+        lines += [f"  - {p}" for p in self.problems]
+        if self.memory:
+            lines += [
+                "",
+                "Estimated peak memory per GPU (stsnb.memory_estimate):",
+                "",
+                memory_table(self.memory, self.gpu_memory),
+            ]
+        return "\n".join(lines)
+
+
+def check(plan, notebooks_dir: Path, gpus: int | None = None, gpu_memory: float | None = None) -> CheckReport:
+    """Every check of the module docstring on a loaded plan (``runner.load_plan``); parameters a notebook does not
+    declare are reported too (``runner.check_plan``), and a memory estimate over ``gpu_memory`` GiB is a problem."""
+    import papermill
+
+    from .runner import PlanError, check_plan
+
+    problems: list[str] = []
+    try:
+        check_plan(plan, notebooks_dir)
+    except PlanError as err:
+        problems += [line.strip() for line in str(err).splitlines()[1:]]
+    rows: list[MemoryRow] = []
+    for name, overrides in plan.notebooks.items():
+        notebook = Path(notebooks_dir) / f"{name}.ipynb"
+        if not notebook.is_file():
+            continue
+        declared = papermill.inspect_notebook(str(notebook))
+        problems += notebook_problems(name, overrides, declared, gpus)
+        notebook_rows = memory_rows(name, effective_params(declared, overrides))
+        rows += notebook_rows
+        if gpu_memory:
+            for row in notebook_rows:
+                if not memory_estimate.fits(row.used_gib * memory_estimate.GIB, gpu_memory):
+                    problems.append(
+                        f"{name}: {row.label} on {row.model} needs about {row.used_gib:.1f} GiB per GPU "
+                        f"({'with' if row.checkpointing else 'without'} gradient checkpointing), more than "
+                        f"{gpu_memory:g} GiB less the CUDA context and 10%"
+                    )
+    return CheckReport(plan.profile, problems, rows, gpus, gpu_memory)

@@ -1,0 +1,97 @@
+"""stsnb.plan_check: plan values against the notebooks' parameters, GPUs, model ids and the memory estimate."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from stsnb import plan_check, runner
+from stsnb.memory_estimate import TrainingSetup
+
+PLANS = Path(__file__).resolve().parents[1] / "papermill_runs" / "plans"
+NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
+
+
+@pytest.mark.parametrize(
+    ("value", "default", "help_text", "problem"),
+    [
+        (3, "1", "", None),
+        (3.5, "1", "", "3.5 is a float, expected int"),
+        (True, "1", "", "True is a bool"),
+        (2, "0.5", "", None),  # a float parameter takes an int
+        ("cls", '"mean"', "", None),
+        (["a"], '"mean"', "", "is a list, expected str"),
+        (None, "960", "NLI pairs per run (None: all)", None),
+        (None, "960", "NLI pairs per run", "null, but the notebook's default is 960"),
+        ({"a": 1}, "[]", "", "is a dict, expected list or tuple"),
+        ([1, 2], "None", "", None),  # a None default takes anything
+    ],
+)
+def test_type_rule(value, default, help_text, problem):
+    found = plan_check.type_problem("p", value, default, help_text)
+    assert (found is None) if problem is None else (problem in found)
+
+
+@pytest.mark.parametrize(
+    ("model", "ok"),
+    [
+        ("minilm-l6", True),
+        ("mistralai/Mistral-7B-v0.1", True),
+        ("bert-base-uncased", True),
+        ("mistralai/Mistral 7B", False),
+        ("https://huggingface.co/x/y", False),
+    ],
+)
+def test_model_ids(model, ok):
+    assert (plan_check.model_id_problem("backbone", model) is None) == ok
+
+
+def test_num_processes_must_fit_the_gpus():
+    declared = {"num_processes": {"default": "1", "help": ""}}
+    problems = plan_check.notebook_problems("10_pcc_tuning", {"num_processes": 4}, declared, gpus=2)
+    assert problems == ["10_pcc_tuning: num_processes: 4 processes need 4 GPUs, --gpus gives 2"]
+    assert plan_check.notebook_problems("10_pcc_tuning", {"num_processes": 4}, declared, gpus=4) == []
+
+
+def test_a_plan_value_of_the_wrong_type_is_reported_by_check(tmp_path):
+    plan_path = tmp_path / "bad.yaml"
+    plan_path.write_text("description: a bad plan\nnotebooks:\n  30_hicl: {batch_size: '32', backbone: 'a b/c'}\n")
+    report = plan_check.check(runner.load_plan(plan_path), NOTEBOOKS)
+    assert not report.ok
+    assert any("30_hicl: batch_size: '32' is a str, expected int" in p for p in report.problems)
+    assert any("30_hicl: backbone: 'a b/c' is neither" in p for p in report.problems)
+
+
+def test_pcc_paper_plan_per_gpu_batch_and_the_fit_decision():
+    rows = plan_check.memory_rows(
+        "10_pcc_tuning",
+        {
+            "backbone": "mistralai/Mistral-7B-v0.1",
+            "num_processes": 4,
+            "stage1_batch_size": 224,
+            "stage2_batch_sizes": [240],
+            "quantize_4bit": True,
+            "gradient_checkpointing": True,
+            "profile": "paper",
+        },
+    )
+    stage1, stage2 = rows
+    assert stage1.per_gpu_sequences == 3 * 56 and stage2.per_gpu_sequences == 2 * 60
+    assert stage1.checkpointing and stage1.used_gib == stage1.with_checkpointing_gib < 24
+    assert stage1.without_checkpointing_gib > 24  # the reason the paper plan turns checkpointing on
+
+
+@pytest.mark.parametrize("profile", ["smoke", "cpu"])
+def test_every_committed_plan_passes_the_check(profile):
+    gpus, memory = (4, 24) if profile == "paper" else (None, None)
+    report = plan_check.check(runner.load_plan(PLANS / f"{profile}.yaml"), NOTEBOOKS, gpus, memory)
+    assert report.ok, report.text()
+
+
+def test_training_setup_is_what_the_hook_returns():
+    rows = plan_check.memory_rows(
+        "40_ccl_csts", {"backbones": ["minilm-l6"], "architectures": ["tri"], "batch_size": 4}
+    )
+    assert len(rows) == 1 and rows[0].per_gpu_sequences == 2 * 4 * 3
+    assert isinstance(TrainingSetup(1, 1), TrainingSetup)
