@@ -41,6 +41,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="run only these notebooks of the plan (summary.md still lists all of them)",
     )
     run.add_argument("--out", type=Path, default=DEFAULT_OUT, help="output root (default: papermill_runs/)")
+    run.add_argument(
+        "--check",
+        action="store_true",
+        help="run nothing: check the plan (value types, num_processes vs --gpus, model ids, peak memory per GPU)",
+    )
+    run.add_argument("--gpus", type=int, help="with --check: GPUs on the server (num_processes must fit)")
+    run.add_argument("--gpu-memory", type=float, metavar="GIB", help="with --check: memory per GPU in GiB")
     run.set_defaults(handler=run_command, parser=run)
 
     summary = commands.add_parser(
@@ -75,8 +82,19 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def run_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from .runner import PlanError, run
+    from .runner import NOTEBOOKS_DIR, PLANS_DIR, PlanError, load_plan, plan_path, run
 
+    if args.check:
+        from .plan_check import check
+
+        try:
+            report = check(load_plan(plan_path(args.profile, PLANS_DIR)), NOTEBOOKS_DIR, args.gpus, args.gpu_memory)
+        except PlanError as err:
+            parser.error(str(err))
+        print(report.text())
+        return 0 if report.ok else 1
+    if args.gpus is not None or args.gpu_memory is not None:
+        parser.error("--gpus and --gpu-memory go with --check")
     try:
         return run(args.profile, args.only, args.out)
     except PlanError as err:

@@ -58,3 +58,13 @@ def test_bad_arguments_exit_2_with_a_message(argv, capsys):
         cli.main(argv)
     assert exited.value.code == 2
     assert "error:" in capsys.readouterr().err
+
+
+def test_run_check_prints_the_memory_table_and_fails_on_too_few_gpus(capsys):
+    from stsnb.cli import main
+
+    assert main(["run", "--check", "--profile", "smoke"]) == 0
+    out = capsys.readouterr().out
+    assert "stsnb run --check --profile smoke: ok" in out and "| 10_pcc_tuning | stage 1 (Eq. 8) |" in out
+    assert main(["run", "--check", "--profile", "paper", "--gpus", "2"]) == 1
+    assert "num_processes: 4 processes need 4 GPUs, --gpus gives 2" in capsys.readouterr().out
