@@ -1,14 +1,18 @@
 """STS-Regression's claims, Table 5/6 plan and scoring: directions from the paper's numbers, paired intervals on
-the same test pairs, the three verdicts; real MiniLM predictions on real STS-B pairs where results matter."""
+the same test pairs, preconditions (not tested when the baseline did not move or a run kept its start), the
+dev-only choice of the best loss, Table 3 counting one comparison once, Table 5 judged by equivalence; real STS-B
+gold scores (and a real MiniLM run where the result is the point)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
+from stsnb import claims as generic
 from stsnb import data, evaluate, stats
 from stsnb.papers import sts_regression as reg
 from stsnb.papers.sts_regression import claims
+from stsnb.train import TrainResult
 
 
 @pytest.fixture(scope="module")
@@ -22,31 +26,99 @@ def _predictions(gold: np.ndarray, noise: float, seed: int) -> evaluate.TaskPred
     return {"STSBenchmark": (gold, gold + rng.normal(0, noise, len(gold)))}
 
 
+def _run(predictions: evaluate.TaskPredictions, step: int = 10, change: float | None = 0.01, dev: float = 70.0):
+    return claims.Trained(predictions, step, change, dev)
+
+
+@pytest.fixture(scope="module")
+def arms(stsb_gold):
+    """Untrained (very noisy), a moved baseline, a better run, a clearly better one: real STS-B gold scores."""
+    return {
+        "untrained": _predictions(stsb_gold, 8.0, 9),
+        "fair": _predictions(stsb_gold, 1.0, 2),
+        "good": _predictions(stsb_gold, 0.3, 1),
+    }
+
+
 def test_paper_difference_is_read_from_the_reported_table():
     assert claims.paper_difference("Table 1", "BERT-base", "smooth_k2", "cross_entropy") == pytest.approx(76.03 - 73.01)
     assert claims.paper_difference("Table 3", "Jina v2", "+Ours", "+Contrast") == pytest.approx(83.55 - 81.83)
     assert claims.paper_difference("Table 3", "Jina v2", "+Ours", "") == pytest.approx(83.55 - 82.00)
 
 
-def test_table1_claims_give_each_verdict_from_paired_intervals(stsb_gold):
-    good, bad = _predictions(stsb_gold, 0.3, 1), _predictions(stsb_gold, 3.0, 2)
-    runs = {("smooth_k2", 0): good, ("cross_entropy", 0): bad, ("mse", 0): bad, ("l1", 0): good}
-    rows = {r["a"] + ">" + r["b"]: r for r in claims.table1_claims(runs, "BERT-base", n_resamples=300)}
+def test_the_headline_is_the_papers_best_loss_against_its_baseline():
+    for row in ("BERT-base", "RoBERTa-base"):
+        best = max(reg.LOSSES, key=lambda name: reg.REPORTED.value("Table 1", f"{row} {name}"))
+        assert (claims.HEADLINE.a, claims.HEADLINE.b) == (best, "cross_entropy")
+    assert set(claims.HEADLINE_LOSSES) == {"smooth_k2", "cross_entropy"}
+
+
+def test_table1_claims_give_each_verdict_when_the_baseline_moved(arms):
+    good, fair = arms["good"], arms["fair"]
+    runs = {("smooth_k2", 0): _run(good), ("cross_entropy", 0): _run(fair), ("mse", 0): _run(fair)}
+    runs[("l1", 0)] = _run(good)
+    rows = {
+        r["a"] + ">" + r["b"]: r for r in claims.table1_claims(runs, arms["untrained"], "BERT-base", n_resamples=300)
+    }
     # translated_relu was not run: the two claims that need it are left out, not guessed
     assert set(rows) == {"smooth_k2>cross_entropy", "smooth_k2>mse", "mse>l1"}
     assert rows["smooth_k2>cross_entropy"]["verdict"] == "supported"  # the paper's direction, interval above 0
     assert rows["mse>l1"]["verdict"] == "contradicted"  # the paper has mse > l1; ours is clearly below
-    assert rows["smooth_k2>cross_entropy"]["paper_direction"] == 1
+    assert rows["smooth_k2>cross_entropy"]["paper_direction"] == 1 and rows["smooth_k2>cross_entropy"]["headline"]
+    assert all(p["holds"] for p in rows["smooth_k2>cross_entropy"]["preconditions"])
     row = rows["smooth_k2>cross_entropy"]
-    expected = stats.paired_predictions_difference(good, bad, n_resamples=300, seed=0)
+    expected = stats.paired_predictions_difference(good, fair, n_resamples=300, seed=0)
     assert (row["difference"], row["low"], row["high"]) == pytest.approx(tuple(expected))
 
 
-def test_identical_runs_are_unresolved_with_a_zero_interval(stsb_gold):
-    same = _predictions(stsb_gold, 1.0, 3)
-    row = claims.table1_claims({("smooth_k2", 0): same, ("mse", 0): same}, "BERT-base", n_resamples=100)[0]
-    assert (row["difference"], row["low"], row["high"]) == (0.0, 0.0, 0.0)
-    assert row["verdict"] == "unresolved"
+def test_table1_claims_are_not_tested_when_the_baseline_did_not_move(arms):
+    # cross entropy gave the untrained encoder's predictions: Smooth K2's clear lead over it says nothing about losses
+    runs = {("smooth_k2", 0): _run(arms["good"]), ("cross_entropy", 0): _run(arms["untrained"])}
+    runs[("mse", 0)] = _run(arms["fair"])
+    rows = claims.table1_claims(runs, arms["untrained"], "BERT-base", n_resamples=300)
+    assert [r["verdict"] for r in rows] == ["not tested", "not tested"]
+    headline = rows[0]
+    assert headline["low"] > 0  # the interval alone would have said "supported"
+    assert "the cross-entropy baseline moved the encoder failed" in headline["not_tested_because"]
+    assert "not tested (1 seed): " in generic.describe(headline)
+
+
+def test_table1_claims_are_not_tested_without_the_baseline_run(arms):
+    runs = {("smooth_k2", 0): _run(arms["good"]), ("mse", 0): _run(arms["fair"])}
+    (row,) = claims.table1_claims(runs, arms["untrained"], "BERT-base", n_resamples=100)
+    assert row["verdict"] == "not tested" and "was run failed (no run on seed(s) [0])" in row["not_tested_because"]
+
+
+def test_a_run_that_kept_step_0_or_changed_nothing_is_not_tested(arms):
+    runs = {
+        ("cross_entropy", 0): _run(arms["fair"]),
+        ("smooth_k2", 0): _run(arms["good"], step=0),
+        ("translated_relu", 0): _run(arms["good"], change=0.0),
+        ("l1", 0): _run(arms["fair"]),
+    }
+    rows = {(r["a"], r["b"]): r for r in claims.table1_claims(runs, arms["untrained"], "BERT-base", n_resamples=100)}
+    assert rows[("smooth_k2", "cross_entropy")]["verdict"] == "not tested"
+    assert (
+        "smooth_k2 is not its starting point failed (selected step 0"
+        in rows[("smooth_k2", "cross_entropy")]["not_tested_because"]
+    )
+    assert rows[("translated_relu", "l1")]["verdict"] == "not tested"
+    assert "largest weight change 0.0e+00" in rows[("translated_relu", "l1")]["not_tested_because"]
+    lines = claims.stayed_at_start({("b", name, s): r for (name, s), r in runs.items()})
+    assert len(lines) == 2 and lines[0].startswith("b smooth_k2 0: dev selection kept step 0")
+
+
+def test_the_headline_stands_on_its_extra_seeds_and_the_rest_on_one(stsb_gold):
+    before = _predictions(stsb_gold, 8.0, 9)
+    runs = {}
+    for s in (0, 1, 2):
+        runs[("cross_entropy", s)] = _run(_predictions(stsb_gold, 1.0, 10 + s))
+        runs[("smooth_k2", s)] = _run(_predictions(stsb_gold, 0.3, 20 + s))
+    runs[("mse", 0)] = _run(_predictions(stsb_gold, 1.0, 30))
+    rows = {r["b"]: r for r in claims.table1_claims(runs, before, "BERT-base", n_resamples=200)}
+    assert rows["cross_entropy"]["seeds"] == 3 and generic.verdict_text(rows["cross_entropy"]) == "supported (3 seeds)"
+    assert rows["mse"]["seeds"] == 1 and generic.verdict_text(rows["mse"]).endswith("(1 seed)")
+    assert [p["seed_run"] for p in rows["cross_entropy"]["per_seed"]] == ["seed 0", "seed 1", "seed 2"]
 
 
 def test_a_verdict_needs_every_seed(stsb_gold):
@@ -57,25 +129,90 @@ def test_a_verdict_needs_every_seed(stsb_gold):
     assert row["difference_std"] is not None and row["difference_std"] > 0
 
 
-def test_improvement_claim_has_a_direction_but_no_paper_number(stsb_gold):
+def test_the_best_loss_is_chosen_on_dev_never_on_test(arms):
+    # l1 has the best test predictions but the worse dev score: the dev score decides
+    runs = {
+        ("l1", 0): _run(arms["good"], dev=60.0),
+        ("mse", 0): _run(arms["fair"], dev=65.0),
+        ("l1", 1): _run(arms["good"], dev=61.0),
+        ("mse", 1): _run(arms["fair"], dev=64.0),
+        ("smooth_k2", 1): _run(arms["fair"], dev=99.0),  # not run on seed 0: not a candidate
+    }
+    assert claims.best_by_dev(runs, [0, 1]) == "mse"
+    assert claims.best_by_dev(runs, [1]) == "smooth_k2"
+    with pytest.raises(ValueError, match="no dev score"):
+        claims.best_by_dev({("mse", 0): claims.Trained(arms["fair"], 5, 0.1)}, [0])
+    with pytest.raises(ValueError, match="no setting ran on every seed"):
+        claims.best_by_dev(runs, [7])
+
+
+def test_trained_reads_what_selection_kept_from_a_fit_result(arms):
+    kept = claims.Trained.of(arms["fair"], TrainResult(60, 67.2, 15, 1.0, weight_change=0.02))
+    assert (kept.best_step, kept.weight_change, kept.dev_score) == (15, 0.02, 67.2)
+    unselected = claims.Trained.of(arms["fair"], TrainResult(4, None, None, 1.0, weight_change=0.5))
+    assert unselected.best_step == 4  # no dev selection: the last step is what is kept
+
+
+def test_improvement_claim_has_a_direction_but_no_paper_number(arms):
     row = claims.improvement_claim(
-        "trained beats untrained",
-        {0: _predictions(stsb_gold, 0.3, 1)},
-        _predictions(stsb_gold, 3.0, 2),
-        table="Table 1",
-        n_resamples=200,
+        "trained beats untrained", "smooth_k2", {0: _run(arms["good"])}, arms["untrained"], table="Table 1"
     )
     assert row["verdict"] == "supported" and row["paper_difference"] is None and row["paper_direction"] == 1
-    assert "no paper number" in claims.describe(row)
+    stayed = claims.improvement_claim(
+        "trained beats untrained", "smooth_k2", {0: _run(arms["untrained"], step=0)}, arms["untrained"], table="T"
+    )
+    assert stayed["verdict"] == "not tested" and (stayed["difference"], stayed["low"], stayed["high"]) == (0, 0, 0)
 
 
-def test_table5_rows_without_a_paper_number_stay_unresolved(stsb_gold):
-    ref, other = _predictions(stsb_gold, 3.0, 2), _predictions(stsb_gold, 0.3, 1)
-    runs = {("smooth_k2 k=2 x0=0.25", 0): ref, ("smooth_k2 k=3 x0=0.25", 0): ref, ("smooth_k2 k=9 x0=0.1", 0): other}
-    rows = {r["a"]: r for r in claims.table5_claims(runs, "smooth_k2 k=2 x0=0.25", "BERT-base", n_resamples=200)}
-    assert rows["smooth_k2 k=3 x0=0.25"]["paper_difference"] == pytest.approx(75.75 - 76.03)
-    assert rows["smooth_k2 k=9 x0=0.1"]["paper_difference"] is None
-    assert rows["smooth_k2 k=9 x0=0.1"]["verdict"] == "unresolved"  # clearly different, but no claimed direction
+def test_table3_counts_the_same_comparison_once(arms):
+    before, ours = arms["fair"], {0: _run(arms["good"])}
+    stayed = {0: claims.Trained(before, 0, 0.0, 85.0)}  # +Contrast kept its step-0 checkpoint: it is the encoder
+    improves, beats = claims.table3_claims(before, stayed, ours, "Jina v2", n_resamples=200)
+    assert improves["verdict"] == "supported" and beats["verdict"] == "not tested"
+    assert (beats["difference"], beats["low"], beats["high"]) == pytest.approx(
+        (improves["difference"], improves["low"], improves["high"])
+    )  # the interval is the first claim's again
+    assert beats["same_comparison_as"] == improves["claim"]
+    assert "+Contrast differs from the encoder it started from failed" in beats["not_tested_because"]
+    counts = generic.verdict_counts([improves, beats])
+    assert counts["supported"] == 1 and counts["not tested"] == 1
+    text = claims.conclusions([improves, beats], profile="test", scope="one seed")
+    assert "counted once, as not tested" in text
+    trained = {0: _run(arms["untrained"])}  # +Contrast trained and changed the encoder (for the worse)
+    _, beats = claims.table3_claims(before, trained, ours, "Jina v2", n_resamples=200)
+    assert beats["verdict"] == "supported" and beats["same_comparison_as"] is None
+
+
+def test_table6_head_that_stayed_at_start_is_not_tested(arms):
+    heads = {("(u,v,|u-v|)", 0): _run(arms["good"]), ("(u,v)", 0): _run(arms["fair"])}
+    heads[("|u-v|", 0)] = claims.Trained(arms["untrained"], 0, 0.0, 60.0)
+    rows = {r["b"]: r for r in claims.table6_claims(heads, arms["untrained"], "BERT-base", n_resamples=200)}
+    assert rows["(u,v)"]["verdict"] == "supported"
+    assert rows["|u-v|"]["verdict"] == "not tested"
+    assert "the head on |u-v| is not its starting point failed" in rows["|u-v|"]["not_tested_because"]
+
+
+def test_table5_is_a_robustness_claim_judged_by_equivalence(arms, stsb_gold):
+    reference = _run(arms["fair"])
+    runs = {
+        ("smooth_k2 k=2 x0=0.25", 0): reference,
+        ("smooth_k2 k=3 x0=0.25", 0): _run(arms["fair"]),  # the same model: equivalent
+        ("smooth_k2 k=9 x0=0.1", 0): _run(arms["untrained"]),  # far worse: outside the margin
+    }
+    rows = {
+        r["a"]: r
+        for r in claims.table5_claims(runs, "smooth_k2 k=2 x0=0.25", "BERT-base", arms["untrained"], n_resamples=200)
+    }
+    same, far = rows["smooth_k2 k=3 x0=0.25"], rows["smooth_k2 k=9 x0=0.1"]
+    assert same["kind"] == "equivalence" and same["margin"] == stats.DEFAULT_MARGIN
+    assert same["verdict"] == "equivalent" and same["paper_difference"] == pytest.approx(75.75 - 76.03)
+    assert far["verdict"] == "contradicted" and far["paper_difference"] is None
+    # the reference did not change the encoder: two copies of the untrained model are not "equivalent" evidence
+    idle = {label: _run(arms["untrained"]) for label in ("smooth_k2 k=2 x0=0.25", "smooth_k2 k=3 x0=0.25")}
+    (row,) = claims.table5_claims(
+        {(k, 0): v for k, v in idle.items()}, "smooth_k2 k=2 x0=0.25", "BERT-base", arms["untrained"], n_resamples=100
+    )
+    assert row["verdict"] == "not tested" and "changed the encoder failed" in row["not_tested_because"]
 
 
 def test_different_test_pairs_cannot_be_compared(stsb_gold):
@@ -83,6 +220,24 @@ def test_different_test_pairs_cannot_be_compared(stsb_gold):
     b = {"STSBenchmark": (stsb_gold[::-1].copy(), stsb_gold)}
     with pytest.raises(ValueError, match="different pairs"):
         claims.pair_claim("x", {0: a}, {0: b}, 1.0, table="Table 1", n_resamples=50)
+
+
+def test_takeaway_is_one_sentence_from_the_headline_row(arms):
+    runs = {("smooth_k2", 0): _run(arms["good"]), ("cross_entropy", 0): _run(arms["untrained"])}
+    rows = claims.table1_claims(runs, arms["untrained"], "BERT-base", n_resamples=100)
+    text = claims.takeaway(rows)
+    assert text.startswith("regression (Smooth K2) beats 3-way classification (cross entropy): ours +")
+    assert "not tested (1 seed), because 'the cross-entropy baseline moved the encoder' does not hold." in text
+    assert text.count(". ") == 0
+    assert "was not run" in claims.takeaway([])
+
+
+def test_comparability_of_levels():
+    paper = {"bert-base-uncased": "BERT-base", "jinaai/jina-embeddings-v2-base-en": "Jina v2"}
+    assert claims.comparability(paper, True, True) == "yes"
+    assert claims.comparability(paper, True, False) == "direction only"  # a sample of pairs, or stand-in data
+    assert claims.comparability({"smollm2-135m-l6": "BERT-base"}, True, True) == "direction only"
+    assert claims.comparability(paper, False, True) == "no"  # not the seven-task average
 
 
 def test_sweep_plan_reuses_table1_and_adds_table6_heads():
@@ -128,3 +283,24 @@ def test_sampled_predictions_score_like_sts_scores_and_pair_up_across_models(min
     assert scores == pytest.approx(evaluate.sts_scores(minilm, "stsb,sickr", 40, 3))
     assert all(np.array_equal(first[t][0], again[t][0]) for t in first)  # same draw: the gold scores line up
     assert tuple(stats.paired_predictions_difference(first, again, n_resamples=50)) == (0.0, 0.0, 0.0)
+
+
+@pytest.mark.slow
+def test_a_real_run_whose_dev_selection_kept_step_0_is_not_tested(data_dir):
+    """The real MiniLM fine-tuned on real SNLI pairs at learning rate 0: every dev score ties the untrained one,
+    selection keeps step 0, no weight changes, the predictions are the untrained encoder's, and the claim that
+    training improved it is not tested (not "unresolved" with a zero interval)."""
+    from stsnb.train import TrainConfig
+
+    pairs = reg.nli_training_pairs(list(data.load_snli("dev", data_dir=data_dir))[:48])
+    dev = list(data.load_stsb("dev", data_dir=data_dir))[:60]
+    config = TrainConfig(batch_size=16, lr=0.0, eval_every=1, progress=False)
+    evaluation = reg.Evaluation("stsb", 60)
+    before = evaluation.predictions(reg.load_backbone("minilm-l6", 64))
+    model, result = reg.fine_tune_nli(
+        "minilm-l6", pairs, reg.table2_loss("smooth_k2"), config, dev_pairs=dev, max_length=64, head_lr=0.0
+    )
+    run = claims.Trained.of(evaluation.predictions(model.encoder), result)
+    assert (run.best_step, run.weight_change) == (0, 0.0) and claims.same_predictions(run.predictions, before)
+    row = claims.improvement_claim("NLI fine-tuning improves MiniLM", "smooth_k2", {0: run}, before, table="T")
+    assert row["verdict"] == "not tested" and "selected step 0" in row["not_tested_because"]

@@ -6,7 +6,8 @@
 - ``two_stage``: Section 4.2 end to end on one encoder: "+Ours" (two stages) and "+Contrast", scored on the same pairs.
 - ``scoring``: the test pairs every model of a comparison is scored on; our averages named truthfully.
 - ``sweeps``: the runs behind Tables 5 and 6, and which of them a Table 1 run already answers.
-- ``claims``: the paper's claims on our runs, with paired intervals and verdicts (``stsnb.stats``).
+- ``claims``: the paper's claims on our runs, with their preconditions, paired intervals and verdicts
+  (``stsnb.claims``), the dev-only choice of the best loss, the takeaway sentence and whether levels compare.
 - ``backbones``: the paper profile's encoders (Jina / Nomic need the Hub's remote code).
 - ``memory``: Table 4, peak training memory of regression vs InfoNCE.
 - ``reported``: the paper's numbers.

@@ -1,24 +1,42 @@
-"""STS-Regression's claims checked on our runs: paired differences of STS predictions with bootstrap intervals
-and the one verdict rule of ``stsnb.stats`` (``supported`` / ``contradicted`` / ``unresolved``).
+"""STS-Regression's claims checked on our runs: paired differences of STS predictions with bootstrap intervals,
+each built by ``stsnb.claims.claim`` with the preconditions it needs to be tested at all.
 
 Every claim is a difference ``a - b`` of seven-task (or ``eval_tasks``) average Spearman x100 on the same test
-pairs; its direction is read from the paper's own numbers (``REPORTED``), never typed in, so a claim the paper's
-table does not make (a difference of 0 there) is reported without a direction and stays ``unresolved``.
-With several training seeds, each seed gives one interval and the verdict needs all of them (``stats.verdict``).
+pairs, one interval per training seed; its direction is read from the paper's own numbers (``REPORTED``), never
+typed in, so a claim the paper's table does not make (a difference of 0 there) is reported without a direction.
+
+Preconditions (a failed one makes the verdict ``not tested``, with the reason):
+
+- Table 1 (Section 4.1): NLI fine-tuning with cross entropy, the paper's baseline, moved the encoder above the
+  untrained one (``stsnb.claims.baseline_moved``), and both losses of the claim left their start (dev selection kept
+  a step > 0 and the weights changed, ``stsnb.claims.left_start``): two copies of the untrained encoder, or two
+  runs on a setting that did not train, say nothing about the losses.
+- Table 3 (Section 4.2): +Ours and +Contrast left their start. A +Contrast run that kept its step-0 checkpoint *is*
+  the encoder it started from, and "+Ours beats +Contrast" would repeat "+Ours improves the encoder": one
+  comparison counted twice.
+- Table 5 (Section 4.4, "minor fluctuations ... robustness"): a robustness claim, judged by equivalence within a
+  margin (``stsnb.stats.equivalence_verdict``); Table 2's setting changed the encoder, and both settings left their
+  start (otherwise two copies of one model are trivially "equivalent").
+- Table 6 (Section 4.5): the full head input's run moved the encoder, and both runs left their start.
+
+The one choice made among runs, "the best loss" of the did-training-help check, is made on STS-B dev scores only
+(:func:`best_by_dev`); test pairs only ever give the intervals.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from ... import stats
+from ... import claims, stats
 from ...evaluate import TaskPredictions
+from ...train import TrainResult
 from .reported import REPORTED
 
 SeedPredictions = Mapping[int, TaskPredictions]  # training seed -> task -> (gold, cosine)
+BASELINE = "cross_entropy"  # Table 1's baseline: Sentence-BERT's 3-way classification objective
 
 
 @dataclass(frozen=True)
@@ -30,19 +48,51 @@ class PairClaim:
     b: str
 
 
-# Section 4.1's reading of Table 1 (losses by the names of ``recipes.LOSSES``)
+# Section 4.1's reading of Table 1 (losses by the names of ``recipes.LOSSES``); the first is the paper's headline
 TABLE1_CLAIMS: tuple[PairClaim, ...] = (
-    PairClaim("regression (Smooth K2) beats 3-way classification (cross entropy)", "smooth_k2", "cross_entropy"),
+    PairClaim("regression (Smooth K2) beats 3-way classification (cross entropy)", "smooth_k2", BASELINE),
     PairClaim("the zero-gradient buffer helps: Translated ReLU beats L1", "translated_relu", "l1"),
     PairClaim("the zero-gradient buffer helps: Smooth K2 beats MSE", "smooth_k2", "mse"),
     PairClaim("the adaptive gradient helps: Smooth K2 beats Translated ReLU", "smooth_k2", "translated_relu"),
     PairClaim("the adaptive gradient helps: MSE beats L1", "mse", "l1"),
 )
+HEADLINE = TABLE1_CLAIMS[0]
+HEADLINE_LOSSES: tuple[str, ...] = (HEADLINE.b, HEADLINE.a)  # the losses the headline's extra seeds train
 # Table 6: the head's input; the paper's best is (u, v, |u - v|)
+FULL_HEAD = "(u,v,|u-v|)"
 TABLE6_CLAIMS: tuple[PairClaim, ...] = (
-    PairClaim("the head input (u,v,|u-v|) beats (u,v)", "(u,v,|u-v|)", "(u,v)"),
-    PairClaim("the head input (u,v,|u-v|) beats |u-v|", "(u,v,|u-v|)", "|u-v|"),
+    PairClaim("the head input (u,v,|u-v|) beats (u,v)", FULL_HEAD, "(u,v)"),
+    PairClaim("the head input (u,v,|u-v|) beats |u-v|", FULL_HEAD, "|u-v|"),
 )
+
+
+@dataclass(frozen=True)
+class Trained:
+    """One training run as its claims see it: the STS predictions of the kept weights and what dev selection kept
+    (``best_step`` 0: the untrained start; ``weight_change``: the largest change of any trained weight between the
+    start and the kept weights, ``TrainResult.weight_change``)."""
+
+    predictions: TaskPredictions
+    best_step: int
+    weight_change: float | None = None
+    dev_score: float | None = None  # the STS-B dev Spearman of the kept checkpoint (the selection score)
+
+    @classmethod
+    def of(cls, predictions: TaskPredictions, result: TrainResult) -> Trained:
+        """From a ``fit`` result; without dev selection (``best_step`` None) the last step is what is kept."""
+        step = result.steps if result.best_step is None else result.best_step
+        return cls(predictions, int(step), result.weight_change, result.best_score)
+
+
+def stayed_at_start(runs: Mapping[object, Trained]) -> list[str]:
+    """One sentence for each run that dev selection left at its start (kept step 0, or no weight changed): that run
+    *is* the model it started from, and any claim on it is not tested (``left``)."""
+    return [
+        f"{' '.join(map(str, key)) if isinstance(key, tuple) else key}: dev selection kept step {r.best_step} "
+        f"(largest weight change {r.weight_change or 0.0:.1e}): this run is its untrained starting point"
+        for key, r in runs.items()
+        if r.best_step <= 0 or r.weight_change == 0.0
+    ]
 
 
 def paper_difference(table: str, row: str, a: str, b: str) -> float:
@@ -52,189 +102,381 @@ def paper_difference(table: str, row: str, a: str, b: str) -> float:
     return REPORTED.value(table, f"{row}{sep_a}{a}") - REPORTED.value(table, f"{row}{sep_b}{b}")
 
 
-def _direction(difference: float) -> int:
-    return int(np.sign(difference))
+def best_by_dev(runs: Mapping[tuple[str, int], Trained], seeds: Sequence[int]) -> str:
+    """The setting whose selected checkpoints have the highest mean STS-B dev score over ``seeds`` (among the
+    settings of ``runs = {(setting, seed): Trained}`` that ran on every one of them).
+
+    The only choice among runs made before testing, and made on dev data: picking the best of several *test* scores
+    and then testing it on the same pairs would inflate its interval."""
+    settings = [name for name in dict.fromkeys(n for n, _ in runs) if all((name, s) in runs for s in seeds)]
+    if not seeds or not settings:
+        raise ValueError(f"no setting ran on every seed of {list(seeds)}: nothing to choose from")
+    scores = {name: [runs[(name, s)].dev_score for s in seeds] for name in settings}
+    unscored = [name for name, values in scores.items() if any(v is None for v in values)]
+    if unscored:
+        raise ValueError(f"{unscored} have no dev score (trained without dev selection): cannot choose on dev")
+    return max(settings, key=lambda name: float(np.mean(scores[name])))
 
 
-def _row(
-    claim: str, intervals: dict, paper_diff: float | None, table: str, a: str, b: str, direction: int | None = None
-) -> dict:
-    if direction is None:
-        direction = 0 if paper_diff is None else _direction(paper_diff)
-    if direction == 0:  # no paper number, or the paper's table shows a tie: no direction to support or contradict
-        out = stats.claim_row(claim, intervals, +1)
-        out["verdict"] = stats.UNRESOLVED
-        out["paper_direction"] = 0
-    else:
-        out = stats.claim_row(claim, intervals, direction)
-    out.update(table=table, a=a, b=b, paper_difference=paper_diff)
-    return out
+def seed_intervals(
+    a: SeedPredictions, b: SeedPredictions, n_resamples: int = 2000
+) -> dict[str, stats.PairedDifference]:
+    """``a - b`` per training seed (paired bootstrap over the test pairs, seeded by the run's seed)."""
+    if set(a) != set(b) or not a:
+        raise ValueError(f"a and b need the same training seeds, got {sorted(a)} and {sorted(b)}")
+    return {
+        f"seed {s}": stats.paired_predictions_difference(a[s], b[s], n_resamples=n_resamples, seed=s) for s in sorted(a)
+    }
+
+
+def left(what: str, runs: Mapping[int, Trained]) -> claims.Precondition:
+    """ "<what> is not its starting point" on every training seed of ``runs``."""
+    changes = [r.weight_change for r in runs.values()]
+    return claims.left_start(
+        what,
+        {f"seed {s}": r.best_step for s, r in sorted(runs.items())},
+        None if any(c is None for c in changes) else {f"seed {s}": r.weight_change for s, r in sorted(runs.items())},
+    )
+
+
+def moved(what: str, after: Mapping[int, Trained], before: TaskPredictions, n_resamples: int) -> claims.Precondition:
+    """ "<what> moved the encoder": above the untrained encoder on the same test pairs, every seed."""
+    after_predictions = {s: r.predictions for s, r in after.items()}
+    return claims.baseline_moved(seed_intervals(after_predictions, {s: before for s in after}, n_resamples), what)
+
+
+def changed(what: str, after: Mapping[int, Trained], before: TaskPredictions, n_resamples: int) -> claims.Precondition:
+    """ "<what> changed the encoder": its interval against the starting encoder excludes 0 on either side, every
+    seed (a robustness claim needs a setting that did something; a worse encoder is still a change)."""
+    after_predictions = {s: r.predictions for s, r in after.items()}
+    intervals = seed_intervals(after_predictions, {s: before for s in after}, n_resamples)
+    holds = all(low > 0 or high < 0 for _, low, high in intervals.values())
+    evidence = f"{what} minus its start: " + "; ".join(
+        f"{label}: {d:+.2f} [{lo:+.2f}, {hi:+.2f}]" for label, (d, lo, hi) in intervals.items()
+    )
+    return claims.precondition(f"{what} changed the encoder", holds, evidence)
+
+
+def missing(what: str, seeds: Sequence[int]) -> claims.Precondition:
+    """A precondition that fails because the run it needs was not made."""
+    return claims.precondition(f"{what} was run", False, f"no run on seed(s) {list(seeds)}")
 
 
 def pair_claim(
-    claim: str,
+    text: str,
     a: SeedPredictions,
     b: SeedPredictions,
     paper_diff: float | None,
     *,
     table: str,
     names: tuple[str, str] = ("a", "b"),
+    preconditions: Sequence[claims.Precondition] = (),
     n_resamples: int = 2000,
     direction: int | None = None,
+    margin: float | None = None,
+    **extra,
 ) -> dict:
-    """One claim row: ``a - b`` per training seed (paired bootstrap over the test pairs, seeded by the run's
-    seed), the paper's difference and the claimed direction (the sign of the paper's difference unless
-    ``direction`` is given), the verdict."""
-    if set(a) != set(b) or not a:
-        raise ValueError(f"{claim}: a and b need the same training seeds, got {sorted(a)} and {sorted(b)}")
-    intervals = {
-        f"seed {s}": stats.paired_predictions_difference(a[s], b[s], n_resamples=n_resamples, seed=s) for s in a
-    }
-    return _row(claim, intervals, paper_diff, table, *names, direction=direction)
+    """One claim row (``stsnb.claims.claim``): ``a - b`` per training seed, the paper's difference, the claimed
+    direction (the sign of the paper's difference unless ``direction`` is given; none without a paper number),
+    ``margin`` for a robustness claim, and the preconditions."""
+    if direction is None:
+        direction = 0 if paper_diff is None else int(np.sign(paper_diff))
+    return claims.claim(
+        text,
+        seed_intervals(a, b, n_resamples),
+        direction=direction,
+        margin=margin,
+        preconditions=preconditions,
+        paper_difference=paper_diff,
+        table=table,
+        a=names[0],
+        b=names[1],
+        **extra,
+    )
+
+
+def _seeds(runs: Mapping[tuple[str, int], object], *settings: str) -> list[int]:
+    """The training seeds on which every one of ``settings`` ran."""
+    per_setting = [{s for name, s in runs if name == setting} for setting in settings]
+    return sorted(set.intersection(*per_setting)) if per_setting else []
+
+
+def _of(runs: Mapping[tuple[str, int], Trained], setting: str, seeds: Sequence[int]) -> dict[int, Trained]:
+    return {s: runs[(setting, s)] for s in seeds}
+
+
+def _predictions(runs: Mapping[int, Trained]) -> dict[int, TaskPredictions]:
+    return {s: r.predictions for s, r in runs.items()}
+
+
+def nli_moved(
+    runs: Mapping[tuple[str, int], Trained], before: TaskPredictions, seeds: Sequence[int], n_resamples: int
+) -> claims.Precondition:
+    """ "The cross-entropy baseline moved the encoder" on ``seeds`` (Table 1's baseline, NLI fine-tuning)."""
+    what = "the cross-entropy baseline"
+    if not all((BASELINE, s) in runs for s in seeds):
+        return missing(what, seeds)
+    return moved(what, _of(runs, BASELINE, seeds), before, n_resamples)
+
+
+def table1_claims(
+    runs: Mapping[tuple[str, int], Trained], before: TaskPredictions, row: str, *, n_resamples: int = 2000
+) -> list[dict]:
+    """Section 4.1's claims on our Table 1 runs ``{(loss, seed): Trained}``, directions from the paper's ``row``
+    ("BERT-base" or "RoBERTa-base"). Each claim stands on the seeds where both its losses ran (the headline,
+    Smooth K2 vs cross entropy, on more seeds than the rest when the notebook runs them); a claim whose losses never
+    ran together is left out, not guessed. Preconditions: cross entropy moved the encoder on those seeds, both
+    losses left their start. ``before``: the untrained encoder's predictions on the same pairs."""
+    out = []
+    for c in TABLE1_CLAIMS:
+        seeds = _seeds(runs, c.a, c.b)
+        if not seeds:
+            continue
+        a, b = _of(runs, c.a, seeds), _of(runs, c.b, seeds)
+        out.append(
+            pair_claim(
+                f"Table 1, {c.text}",
+                _predictions(a),
+                _predictions(b),
+                paper_difference("Table 1", row, c.a, c.b),
+                table="Table 1",
+                names=(c.a, c.b),
+                preconditions=[nli_moved(runs, before, seeds, n_resamples), left(c.a, a), left(c.b, b)],
+                n_resamples=n_resamples,
+                headline=c == HEADLINE,
+            )
+        )
+    return out
 
 
 def improvement_claim(
-    claim: str, after: SeedPredictions, before: TaskPredictions, *, table: str, n_resamples: int = 2000
+    text: str, what: str, after: Mapping[int, Trained], before: TaskPredictions, *, table: str, n_resamples: int = 2000
 ) -> dict:
     """ "Training improves the encoder": ``after - before`` per seed, claimed positive (the paper trains from raw
-    BERT/RoBERTa, whose untrained scores it does not report: no paper difference)."""
+    BERT/RoBERTa, whose untrained scores it does not report: no paper difference). Precondition: ``what`` left its
+    start (a run that kept step 0 is the untrained encoder: its difference is 0 by construction)."""
     return pair_claim(
-        claim,
-        after,
+        text,
+        _predictions(after),
         {s: before for s in after},
         None,
         table=table,
         names=("after", "before"),
+        preconditions=[left(what, after)],
         n_resamples=n_resamples,
         direction=+1,
     )
 
 
-def _table_claims(
-    runs: Mapping[tuple[str, int], TaskPredictions],
-    table: str,
-    listed: tuple[PairClaim, ...],
-    row: str,
-    n_resamples: int,
-) -> list[dict]:
-    """The claims of ``listed`` on our runs ``{(setting, seed): predictions}``, directions from the paper's ``row``
-    of ``table``. A claim whose two settings were not both run for every seed is left out, not guessed."""
-    seeds = sorted({s for _, s in runs})
-    out = []
-    for c in listed:
-        if not all((name, s) in runs for name in (c.a, c.b) for s in seeds):
-            continue
-        out.append(
-            pair_claim(
-                f"{table}, {c.text}",
-                {s: runs[(c.a, s)] for s in seeds},
-                {s: runs[(c.b, s)] for s in seeds},
-                paper_difference(table, row, c.a, c.b),
-                table=table,
-                names=(c.a, c.b),
-                n_resamples=n_resamples,
-            )
-        )
-    return out
-
-
-def table1_claims(runs: Mapping[tuple[str, int], TaskPredictions], row: str, *, n_resamples: int = 2000) -> list[dict]:
-    """Section 4.1's claims on our Table 1 runs ``{(loss, seed): predictions}``, directions from the paper's
-    ``row`` ("BERT-base" or "RoBERTa-base")."""
-    return _table_claims(runs, "Table 1", TABLE1_CLAIMS, row, n_resamples)
+def same_predictions(a: TaskPredictions, b: TaskPredictions) -> bool:
+    """True when two models gave bit-identical predictions on the same pairs (one model, twice)."""
+    return set(a) == set(b) and all(
+        np.array_equal(np.asarray(a[t][0]), np.asarray(b[t][0]))
+        and np.array_equal(np.asarray(a[t][1]), np.asarray(b[t][1]))
+        for t in a
+    )
 
 
 def table3_claims(
     before: TaskPredictions,
-    contrast: SeedPredictions,
-    ours: SeedPredictions,
+    contrast: Mapping[int, Trained],
+    ours: Mapping[int, Trained],
     row: str,
     *,
     n_resamples: int = 2000,
 ) -> list[dict]:
     """Table 3 on a contrastive encoder: "+Ours improves it" and "+Ours beats +Contrast" (directions from the
-    paper's ``row``, "Jina v2" or "Nomic Embed v1")."""
+    paper's ``row``, "Jina v2" or "Nomic Embed v1").
+
+    Both need +Ours (stage 2) to have left its start; the second needs +Contrast to have too, and to differ from
+    the encoder it started from: a +Contrast that kept step 0 is that encoder, and its claim would count the first
+    comparison a second time (``same_comparison_as`` names it, and the claim is not tested)."""
+    first = "Table 3, +Ours (two stages) improves the contrastive encoder"
+    ours_left = left("+Ours (stage 2)", ours)
+    duplicate = all(same_predictions(r.predictions, before) for r in contrast.values())
+    distinct = claims.precondition(
+        "+Contrast differs from the encoder it started from",
+        not duplicate,
+        "its test predictions equal the starting encoder's on every seed: the same comparison as the claim above"
+        if duplicate
+        else "its test predictions differ from the starting encoder's",
+    )
     return [
         pair_claim(
-            "Table 3, +Ours (two stages) improves the contrastive encoder",
-            ours,
+            first,
+            _predictions(ours),
             {s: before for s in ours},
             paper_difference("Table 3", row, "+Ours", ""),
             table="Table 3",
             names=("+Ours", "before"),
+            preconditions=[ours_left],
             n_resamples=n_resamples,
         ),
         pair_claim(
             "Table 3, +Ours beats +Contrast",
-            ours,
-            contrast,
+            _predictions(ours),
+            _predictions(contrast),
             paper_difference("Table 3", row, "+Ours", "+Contrast"),
             table="Table 3",
             names=("+Ours", "+Contrast"),
+            preconditions=[ours_left, left("+Contrast", contrast), distinct],
             n_resamples=n_resamples,
+            same_comparison_as=first if duplicate else None,
         ),
     ]
 
 
-def table6_claims(runs: Mapping[tuple[str, int], TaskPredictions], row: str, *, n_resamples: int = 2000) -> list[dict]:
-    """Table 6's claims on our runs ``{(head input, seed): predictions}``."""
-    return _table_claims(runs, "Table 6", TABLE6_CLAIMS, row, n_resamples)
-
-
-def table5_claims(
-    runs: Mapping[tuple[str, int], TaskPredictions],
-    reference: str,
-    row: str,
-    *,
-    table: str = "Table 5",
-    n_resamples: int = 2000,
+def table6_claims(
+    runs: Mapping[tuple[str, int], Trained], before: TaskPredictions, row: str, *, n_resamples: int = 2000
 ) -> list[dict]:
-    """Table 5 on our runs ``{(setting label, seed): predictions}``: every other (k, x0) setting minus the
-    ``reference`` one (Table 2's), directions from the paper's ``row`` where it reports both settings (a setting
-    the paper did not run gets no direction, and so stays ``unresolved``: its interval is still shown).
-
-    Under AdamW a constant factor on the loss cancels in the update (up to ``eps`` and gradient clipping), so
-    settings that differ only in ``k`` are expected to give the same model: their interval is the test of that."""
-    seeds = sorted({s for _, s in runs})
+    """Table 6's claims on our runs ``{(head input, seed): Trained}``. Preconditions: the full head input's run
+    moved the encoder above the untrained one, and both runs left their start (a run that kept step 0 is the
+    untrained encoder, whatever its head)."""
     out = []
-    for label in dict.fromkeys(label for label, _ in runs):
-        if label == reference or not all((label, s) in runs and (reference, s) in runs for s in seeds):
+    for c in TABLE6_CLAIMS:
+        seeds = _seeds(runs, c.a, c.b)
+        if not seeds:
             continue
-        mine = REPORTED.lookup(table, f"{row} {label}", "avg")
-        theirs = REPORTED.lookup(table, f"{row} {reference}", "avg")
-        paper_diff = mine[0].value - theirs[0].value if mine and theirs else None
+        a, b = _of(runs, c.a, seeds), _of(runs, c.b, seeds)
         out.append(
             pair_claim(
-                f"{table}, {label} vs {reference}",
-                {s: runs[(label, s)] for s in seeds},
-                {s: runs[(reference, s)] for s in seeds},
-                paper_diff,
-                table=table,
-                names=(label, reference),
+                f"Table 6, {c.text}",
+                _predictions(a),
+                _predictions(b),
+                paper_difference("Table 6", row, c.a, c.b),
+                table="Table 6",
+                names=(c.a, c.b),
+                preconditions=[
+                    moved(f"NLI fine-tuning with the head on {c.a}", a, before, n_resamples),
+                    left(f"the head on {c.a}", a),
+                    left(f"the head on {c.b}", b),
+                ],
                 n_resamples=n_resamples,
             )
         )
     return out
 
 
-def verdict_counts(rows: list[dict]) -> dict[str, int]:
-    """How many claims got each of the three verdicts."""
-    return {v: sum(r["verdict"] == v for r in rows) for v in stats.VERDICTS}
+def table5_claims(
+    runs: Mapping[tuple[str, int], Trained],
+    reference: str,
+    row: str,
+    before: TaskPredictions,
+    *,
+    table: str = "Table 5",
+    margin: float = stats.DEFAULT_MARGIN,
+    n_resamples: int = 2000,
+) -> list[dict]:
+    """Table 5 on our runs ``{(setting label, seed): Trained}``: every other (k, x0) setting minus the
+    ``reference`` one (Table 2's, or stage 2's official one), a robustness claim ("the setting hardly matters",
+    Section 4.4) judged by equivalence within +-``margin`` points, with the paper's difference beside it where the
+    paper reports both rows. Preconditions: the reference setting changed the encoder (``before``: the encoder
+    it started from), both settings left their start.
 
-
-def describe(row: dict) -> str:
-    """One line for a notebook: the claim, our difference with its interval (and seed spread), the paper's, the
-    verdict."""
-    spread = f", sd {row['difference_std']:.2f} over {row['seeds']} seeds" if row["seeds"] > 1 else ""
-    if row["paper_difference"] is None:
-        paper = {1: "claimed: a > b (no paper number)", -1: "claimed: a < b (no paper number)"}.get(
-            row["paper_direction"], "paper: no number"
+    Under AdamW a constant factor on the loss cancels in the update (up to ``eps`` and gradient clipping), so
+    settings that differ only in ``k`` are expected to give the same model: their interval is the test of that."""
+    out = []
+    for label in dict.fromkeys(label for label, _ in runs):
+        seeds = _seeds(runs, label, reference)
+        if label == reference or not seeds:
+            continue
+        mine = REPORTED.lookup(table, f"{row} {label}", "avg")
+        theirs = REPORTED.lookup(table, f"{row} {reference}", "avg")
+        paper_diff = mine[0].value - theirs[0].value if mine and theirs else None
+        a, b = _of(runs, label, seeds), _of(runs, reference, seeds)
+        out.append(
+            pair_claim(
+                f"{table}, {label} vs {reference}: the setting hardly matters",
+                _predictions(a),
+                _predictions(b),
+                paper_diff,
+                table=table,
+                names=(label, reference),
+                preconditions=[changed(reference, b, before, n_resamples), left(label, a), left(reference, b)],
+                n_resamples=n_resamples,
+                margin=margin,
+            )
         )
-    elif row["paper_direction"]:
-        paper = f"paper {row['paper_difference']:+.2f}"
-    else:
-        paper = "paper: a tie, no direction"
-    return (
-        f"{row['claim']}: ours {row['difference']:+.2f} [{row['low']:+.2f}, {row['high']:+.2f}]{spread}; "
-        f"{paper} -> {row['verdict']}"
+    return out
+
+
+# ---- reading the claims: the takeaway, comparability, the conclusions -----------------------------------------
+
+PAPER_MODELS: dict[str, str] = {  # the paper's backbone of each row we compare with
+    "BERT-base": "bert-base-uncased",
+    "RoBERTa-base": "roberta-base",
+    "Jina v2": "jinaai/jina-embeddings-v2-base-en",
+    "Nomic Embed v1": "nomic-ai/nomic-embed-text-v1",
+}
+
+
+def comparability(rows_by_backbone: Mapping[str, str], all_seven_tasks: bool, paper_scale: bool) -> str:
+    """Whether our levels can be read against the paper's: "yes" when every backbone is the paper's model for the
+    row it is compared with and the run is at the paper's scale (``paper_scale``: its training data, every test
+    pair); "no" when the average is not over the seven tasks (not the paper's column); otherwise "direction only"
+    (another backbone, other data or a sample of pairs: only the signs of differences carry over)."""
+    if not all_seven_tasks:
+        return "no"
+    same_models = all(PAPER_MODELS.get(row) == backbone for backbone, row in rows_by_backbone.items())
+    return "yes" if same_models and paper_scale else "direction only"
+
+
+def _short(row: Mapping) -> str:
+    return f"{row['difference']:+.2f} [{row['low']:+.2f}, {row['high']:+.2f}]"
+
+
+def headline(rows: Iterable[Mapping]) -> Mapping | None:
+    """The headline claim's row (Table 1: Smooth K2 vs cross entropy), the first of several backbones."""
+    return next((r for r in rows if r.get("headline")), None)
+
+
+def takeaway(rows: Sequence[Mapping]) -> str:
+    """One sentence for the overview, from the headline claim's row: our difference, its interval, the verdict
+    with its seeds and, when not tested, the first precondition that failed."""
+    top = headline(rows)
+    if top is None:
+        return f"The headline claim ({HEADLINE.text}) was not run; {len(rows)} other claims were checked."
+    text = f"{top['claim'].removeprefix('Table 1, ')}: ours {_short(top)}, {claims.verdict_text(top)}"
+    failed = claims.failed_preconditions(top)
+    if failed:
+        text += f", because '{failed[0]['name']}' does not hold"
+    return text + "."
+
+
+def conclusions(rows: Sequence[Mapping], *, profile: str, scope: str) -> str:
+    """The Markdown summary of a run, written from its claim rows: whether NLI fine-tuning moved the encoder, the
+    claims by verdict (each with its interval and seeds), the reasons for "not tested", the AdamW check."""
+
+    def listed(verdict: str) -> str:
+        chosen = [r for r in rows if r["verdict"] == verdict]
+        if verdict == stats.NOT_TESTED:  # an interval on a setting that did not train says nothing: names only
+            return "; ".join(f"{r['claim']} ({claims.seeds_text(r)})" for r in chosen) or "none"
+        return "; ".join(f"{r['claim']} ({_short(r)}, {claims.seeds_text(r)})" for r in chosen) or "none"
+
+    counts = claims.verdict_counts(rows)
+    improved = [r for r in rows if r.get("b") == "before" and r.get("table") == "Table 1"]
+    moved_text = "; ".join(f"{r['claim']}: {_short(r)}, **{claims.verdict_text(r)}**" for r in improved) or "not run"
+    reasons = dict.fromkeys(
+        p["name"] for r in rows if r["verdict"] == stats.NOT_TESTED for p in claims.failed_preconditions(r)
     )
+    k_only = [
+        r for r in rows if r.get("kind") == "equivalence" and r["a"].split(" x0=")[-1] == r["b"].split(" x0=")[-1]
+    ]
+    lines = [
+        f"**What this run shows** (profile `{profile}`, {scope}).",
+        "",
+        f"- Did training move the encoder it started from? {moved_text}.",
+        *(f"- **{v.capitalize()}** ({counts[v]}): {listed(v)}." for v in stats.VERDICTS),
+        "- Preconditions that failed (their claims are not tested): "
+        + ("; ".join(f"'{name}'" for name in reasons) or "none")
+        + ".",
+        f"- The AdamW argument (Section 1) predicts no change from $k$ alone: of {len(k_only)} such row(s), "
+        f"{sum(r['low'] <= 0 <= r['high'] for r in k_only)} have an interval containing 0.",
+    ]
+    duplicates = [r for r in rows if r.get("same_comparison_as")]
+    for r in duplicates:
+        lines.append(
+            f"- {r['claim']} is the same comparison as '{r['same_comparison_as']}' here (+Contrast kept the "
+            "encoder it started from), so it is counted once, as not tested."
+        )
+    return "\n".join(lines)

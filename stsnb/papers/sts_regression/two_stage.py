@@ -17,6 +17,7 @@ from ... import data as stsdata
 from ... import evaluate
 from ...train import TrainConfig, TrainResult
 from .backbones import load_backbone
+from .claims import Trained
 from .model import ClampMode, classify, predict
 from .recipes import LossSpec, seeded_model, train_contrast, train_head_frozen, train_siamese
 from .scoring import Evaluation
@@ -32,6 +33,10 @@ class TwoStageRun:
     stage2: TrainResult
     stage1_heldout_accuracy: float
 
+    def trained(self) -> Trained:
+        """The predictions with what stage 2's dev selection kept (stage 1 leaves the encoder as it was)."""
+        return Trained.of(self.predictions, self.stage2)
+
 
 @dataclass
 class ContrastRun:
@@ -41,6 +46,10 @@ class ContrastRun:
     result: TrainResult
     positives: int
     batch_size: int
+
+    def trained(self) -> Trained:
+        """The predictions with what dev selection kept (step 0: the encoder it started from)."""
+        return Trained.of(self.predictions, self.result)
 
 
 def heldout_accuracy(model, heldout_nli: Sequence[TrainingPair]) -> float:
