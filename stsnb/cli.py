@@ -25,6 +25,18 @@ def _names(value: str) -> list[str]:
     return [name.strip().removesuffix(".ipynb") for name in value.split(",") if name.strip()]
 
 
+def _timeout(value: str) -> float | None:
+    if value.lower() == "none":
+        return None
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = -1.0
+    if not 0 < seconds < float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds or 'none', got {value!r}")
+    return seconds
+
+
 def build_parser() -> argparse.ArgumentParser:
     from .runner import DEFAULT_OUT
 
@@ -41,6 +53,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="run only these notebooks of the plan (summary.md still lists all of them)",
     )
     run.add_argument("--out", type=Path, default=DEFAULT_OUT, help="output root (default: papermill_runs/)")
+    run.add_argument(
+        "--timeout",
+        type=_timeout,
+        default="plan",
+        metavar="SECONDS|none",
+        help="seconds each notebook may run, or 'none' for no limit (default: the plan's timeout)",
+    )
     run.add_argument(
         "--check",
         action="store_true",
@@ -96,7 +115,7 @@ def run_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> in
     if args.gpus is not None or args.gpu_memory is not None:
         parser.error("--gpus and --gpu-memory go with --check")
     try:
-        return run(args.profile, args.only, args.out)
+        return run(args.profile, args.only, args.out, timeout=args.timeout)
     except PlanError as err:
         parser.error(str(err))
 

@@ -359,11 +359,11 @@ def run_notebook(
 ) -> Outcome:
     """Execute one notebook into a scratch folder; promote it on success, keep it as ``<nb>.failed`` otherwise."""
     good, failed, partial = profile_dir / name, profile_dir / f"{name}.failed", profile_dir / f".partial-{name}"
-    if partial.exists():  # left by an interrupted run
-        shutil.rmtree(partial)
+    keep_abandoned(partial)
     partial.mkdir(parents=True)
     started = time.perf_counter()
     reason = log = ""
+    interrupted: BaseException | None = None
     try:
         execute(Path(notebooks_dir) / f"{name}.ipynb", parameters, partial.resolve(), timeout)
         if read_status(partial) != "ok":
@@ -371,6 +371,9 @@ def run_notebook(
             log = f"{reason}; STATUS: {read_status(partial) or 'missing'}\n"
     except Exception as err:  # any failure of one notebook is recorded and the batch goes on
         reason, log = failure_reason(err)
+    except KeyboardInterrupt as err:  # Ctrl-C or SIGTERM (see ``run``): keep what it finished, then stop the batch
+        reason, log = "interrupted (Ctrl-C or SIGTERM)", "".join(traceback.format_exception(err))
+        interrupted = err
     seconds = time.perf_counter() - started
     if not reason:
         replace_folder(partial, good)
@@ -380,7 +383,93 @@ def run_notebook(
     (partial / "STATUS").write_text(f"failed: {reason}\n")
     (partial / "error.log").write_text(log)
     replace_folder(partial, failed)
+    if interrupted is not None:
+        raise interrupted
     return Outcome(name, "failed", reason, seconds, good=good if read_status(good) == "ok" else None)
+
+
+def keep_abandoned(partial: Path) -> Path | None:
+    """A scratch folder left by a runner that died (``.partial-<nb>``) is kept as ``.failed-<time>-<nb>``, never
+    deleted: it may hold the only copy of hours of finished sections. Returns where it went."""
+    if not partial.exists():
+        return None
+    stamp = dt.datetime.fromtimestamp(partial.stat().st_mtime).strftime("%Y%m%d-%H%M%S")
+    kept = partial.with_name(f".failed-{stamp}-{partial.name.removeprefix('.partial-')}")
+    counter = 1
+    while kept.exists():
+        counter += 1
+        kept = kept.with_name(f"{kept.name}-{counter}")
+    partial.rename(kept)
+    _log(f"kept the scratch folder a dead run left as {kept.name}")
+    return kept
+
+
+class RunLocked(PlanError):
+    """Another ``stsnb run`` is writing the same profile folder."""
+
+
+LOCK_FILE = ".lock"
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+@contextlib.contextmanager
+def profile_lock(profile_dir: Path) -> Iterator[None]:
+    """One ``stsnb run`` per profile folder: ``.lock`` holds the owner's pid; a lock whose process is gone is taken
+    over (and said), a live one refuses with its pid and start time."""
+    lock = profile_dir / LOCK_FILE
+    for _ in range(2):
+        try:
+            descriptor = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+        except FileExistsError:
+            try:
+                owner = json.loads(lock.read_text())
+            except (OSError, ValueError):
+                owner = {}
+            pid = int(owner.get("pid", 0) or 0)
+            if pid and _pid_alive(pid) and pid != os.getpid():
+                raise RunLocked(
+                    f"{profile_dir} is being written by another stsnb run (pid {pid}, started {owner.get('started')}); "
+                    f"wait for it, or stop it, or run with another --out"
+                ) from None
+            _log(f"took over {lock} from a run that is gone (pid {pid or 'unknown'})")
+            lock.unlink(missing_ok=True)
+            continue
+        with os.fdopen(descriptor, "w") as handle:
+            json.dump({"pid": os.getpid(), "started": dt.datetime.now().astimezone().isoformat()}, handle)
+        break
+    try:
+        yield
+    finally:
+        lock.unlink(missing_ok=True)
+
+
+@contextlib.contextmanager
+def sigterm_as_interrupt() -> Iterator[None]:
+    """SIGTERM (a scheduler's stop, ``kill``) raises KeyboardInterrupt like Ctrl-C, so the batch still records the
+    notebook it was in and writes summary.md on the way out."""
+    import signal
+
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    try:
+        previous = signal.signal(signal.SIGTERM, interrupt)
+    except ValueError:  # not the main thread: leave signals alone
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def recorded_outcome(name: str, profile_dir: Path) -> Outcome:
@@ -782,27 +871,36 @@ def run(
     out: Path = DEFAULT_OUT,
     plans_dir: Path = PLANS_DIR,
     notebooks_dir: Path = NOTEBOOKS_DIR,
+    timeout: float | None | str = "plan",
 ) -> int:
     """Run a profile's plan (or the ``only`` notebooks of it); 0 if every executed notebook succeeded, else 1.
 
-    Raises ``PlanError`` before anything runs when the plan names an unknown notebook or parameter.
+    Raises ``PlanError`` before anything runs when the plan names an unknown notebook or parameter, and
+    ``RunLocked`` when another run writes the same folder. ``timeout``: "plan" (the plan's limits), seconds for
+    every notebook, or None for no limit. summary.md is rewritten after every notebook and on Ctrl-C / SIGTERM.
     """
     plan = load_plan(plan_path(profile, plans_dir))
     selected = check_plan(plan, notebooks_dir, only)
     check_kernel()
     profile_dir = Path(out).resolve() / plan.profile
     profile_dir.mkdir(parents=True, exist_ok=True)
-    for name in recover(profile_dir):
-        _log(f"{name}: restored the good result an interrupted run had set aside")
-    outcomes = {}
-    for number, name in enumerate(selected, start=1):
-        limit = plan.timeouts.get(name)
-        _log(f"{number}/{len(selected)} {name}: started" + (f" (timeout {limit:.0f} s)" if limit else ""))
-        outcome = run_notebook(name, plan.notebooks[name], notebooks_dir, profile_dir, limit)
-        detail = "ok" if outcome.status == "ok" else _status_text(outcome)
-        _log(f"{number}/{len(selected)} {name}: {detail} ({outcome.seconds:.1f} s)")
-        outcomes[name] = outcome
-    outcomes = outcomes or {}
+    outcomes: dict[str, Outcome] = {}
+    with profile_lock(profile_dir), sigterm_as_interrupt():
+        for name in recover(profile_dir):
+            _log(f"{name}: restored the good result an interrupted run had set aside")
+        try:
+            for number, name in enumerate(selected, start=1):
+                limit = plan.timeouts.get(name) if timeout == "plan" else timeout
+                _log(f"{number}/{len(selected)} {name}: started" + (f" (timeout {limit:.0f} s)" if limit else ""))
+                outcome = run_notebook(name, plan.notebooks[name], notebooks_dir, profile_dir, limit)
+                detail = "ok" if outcome.status == "ok" else _status_text(outcome)
+                _log(f"{number}/{len(selected)} {name}: {detail} ({outcome.seconds:.1f} s)")
+                outcomes[name] = outcome
+                write_summary(plan.profile, out, plans_dir, outcomes)  # after every notebook: a crash loses none
+        except KeyboardInterrupt:
+            _log("interrupted: the notebook in progress is kept as <notebook>.failed; summary.md written")
+            write_summary(plan.profile, out, plans_dir, outcomes)
+            raise
     summary = write_summary(plan.profile, out, plans_dir, outcomes)
     failures = sum(outcome.status == "failed" for outcome in outcomes.values())
     _log(f"{len(outcomes) - failures} ok, {failures} failed; summary: {summary}")

@@ -491,3 +491,52 @@ def test_stsnb_summary_rewrites_summary_md_from_the_run_folders(fake_profile, ca
     with pytest.raises(SystemExit):
         cli.main(["summary", "--profile", "no_such_profile", "--out", str(profile_dir.parent)])
     assert "no plan for profile 'no_such_profile'" in capsys.readouterr().err
+
+
+def test_a_scratch_folder_left_by_a_dead_runner_is_kept_not_deleted(tmp_path):
+    profile_dir = tmp_path / "out" / "tiny"
+    abandoned = profile_dir / ".partial-tiny_ok"
+    abandoned.mkdir(parents=True)
+    (abandoned / "metrics.json").write_text('{"sections_done": ["hours of work"]}')
+    assert run(tmp_path, {"tiny_ok": {}}) == 0
+    kept = list(profile_dir.glob(".failed-*-tiny_ok"))
+    assert len(kept) == 1 and "hours of work" in (kept[0] / "metrics.json").read_text()
+
+
+def test_a_live_lock_refuses_a_second_run_and_a_stale_one_is_taken_over(tmp_path):
+    profile_dir = tmp_path / "out" / "tiny"
+    profile_dir.mkdir(parents=True)
+    lock = profile_dir / runner.LOCK_FILE
+    lock.write_text(json.dumps({"pid": os.getppid(), "started": "earlier"}))  # a live process: pytest's parent
+    with pytest.raises(runner.RunLocked, match=rf"another stsnb run \(pid {os.getppid()}, started earlier\)"):
+        run(tmp_path, {"tiny_ok": {}})
+    lock.write_text(json.dumps({"pid": 2**22 + 12345, "started": "long ago"}))  # no such process
+    assert run(tmp_path, {"tiny_ok": {}}) == 0
+    assert not lock.exists()
+
+
+@pytest.mark.slow
+def test_sigterm_keeps_the_notebook_in_progress_and_writes_summary(tmp_path):
+    import signal
+    import subprocess
+    import time
+
+    write_plan(tmp_path / "plans", {"tiny_ok": {}, "tiny_sleep": {"seconds": 60}})
+    script = (
+        "import sys; from pathlib import Path; from stsnb import runner; "
+        f"runner.run('tiny', out=Path({str(tmp_path / 'out')!r}), plans_dir=Path({str(tmp_path / 'plans')!r}), "
+        f"notebooks_dir=Path({str(FIXTURES)!r}))"
+    )
+    child = subprocess.Popen([sys.executable, "-c", script], stderr=subprocess.PIPE, text=True)
+    profile_dir = tmp_path / "out" / "tiny"
+    deadline = time.monotonic() + 120
+    while not (profile_dir / ".partial-tiny_sleep").exists() and time.monotonic() < deadline:
+        time.sleep(0.5)
+    time.sleep(5)  # the kernel is in the sleeping cell
+    child.send_signal(signal.SIGTERM)
+    child.wait(timeout=120)
+    assert child.returncode != 0
+    assert "interrupted" in (profile_dir / "tiny_sleep.failed" / "STATUS").read_text()
+    summary = (profile_dir / "summary.md").read_text()
+    assert "| ok |" in summary_row(summary, "tiny_ok") and "interrupted" in summary_row(summary, "tiny_sleep")
+    assert not (profile_dir / runner.LOCK_FILE).exists()
