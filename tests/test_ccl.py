@@ -10,7 +10,9 @@ import pytest
 import torch
 from torch import nn
 
-from stsnb import data, losses
+from stsnb import claims as stsnb_claims
+from stsnb import data, losses, stats
+from stsnb import evaluate as stsnb_evaluate
 from stsnb.data import CSTSRecord
 from stsnb.papers import ccl
 
@@ -388,6 +390,22 @@ def test_bi_and_tri_encoders_on_the_real_minilm():
 
 
 @pytest.mark.slow
+def test_tri_encoder_scores_distinct_sentences_and_conditions_once_with_the_same_numbers(data_dir):
+    rows = list(data.load_csts("validation", data_dir))[:64]
+    tri = ccl.build_encoder("minilm-l6", "tri", pooling="cls", condition_transform=True, device="cpu", seed=3)
+    tri.train()
+    fast = tri.similarities(rows)  # scored in eval mode (no dropout), then the training mode is restored
+    assert tri.training
+    conditions = [r.condition for r in rows]
+    tri.eval()
+    with torch.no_grad():  # every (sentence, condition) input through the training-time path
+        h1 = tri.represent_batch([r.sent1 for r in rows], conditions)
+        h2 = tri.represent_batch([r.sent2 for r in rows], conditions)
+    slow = torch.nn.functional.cosine_similarity(h1, h2, dim=-1).numpy()
+    assert np.allclose(fast, slow, atol=1e-5)
+
+
+@pytest.mark.slow
 def test_a_short_training_run_on_real_rows(data_dir):
     from stsnb.train import TrainConfig
 
@@ -400,10 +418,16 @@ def test_a_short_training_run_on_real_rows(data_dir):
     )
     assert outcome.result.steps == 2 and outcome.evaluation.n == 40
     assert math.isfinite(outcome.evaluation.spearman) and math.isfinite(outcome.evaluation.pearson)
+    result = outcome.result  # selection may keep step 0 here; then the weights are the start's, exactly
+    assert (result.best_step == 0) == (result.weight_change == 0.0)
+    assert ccl.left_start("CCL", outcome).holds == (result.best_step > 0)
     untrained = ccl.zero_shot(settings, rows)
     assert untrained.result is None and untrained.evaluation.sources == outcome.evaluation.sources
     row = ccl.spearman_claim("CCL > untrained", outcome, untrained, n_resamples=200)
     assert row["verdict"] in ("supported", "contradicted", "unresolved") and row["low"] <= row["high"]
+    assert row["seeds"] == 1 and row["per_seed"][0]["n"] == len({ccl.pair_id(r) for r in rows})  # sentence pairs
+    assert not ccl.left_start("untrained", untrained).holds
+    assert "untrained" in untrained.describe() and "largest weight change" in outcome.describe()
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -443,7 +467,7 @@ def test_quadruple_scores_and_paired_count_difference():
     b = np.zeros(100, dtype=bool)
     difference, low, high = ccl.paired_count_difference(a, b, n_resamples=500)
     assert difference == 30 and 15 < low < 30 < high < 45
-    assert ccl.count_claim("fewer", b, a, paper_direction=-1)["verdict"] == "supported"
+    assert ccl.count_claim("fewer", b, a, -1)["verdict"] == "supported"
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -478,3 +502,178 @@ def test_reported_numbers_match_the_papers_differences():
     assert value("Appendix A", ccl.setting("bi", "QuMSE", "SimCSE-base"), "overestimated") == 134
     assert ccl.hyperparameters("bi", "SimCSE-base") == ccl.Hyperparameters(3e-5, 3.0, 0.75, 5, 16, 4, 0.1)
     assert len(ccl.TABLE1) == 6
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# claims: sentence pairs as the bootstrap unit, training seeds, preconditions, equivalence
+
+
+def _outcome(name, rows, predictions, *, seed=0, best_step=10, weight_change=1e-3, arch="bi"):
+    """A scored run on real rows with given predictions (the statistics under test need nothing else)."""
+    from stsnb.train import TrainResult
+
+    gold = ccl.gold_labels(rows)
+    spearman, pearson = stsnb_evaluate.correlations(predictions, gold)
+    sources, groups = [r.source for r in rows], [ccl.pair_id(r) for r in rows]
+    evaluation = ccl.Evaluation(spearman, pearson, np.asarray(predictions, float), gold, sources, groups)
+    result = None if best_step is None else TrainResult(20, 0.0, best_step, 1.0, weight_change=weight_change)
+    settings = ccl.ModelSettings("minilm-l6", arch, condition_transform=arch == "tri")
+    return ccl.RunOutcome(name, settings, None, evaluation, result, 1.0, seed=seed)
+
+
+@pytest.fixture(scope="module")
+def validation_rows(data_dir):
+    """The first 600 labelled rows of the real re-annotated validation split (each pair under two conditions)."""
+    return list(data.load_csts("validation", data_dir))[:600]
+
+
+def test_pair_id_groups_the_two_conditions_of_a_real_sentence_pair(validation_rows):
+    ids = [ccl.pair_id(r) for r in validation_rows]
+    by_id: dict[str, set] = {}
+    for record, label in zip(validation_rows, ids, strict=True):
+        by_id.setdefault(label, set()).add(record.condition)
+    assert len(by_id) < len(validation_rows) and max(len(c) for c in by_id.values()) == 2
+    assert ccl.pair_id(CSTSRecord("a", "b", "x", 1.0)) == ccl.pair_id(CSTSRecord("b", "a", "y", 2.0))
+    quads = ccl.pair_conditions(validation_rows).quadruples
+    assert ccl.quadruple_groups(quads) == [ccl.pair_id(q.rows()[1]) for q in quads]
+
+
+def test_claims_resample_sentence_pairs_which_widens_the_interval_when_errors_come_per_pair(validation_rows):
+    rows = validation_rows
+    rng = np.random.default_rng(0)
+    gold = ccl.gold_labels(rows)
+    groups = [ccl.pair_id(r) for r in rows]
+    a = gold.copy()  # system a orders the two conditions of 40% of the sentence pairs the wrong way round: its
+    for i, j in _pairs_of(groups):  # errors come per pair, on both rows at once
+        if rng.random() < 0.4:
+            a[i], a[j] = gold[j], gold[i]
+    a += rng.normal(0, 0.1, len(rows))
+    b = gold + rng.normal(0, 0.45, len(rows))  # system b errs row by row
+    run_a, run_b = _outcome("a", rows, a), _outcome("b", rows, b)
+    row = ccl.spearman_claim("a > b", run_a, run_b, n_resamples=1000)
+    grouped = ccl.spearman_interval(run_a, run_b, n_resamples=1000)
+    assert (row["low"], row["high"]) == (grouped.low, grouped.high)  # the claim uses the grouped interval
+    assert grouped == stats.paired_grouped_difference(gold, a, b, groups, n_resamples=1000)
+    assert grouped.n == len(set(groups)) < len(rows)
+    by_rows = ccl.row_interval(run_a, run_b, n_resamples=1000)
+    assert by_rows.n == len(rows)
+    assert grouped.high - grouped.low > 1.15 * (by_rows.high - by_rows.low)  # rows are not independent draws
+
+
+def _pairs_of(groups) -> list[tuple[int, int]]:
+    where: dict[str, list[int]] = {}
+    for i, label in enumerate(groups):
+        where.setdefault(label, []).append(i)
+    return [tuple(rows) for rows in where.values() if len(rows) == 2]
+
+
+def test_training_seeds_each_get_an_interval_and_an_untrained_bi_encoder_serves_every_seed(validation_rows):
+    rows = validation_rows
+    rng = np.random.default_rng(1)
+    gold = ccl.gold_labels(rows)
+    untrained = _outcome("untrained", rows, rng.normal(0, 1, len(rows)), best_step=None)
+    runs = {s: _outcome(f"QuMSE {s}", rows, gold + rng.normal(0, 0.3, len(rows)), seed=s) for s in (0, 1, 2)}
+    moved = ccl.moved(runs, untrained, "QuMSE", n_resamples=300)
+    assert moved.holds and moved.evidence.count("seed") == 3
+    row = ccl.spearman_claim("QuMSE > untrained", runs, untrained, n_resamples=300)
+    assert row["seeds"] == 3 and [e["seed_run"] for e in row["per_seed"]] == ["seed 0", "seed 1", "seed 2"]
+    assert row["verdict"] == "supported" and "3 seeds" in stsnb_claims.verdict_text(row)
+    tri_untrained = _outcome("tri untrained", rows, rng.normal(0, 1, len(rows)), best_step=None, arch="tri")
+    with pytest.raises(ValueError, match="no run for training seed 1"):
+        ccl.moved(runs, tri_untrained, "QuMSE")  # its condition transform is drawn from the seed
+
+
+def test_a_comparison_whose_baseline_did_not_train_is_not_tested(validation_rows):
+    rows = validation_rows
+    rng = np.random.default_rng(2)
+    gold = ccl.gold_labels(rows)
+    start = rng.normal(0, 1, len(rows))
+    untrained = _outcome("untrained", rows, start, best_step=None)
+    stuck = _outcome("QuMSE", rows, start, best_step=0, weight_change=0.0)  # selection kept step 0
+    better = _outcome("CCL", rows, gold + rng.normal(0, 0.3, len(rows)))
+    pre = ccl.trained_preconditions(stuck, "QuMSE", better, "CCL", untrained, n_resamples=300)
+    assert [p.holds for p in pre] == [False, False, True]
+    row = ccl.spearman_claim("CCL > QuMSE", better, stuck, preconditions=pre, n_resamples=300)
+    assert row["verdict"] == "not tested" and row["low"] > 0  # its interval alone would have said "supported"
+    assert "QuMSE moved the encoder failed" in row["not_tested_because"]
+    assert "QuMSE is not its starting point failed" in row["not_tested_because"]
+
+
+def test_sigma_robustness_is_judged_by_equivalence_within_the_margin(data_dir, validation_rows):
+    rows = validation_rows
+    rng = np.random.default_rng(3)
+    gold = ccl.gold_labels(rows)
+    base_predictions = gold + rng.normal(0, 0.4, len(rows))
+    base = _outcome("CCL", rows, base_predictions)
+    near = _outcome("CCL sigma=0", rows, base_predictions + rng.normal(0, 0.005, len(rows)))
+    far = _outcome("CCL sigma=0", rows, gold + rng.normal(0, 1.5, len(rows)))
+    train = ccl.pair_conditions(data.load_csts("train", data_dir)).quadruples[:200]
+    changes = ccl.sigma_changes_weights(train, 0.75, 0.0)
+    assert changes.holds  # labels below 0.75 get weight 1 - l at sigma 0.75, 0 at sigma 0
+    assert not ccl.sigma_changes_weights(train, 0.75, 0.75).holds
+    assert not ccl.sigma_changes_weights(train, 1.0, 0.99).holds or any(
+        ccl.scale_label(q.label_high) == 0.99 for q in train
+    )  # C-STS labels are multiples of 0.25: nothing lies in [0.99, 1)
+    kept = ccl.spearman_claim("robust to sigma", base, near, margin=stats.DEFAULT_MARGIN, preconditions=[changes])
+    assert kept["kind"] == "equivalence" and kept["verdict"] == "equivalent"
+    assert abs(kept["low"]) < 1 and abs(kept["high"]) < 1
+    moved = ccl.spearman_claim("robust to sigma", base, far, margin=stats.DEFAULT_MARGIN, preconditions=[changes])
+    assert moved["verdict"] == "contradicted" and moved["low"] > 1
+    same = ccl.sigma_changes_weights(train, 0.75, 0.75)
+    assert ccl.spearman_claim("robust", base, near, margin=1.0, preconditions=[same])["verdict"] == "not tested"
+
+
+def test_appendix_a_is_not_tested_when_over_estimation_never_occurs(validation_rows):
+    quads = ccl.pair_conditions(validation_rows).quadruples
+    groups = ccl.quadruple_groups(quads)
+    none = np.zeros(len(quads), dtype=bool)
+    row = ccl.count_claim("CCL over-estimates less", none, none, -1, groups=groups)
+    assert row["verdict"] == "not tested" and row["difference"] == 0
+    assert f"0 of {len(quads)} cases (needs >= 4)" in row["not_tested_because"]
+    three = none.copy()
+    three[:3] = True
+    assert ccl.count_claim("fewer", none, three, -1, groups=groups)["verdict"] == "not tested"  # cannot resolve
+    many = none.copy()
+    many[::10] = True
+    tested = ccl.count_claim("fewer", {0: none, 1: none}, {0: many, 1: many}, -1, groups=groups)
+    assert tested["verdict"] == "supported" and tested["seeds"] == 2
+
+
+def test_fewest_resolvable_count_is_where_the_count_interval_first_excludes_zero():
+    n = ccl.fewest_resolvable_count()
+    assert n == 4
+    empty = np.zeros(1211, dtype=bool)
+    for flagged, excludes in ((n, True), (n - 1, False)):
+        flags = empty.copy()
+        flags[:flagged] = True
+        for seed in range(3):
+            _, low, _ = ccl.paired_count_difference(flags, empty, n_resamples=2000, seed=seed)
+            assert (low > 0) == excludes, (flagged, seed)
+    with pytest.raises(ValueError, match="level"):
+        ccl.fewest_resolvable_count(1.0)
+
+
+def test_run_flags_and_wide_gaps():
+    rng = np.random.default_rng(4)
+    quads = [ccl.Quadruple(f"s{i}", "t", "x", "y", 5.0 - i % 3, 1.0 + i % 2) for i in range(300)]
+    predictions = {}
+    for i, q in enumerate(quads):
+        q = ccl.Quadruple(q.sent1, q.sent2, "x", "y", q.label_high, q.label_low, f"f:{2 * i}", f"f:{2 * i + 1}")
+        quads[i] = q
+        predictions[q.source_high], predictions[q.source_low] = rng.uniform(-1, 1, 2)
+    count, flags = ccl.run_flags(quads, predictions)
+    assert count == ccl.count_overestimated(*ccl.quadruple_scores(quads, predictions))
+    assert flags.sum() == count.either > 0
+    wide, largest = ccl.wide_gaps(quads, predictions)
+    assert wide >= count.either and largest <= 2  # both equations need cos_pos - cos_neg > 0.25
+    cos_pos, cos_neg, _, _ = ccl.quadruple_scores(quads, predictions)
+    assert not flags[(cos_pos - cos_neg) <= 0.25].any()
+
+
+def test_the_notebooks_equivalence_margin_defaults_to_the_projects_margin():
+    import papermill
+
+    from stsnb import runner
+
+    parameters = papermill.inspect_notebook(str(runner.NOTEBOOKS_DIR / "40_ccl_csts.ipynb"))
+    assert float(parameters["equivalence_margin"]["default"]) == stats.DEFAULT_MARGIN

@@ -5,11 +5,25 @@
 - ``objectives``: QuMSE (Quad + MSE) and CCL (Eq. 3), FDL / RDL / ACL (Eq. 5-8), C-MSE under our two readings.
 - ``overestimation``: the Appendix A count (Eq. 16-17).
 - ``training``: one experiment (build, fit with selection, score Spearman / Pearson x100).
-- ``claims``: paired intervals and verdicts of our differences.
+- ``claims``: our differences as ``stsnb.claims`` rows: intervals over sentence pairs, seeds, preconditions, verdicts.
 - ``reported``: the paper's numbers (Tables 3-9, Appendix A, Table 1) and hyperparameters (Tables 2, 6).
 """
 
-from .claims import count_claim, paired_count_difference, spearman_claim
+from .claims import (
+    count_claim,
+    fewest_resolvable_count,
+    left_start,
+    moved,
+    paired_count_difference,
+    per_seed_text,
+    quadruple_groups,
+    row_interval,
+    seed_intervals,
+    sigma_changes_weights,
+    spearman_claim,
+    spearman_interval,
+    trained_preconditions,
+)
 from .encoders import (
     ARCHITECTURES,
     PROJECTIONS,
@@ -40,7 +54,15 @@ from .objectives import (
     rdl,
     total,
 )
-from .overestimation import READINGS, OverestimationCount, count_overestimated, overestimated, quadruple_scores
+from .overestimation import (
+    READINGS,
+    OverestimationCount,
+    count_overestimated,
+    overestimated,
+    quadruple_scores,
+    run_flags,
+    wide_gaps,
+)
 from .quadruples import (
     LABEL_RANGE,
     Pairing,
@@ -73,6 +95,7 @@ from .training import (
     RunOutcome,
     evaluate_rows,
     gold_labels,
+    pair_id,
     param_groups,
     train_and_evaluate,
     zero_shot,

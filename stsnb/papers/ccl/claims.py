@@ -1,19 +1,57 @@
-"""The paper's claims checked on our runs: paired differences with bootstrap intervals and the verdict rule of
-``stsnb.stats``, in one place (a change of the statistics touches only this module).
+"""The paper's claims checked on our runs: paired intervals over sentence pairs, training seeds, preconditions and
+the verdicts of ``stsnb.claims``, in one place (a change of the statistics touches only this module).
 
-Spearman differences (the paper's headline metric, Section 4.2) get a paired bootstrap interval over the evaluation
-rows (``stats.paired_spearman_difference``); Pearson differences are reported as point values. The over-estimation
-count of Appendix A gets a paired bootstrap over quadruples (:func:`paired_count_difference`).
+**The independent unit is the sentence pair.** C-STS scores every sentence pair under two conditions (Section 3.1),
+so its two rows share both sentences and are not two independent draws. Every Spearman interval here is a paired
+cluster bootstrap that draws sentence pairs with both their rows (``stats.paired_grouped_difference``, groups =
+``Evaluation.groups``); a row bootstrap would count each pair twice and give intervals that are too narrow. The
+Appendix A count is one flag per quadruple, i.e. per sentence pair; its bootstrap draws quadruples grouped the same
+way (:func:`paired_count_difference`).
+
+**Training seeds.** A claim takes one run per training seed on each side (``{seed: RunOutcome}``, or one run); the
+verdict needs every seed's interval on the same side (``stsnb.claims.claim``).
+
+**Preconditions** (a failed one makes the verdict *not tested*): the reference arm moved the encoder (its interval
+against the untrained encoder of the same architecture, on the same rows, excludes 0 upward for every seed), both
+arms left their start (selected step > 0, weights changed), and for Appendix A enough over-estimated quadruples to
+count (:func:`fewest_resolvable_count`); for Table 5, rows whose Eq. 11 weight differs between the two sigmas.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Mapping, Sequence
 
 import numpy as np
+import torch
 
-from ... import stats
-from .training import RunOutcome
+from ... import claims, stats
+from ...losses import bcl_weights
+from .quadruples import Quadruple, scale_label
+from .training import RunOutcome, pair_id
+
+Runs = RunOutcome | Mapping[int, RunOutcome]
+
+
+def _by_seed(runs: Runs, name: str) -> dict[int, RunOutcome]:
+    if isinstance(runs, RunOutcome):
+        return {runs.seed: runs}
+    out = dict(runs)
+    if not out or not all(isinstance(r, RunOutcome) for r in out.values()):
+        raise ValueError(f"{name} must be a RunOutcome or a non-empty {{seed: RunOutcome}} mapping")
+    return out
+
+
+def _partner(runs: dict[int, RunOutcome], seed: int, name: str) -> RunOutcome:
+    """The run of ``runs`` to pair with training seed ``seed``: its own, or the only one when the model it stands for
+    does not depend on the seed (an untrained bi-encoder)."""
+    if seed in runs:
+        return runs[seed]
+    if len(runs) == 1:
+        (only,) = runs.values()
+        if only.result is None and not only.settings.untrained_depends_on_seed:
+            return only
+    raise ValueError(f"{name} has no run for training seed {seed} (seeds {sorted(runs)})")
 
 
 def _check_same_rows(a: RunOutcome, b: RunOutcome) -> None:
@@ -21,64 +59,207 @@ def _check_same_rows(a: RunOutcome, b: RunOutcome) -> None:
         raise ValueError(f"{a.name} and {b.name} were scored on different rows: a paired comparison needs the same")
 
 
-def spearman_claim(
-    claim: str,
-    a: RunOutcome,
-    b: RunOutcome,
-    paper_direction: int = +1,
+def spearman_interval(a: RunOutcome, b: RunOutcome, *, n_resamples: int = 2000, seed: int = 0):
+    """``a - b`` in Spearman x100 on the same rows, with a paired bootstrap over sentence pairs (both conditions of a
+    pair drawn together); ``n`` of the result counts sentence pairs."""
+    _check_same_rows(a, b)
+    ev = a.evaluation
+    groups = ev.groups or None
+    if groups is None:
+        raise ValueError(f"{a.name} has no sentence-pair groups: score it with ccl.evaluate_rows")
+    return stats.paired_grouped_difference(
+        ev.gold, ev.predictions, b.evaluation.predictions, groups, n_resamples=n_resamples, seed=seed
+    )
+
+
+def row_interval(a: RunOutcome, b: RunOutcome, *, n_resamples: int = 2000, seed: int = 0):
+    """The same difference with a bootstrap over rows, as if a pair's two conditions were independent draws: printed
+    beside :func:`spearman_interval` to show what the unit changes, never used for a verdict."""
+    _check_same_rows(a, b)
+    ev = a.evaluation
+    return stats.paired_spearman_difference(
+        ev.gold, ev.predictions, b.evaluation.predictions, n_resamples=n_resamples, seed=seed
+    )
+
+
+def per_seed_text(row: Mapping) -> str:
+    """Each training seed's difference and interval of a claim row, e.g. "seed 0: +1.36 [-0.61, +3.38]; ..."."""
+    return "; ".join(
+        f"{e['seed_run']}: {e['difference']:+.2f} [{e['low']:+.2f}, {e['high']:+.2f}]" for e in row["per_seed"]
+    )
+
+
+def seed_intervals(a: Runs, b: Runs, *, n_resamples: int = 2000, seed: int = 0) -> dict[str, stats.PairedDifference]:
+    """One interval per training seed of ``a``: ``{"seed s": a[s] - b[s]}`` (``b`` may be one untrained run whose
+    similarities do not depend on the seed)."""
+    a_runs, b_runs = _by_seed(a, "a"), _by_seed(b, "b")
+    return {
+        f"seed {s}": spearman_interval(run, _partner(b_runs, s, "b"), n_resamples=n_resamples, seed=seed)
+        for s, run in sorted(a_runs.items())
+    }
+
+
+def moved(runs: Runs, untrained: Runs, what: str, *, n_resamples: int = 2000, seed: int = 0) -> claims.Precondition:
+    """Precondition "<what> moved the encoder": ``runs`` minus the untrained encoder of the same architecture on the
+    same rows excludes 0 upward for every training seed."""
+    return claims.baseline_moved(seed_intervals(runs, untrained, n_resamples=n_resamples, seed=seed), what)
+
+
+def left_start(what: str, runs: Runs) -> claims.Precondition:
+    """Precondition "<what> is not its starting point": every seed's selected step > 0 and a weight changed."""
+    by_seed = _by_seed(runs, what)
+    steps = {f"seed {s}": (r.result.best_step or 0) if r.result else 0 for s, r in by_seed.items()}
+    changes = {f"seed {s}": (r.result.weight_change or 0.0) if r.result else 0.0 for s, r in by_seed.items()}
+    return claims.left_start(what, steps, changes)
+
+
+def trained_preconditions(
+    reference: Runs,
+    reference_label: str,
+    other: Runs,
+    other_label: str,
+    untrained: Runs,
     *,
     n_resamples: int = 2000,
     seed: int = 0,
-    paper_difference: float | None = None,
-) -> dict:
-    """``a - b`` in Spearman x100 on the same evaluation rows, its paired 95% interval and the verdict
-    (``supported`` / ``contradicted`` / ``unresolved``; ``paper_direction`` = +1 when the paper has a > b).
+) -> list[claims.Precondition]:
+    """What every comparison of two trained arms needs: the reference arm (QuMSE for Table 3, full CCL for Tables
+    4-5 and Figure 2) moved the encoder, and both arms left their start."""
+    return [
+        moved(reference, untrained, reference_label, n_resamples=n_resamples, seed=seed),
+        left_start(reference_label, reference),
+        left_start(other_label, other),
+    ]
 
-    The row also carries the Pearson difference (point value) and, when given, the paper's own difference.
-    """
-    _check_same_rows(a, b)
-    interval = stats.paired_spearman_difference(
-        a.evaluation.gold, a.evaluation.predictions, b.evaluation.predictions, n_resamples=n_resamples, seed=seed
-    )
-    row = stats.claim_row(claim, {f"seed {seed}": interval}, paper_direction)
-    row.update(
-        a=a.name,
-        b=b.name,
-        spearman_a=a.evaluation.spearman,
-        spearman_b=b.evaluation.spearman,
-        pearson_difference=a.evaluation.pearson - b.evaluation.pearson,
+
+def sigma_changes_weights(quadruples: Sequence[Quadruple], sigma_a: float, sigma_b: float) -> claims.Precondition:
+    """Precondition for a Table 5 robustness claim: some training rows get another same-pair weight (Eq. 11,
+    ``stsnb.losses.bcl_weights``) under ``sigma_a`` than under ``sigma_b``; otherwise the two runs train alike."""
+    labels = [scale_label(label) for q in quadruples for label in (q.label_high, q.label_low)]
+    levels = sorted(set(labels))
+    weights = {
+        s: dict(zip(levels, bcl_weights(torch.tensor(levels, dtype=torch.float64), s).diagonal().tolist(), strict=True))
+        for s in (sigma_a, sigma_b)
+    }
+    differing = sum(weights[sigma_a][x] != weights[sigma_b][x] for x in labels)
+    what = f"training rows whose same-pair weight (Eq. 11) differs between sigma={sigma_a:g} and sigma={sigma_b:g}"
+    return claims.phenomenon_occurs(what, differing, out_of=len(labels))
+
+
+def spearman_claim(
+    text: str,
+    a: Runs,
+    b: Runs,
+    *,
+    direction: int = +1,
+    margin: float | None = None,
+    preconditions: Sequence[claims.Precondition] = (),
+    paper_difference: float | None = None,
+    n_resamples: int = 2000,
+    seed: int = 0,
+) -> dict:
+    """``a - b`` in Spearman x100 per training seed, each with its interval over sentence pairs, as a
+    ``stsnb.claims.claim`` row: ``direction`` +1 when the paper has a > b; ``margin`` makes it a robustness claim
+    (verdict ``equivalent`` when every seed's interval lies inside +-margin). The row also carries both arms' mean
+    Spearman, the Pearson difference (point value) and an ``interval`` text."""
+    a_runs, b_runs = _by_seed(a, "a"), _by_seed(b, "b")
+    intervals = seed_intervals(a_runs, b_runs, n_resamples=n_resamples, seed=seed)
+    pairs = [(run, _partner(b_runs, s, "b")) for s, run in sorted(a_runs.items())]
+    row = claims.claim(
+        text,
+        intervals,
+        direction=direction,
+        margin=margin,
+        preconditions=preconditions,
         paper_difference=paper_difference,
-        interval=interval.describe(),
+        a=next(iter(a_runs.values())).name,
+        b=next(iter(b_runs.values())).name,
+        spearman_a=float(np.mean([x.evaluation.spearman for x, _ in pairs])),
+        spearman_b=float(np.mean([y.evaluation.spearman for _, y in pairs])),
+        pearson_difference=float(np.mean([x.evaluation.pearson - y.evaluation.pearson for x, y in pairs])),
+        unit=f"sentence pairs ({next(iter(intervals.values())).n}, both conditions of each drawn together)",
     )
+    row["interval"] = f"{row['difference']:+.2f} [{row['low']:+.2f}, {row['high']:+.2f}]"
     return row
 
 
+def fewest_resolvable_count(level: float = 0.95) -> int:
+    """The fewest flagged items at which a count difference can exclude 0: when one arm flags ``n`` of many items
+    and the other none, a bootstrap draws no flagged item with probability about ``exp(-n)``, so the interval's
+    lower end is above 0 only when ``exp(-n) < (1 - level) / 2``; 4 at the 95% level."""
+    if not 0 < level < 1:
+        raise ValueError(f"level must lie in (0, 1), got {level!r}")
+    return math.floor(math.log(2 / (1 - level))) + 1
+
+
+def quadruple_groups(quadruples: Sequence[Quadruple]) -> list[str]:
+    """The sentence pair of each quadruple (:func:`stsnb.papers.ccl.pair_id`): the bootstrap unit of Appendix A."""
+    return [pair_id(q.rows()[0]) for q in quadruples]
+
+
 def paired_count_difference(
-    flags_a: Sequence[bool], flags_b: Sequence[bool], *, n_resamples: int = 2000, seed: int = 0, level: float = 0.95
+    flags_a: Sequence[bool],
+    flags_b: Sequence[bool],
+    groups: Sequence | None = None,
+    *,
+    n_resamples: int = 2000,
+    seed: int = 0,
+    level: float = 0.95,
 ) -> tuple[float, float, float]:
-    """``sum(flags_a) - sum(flags_b)`` with a paired percentile bootstrap interval over the items (quadruples)."""
+    """``sum(flags_a) - sum(flags_b)`` with a paired percentile bootstrap that draws ``groups`` (default: every item
+    its own group; Appendix A: :func:`quadruple_groups`) with all their items."""
     a, b = np.asarray(flags_a, dtype=np.float64), np.asarray(flags_b, dtype=np.float64)
     if a.shape != b.shape or a.ndim != 1 or len(a) == 0:
         raise ValueError(f"flags_a and flags_b must be 1-D of one non-zero length, got {a.shape} and {b.shape}")
+    labels = list(range(len(a))) if groups is None else list(groups)
+    if len(labels) != len(a):
+        raise ValueError(f"groups has {len(labels)} labels for {len(a)} flags: one group per item")
+    index: dict = {}
+    group_of = np.array([index.setdefault(label, len(index)) for label in labels], dtype=np.intp)
+    per_group = np.bincount(group_of, weights=a - b, minlength=len(index))
     rng = np.random.default_rng(seed)
-    difference = a - b
-    draws = rng.integers(0, len(a), size=(n_resamples, len(a)))
-    replicates = difference[draws].sum(axis=1)
+    replicates = per_group[rng.integers(0, len(index), size=(n_resamples, len(index)))].sum(axis=1)
     low, high = np.quantile(replicates, [(1 - level) / 2, (1 + level) / 2])
-    return float(difference.sum()), float(low), float(high)
+    return float(per_group.sum()), float(low), float(high)
 
 
 def count_claim(
-    claim: str, flags_a: Sequence[bool], flags_b: Sequence[bool], paper_direction: int, *, seed: int = 0
+    text: str,
+    flags_a: Mapping[int, Sequence[bool]] | Sequence[bool],
+    flags_b: Mapping[int, Sequence[bool]] | Sequence[bool],
+    direction: int,
+    *,
+    groups: Sequence | None = None,
+    preconditions: Sequence[claims.Precondition] = (),
+    what: str = "over-estimated quadruples (Eq. 16-17, either arm)",
+    minimum: int | None = None,
+    paper_difference: float | None = None,
+    n_resamples: int = 2000,
+    seed: int = 0,
 ) -> dict:
-    """Appendix A: the difference of over-estimated counts (a - b), its paired interval and the verdict."""
-    difference, low, high = paired_count_difference(flags_a, flags_b, seed=seed)
-    return {
-        "claim": claim,
-        "paper_direction": paper_direction,
-        "difference": difference,
-        "low": low,
-        "high": high,
-        "interval": f"{difference:+.0f} [{low:+.0f}, {high:+.0f}]",
-        "verdict": stats.verdict((difference, low, high), paper_direction),
-    }
+    """Appendix A: the difference of over-estimated counts (a - b) per training seed, its paired interval over
+    sentence pairs, and the verdict. Adds the precondition "<what> occurs": in every seed at least ``minimum``
+    (default :func:`fewest_resolvable_count`) quadruples are flagged under a or b, else the claim is not tested."""
+    a_by_seed = dict(flags_a) if isinstance(flags_a, Mapping) else {0: flags_a}
+    b_by_seed = dict(flags_b) if isinstance(flags_b, Mapping) else {0: flags_b}
+    if sorted(a_by_seed) != sorted(b_by_seed):
+        raise ValueError(f"flags_a and flags_b need the same seeds, got {sorted(a_by_seed)} and {sorted(b_by_seed)}")
+    intervals, counts, union = {}, {}, []
+    for s in sorted(a_by_seed):
+        a, b = np.asarray(a_by_seed[s], dtype=bool), np.asarray(b_by_seed[s], dtype=bool)
+        intervals[f"seed {s}"] = paired_count_difference(a, b, groups, n_resamples=n_resamples, seed=seed)
+        counts[f"seed {s}"] = {"a": int(a.sum()), "b": int(b.sum()), "either": int((a | b).sum()), "of": len(a)}
+        union.append(int((a | b).sum()))
+    minimum = fewest_resolvable_count() if minimum is None else minimum
+    occurs = claims.phenomenon_occurs(what, min(union), minimum, out_of=len(a))
+    row = claims.claim(
+        text,
+        intervals,
+        direction=direction,
+        preconditions=[*preconditions, occurs],
+        paper_difference=paper_difference,
+        counts=counts,
+        unit="sentence pairs (one quadruple each)",
+    )
+    row["interval"] = f"{row['difference']:+.1f} [{row['low']:+.0f}, {row['high']:+.0f}]"
+    return row

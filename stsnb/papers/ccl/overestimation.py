@@ -90,3 +90,24 @@ def quadruple_scores(
     label_pos = np.array([scale_label(q.label_high) for q in quadruples])
     label_neg = np.array([scale_label(q.label_low) for q in quadruples])
     return cos_pos, cos_neg, label_pos, label_neg
+
+
+def run_flags(
+    quadruples: Sequence[Quadruple], predictions: Mapping[str, float], margin: float = 0.25, reading: Reading = "mirror"
+) -> tuple[OverestimationCount, np.ndarray]:
+    """One run's Appendix A count and its flag per quadruple (Eq. 16 or Eq. 17), from per-row predictions."""
+    scores = quadruple_scores(quadruples, predictions)
+    eq16, eq17 = overestimated(*scores, margin, reading)
+    count = OverestimationCount(int(eq16.sum()), int(eq17.sum()), int((eq16 | eq17).sum()), len(eq16), margin, reading)
+    return count, eq16 | eq17
+
+
+def wide_gaps(
+    quadruples: Sequence[Quadruple], predictions: Mapping[str, float], margin: float = 0.25
+) -> tuple[int, float]:
+    """How many quadruples have ``cos_pos - cos_neg > margin``, and the largest gap. Eq. 16 and Eq. 17 (mirror) both
+    need such a gap, because ``l_pos >= l_neg``: e.g. Eq. 16 gives ``cos_pos > l_pos + margin >= l_neg + margin >
+    cos_neg + margin``. A run whose two conditions of a pair score within ``margin`` cannot over-estimate."""
+    cos_pos, cos_neg, _, _ = quadruple_scores(quadruples, predictions)
+    gap = cos_pos - cos_neg
+    return int((gap > margin).sum()), float(gap.max())

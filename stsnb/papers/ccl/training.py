@@ -53,16 +53,24 @@ class ModelSettings:
     def label(self) -> str:
         return f"{self.architecture}-encoder {self.backbone}"
 
+    @property
+    def untrained_depends_on_seed(self) -> bool:
+        """Whether the untrained model's similarities depend on the seed: only the tri-encoder's condition transform
+        (a new layer drawn from the seed) lies on the path of Eq. 2; ``g`` is used by BCL and C-MSE only."""
+        return self.architecture == "tri" and self.condition_transform
+
 
 @dataclass
 class Evaluation:
-    """Spearman and Pearson x100 of the cosines against the scaled labels, and the per-row cosines."""
+    """Spearman and Pearson x100 of the cosines against the scaled labels, the per-row cosines, and each row's
+    sentence pair (:func:`pair_id`), the unit a bootstrap resamples (a pair's two conditions are not independent)."""
 
     spearman: float
     pearson: float
     predictions: np.ndarray = field(repr=False)
     gold: np.ndarray = field(repr=False)
     sources: list[str] = field(repr=False)
+    groups: list[str] = field(repr=False, default_factory=list)
 
     @property
     def n(self) -> int:
@@ -74,6 +82,13 @@ class Evaluation:
 
     def scores(self) -> dict[str, float]:
         return {"spearman": self.spearman, "pearson": self.pearson}
+
+
+def pair_id(record: CSTSRecord) -> str:
+    """The sentence pair a C-STS row belongs to, as one label: its two sentences, unordered (the validation split
+    holds two pairs also in reverse order; those count as one pair). Rows with one id share their sentences and
+    differ only in the condition, so a bootstrap must draw them together."""
+    return "\x1f".join(sorted((record.sent1, record.sent2)))
 
 
 def gold_labels(records: Sequence[CSTSRecord]) -> np.ndarray:
@@ -89,7 +104,7 @@ def evaluate_rows(model: ConditionalEncoder, records: Sequence[CSTSRecord], batc
         raise FloatingPointError(f"{int((~np.isfinite(predictions)).sum())} non-finite similarities")
     gold = gold_labels(records)
     spearman, pearson = evaluate.correlations(predictions, gold)
-    return Evaluation(spearman, pearson, predictions, gold, [r.source for r in records])
+    return Evaluation(spearman, pearson, predictions, gold, [r.source for r in records], [pair_id(r) for r in records])
 
 
 def param_groups(model: ConditionalEncoder, lr: float, weight_decay: float, head_lr: float | None = None) -> list[dict]:
@@ -117,14 +132,31 @@ class RunOutcome:
     result: TrainResult | None
     seconds: float
     model: ConditionalEncoder | None = field(default=None, repr=False)
+    seed: int = 0  # the training seed: new layers, batch order, dropout
+
+    def describe(self) -> str:
+        """One line: the scores, the selected step, the largest weight change and the time; a second line when the
+        run kept its starting point (selected step 0 or no weight changed: it *is* the untrained model)."""
+        ev, r = self.evaluation, self.result
+        line = f"{self.name:<40} Spearman {ev.spearman:6.2f}  Pearson {ev.pearson:6.2f}  ("
+        if r is None:
+            return line + f"untrained; {self.seconds:.0f} s)"
+        change = "n/a" if r.weight_change is None else f"{r.weight_change:.1e}"
+        line += f"best selection {r.best_score:.2f} at step {r.best_step}/{r.steps}, largest weight change {change}; "
+        line += f"{self.seconds:.0f} s)"
+        if not r.best_step or not r.weight_change:
+            line += "\n   -> this run kept its starting point (step 0 or no weight changed): it IS the untrained model"
+        return line
 
     def metrics(self) -> dict:
         trained = self.result is not None
         return {
             **self.evaluation.scores(),
+            "seed": self.seed,
             "best_selection_spearman": self.result.best_score if trained else None,
             "best_step": self.result.best_step if trained else None,
             "steps": self.result.steps if trained else 0,
+            "weight_change": self.result.weight_change if trained else 0.0,
             "seconds": round(self.seconds, 1),
         }
 
@@ -163,6 +195,7 @@ def train_and_evaluate(
         result,
         time.perf_counter() - started,
         model if keep_model else None,
+        config.seed,
     )
 
 
@@ -171,4 +204,5 @@ def zero_shot(settings: ModelSettings, eval_rows: Sequence[CSTSRecord], seed: in
     started = time.perf_counter()
     model = settings.build(seed=seed)
     evaluation = evaluate_rows(model, eval_rows)
-    return RunOutcome(f"{settings.label()} untrained", settings, None, evaluation, None, time.perf_counter() - started)
+    seconds = time.perf_counter() - started
+    return RunOutcome(f"{settings.label()} untrained", settings, None, evaluation, None, seconds, seed=seed)
