@@ -25,9 +25,9 @@ def _names(value: str) -> list[str]:
     return [name.strip().removesuffix(".ipynb") for name in value.split(",") if name.strip()]
 
 
-def _timeout(value: str) -> float | None:
-    if value.lower() == "none":
-        return None
+def _timeout(value: str) -> float | None | str:
+    if value.lower() in ("none", "plan"):  # no limit; the plan's limits (the default)
+        return None if value.lower() == "none" else "plan"
     try:
         seconds = float(value)
     except ValueError:
