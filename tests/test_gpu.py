@@ -45,3 +45,55 @@ def test_qlora_on_the_gpu_takes_bf16_steps(tiny_mistral):
     assert result.steps == 2
     changed = [n for n, p in encoder.named_parameters() if p.requires_grad and not torch.equal(p.detach(), before[n])]
     assert changed and all("lora_" in n for n in changed)
+
+
+def _cuda_in_worker() -> dict:
+    """What a launched worker sees: its rank, the world size and a CUDA tensor on its own GPU."""
+    from accelerate import PartialState
+
+    state = PartialState()
+    x = torch.ones(2, device=state.device)
+    return {"processes": state.num_processes, "device": str(x.device), "sum": float(x.sum())}
+
+
+def test_the_run_record_then_a_two_process_launch(tmp_path, monkeypatch):
+    """Issue: runs.start() used to initialise CUDA in the kernel, after which forked workers could not use it. The
+    record reads the GPU names through nvidia-smi, and the launch starts a fresh torchrun child."""
+    if torch.cuda.device_count() < 2:
+        pytest.skip("needs 2 GPUs")
+    from stsnb import distributed, runs
+
+    monkeypatch.setenv("STSNB_RUN_DIR", str(tmp_path))
+    runs.start("gpu-tier", params={"seed": 0})
+    assert not torch.cuda.is_initialized()
+    out = distributed.run(_cuda_in_worker, (), num_processes=2)
+    assert out["processes"] == 2 and out["device"] == "cuda:0" and out["sum"] == 2.0
+
+
+def _qlora_checkpointing_ddp(folder: str) -> dict:
+    from stsnb.models import LoraSettings, load_encoder
+
+    encoder = load_encoder(
+        folder,
+        template='This sentence : "*sent_0*" means something',
+        quantize_4bit=True,
+        lora=LoraSettings(r=8, alpha=16),
+        gradient_checkpointing=True,
+    )
+    texts = [f"sentence {i} about a guitar" for i in range(16)]
+
+    def loss_fn(model, batch):
+        return model(list(batch)).float().pow(2).mean()
+
+    result = fit(encoder, loss_fn, texts, TrainConfig(batch_size=4, lr=1e-3, mixed_precision="bf16", progress=False))
+    return {"steps": result.steps, "change": result.weight_change}
+
+
+def test_qlora_with_checkpointing_under_ddp_on_two_gpus(tiny_mistral):
+    """Issue: reentrant checkpointing under DDP failed with "Expected to mark a variable ready only once"."""
+    if torch.cuda.device_count() < 2:
+        pytest.skip("needs 2 GPUs")
+    from stsnb import distributed
+
+    out = distributed.run(_qlora_checkpointing_ddp, (str(tiny_mistral),), num_processes=2)
+    assert out["steps"] == 2 and out["change"] > 0
