@@ -7,13 +7,13 @@
 - **Model ids**: values of parameters named like ``backbone``/``model`` are packaged names, local folders or
   well-formed Hub ids (``owner/name``).
 - **Memory**: notebooks that train report an estimate of peak memory per GPU (``stsnb.memory_estimate``) through
-  a hook of their paper package (``stsnb.papers.MEMORY_PLANS``); a plan that does not fit ``--gpu-memory`` fails.
+  a hook their paper package registers in the entry-point group ``stsnb.memory_plans`` (pyproject.toml: notebook
+  name -> function), so this generic module knows no paper; a plan that does not fit ``--gpu-memory`` fails.
 """
 
 from __future__ import annotations
 
 import ast
-import importlib
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -109,15 +109,14 @@ def model_id_problem(name: str, model: str) -> str | None:
 
 
 def memory_hook(notebook: str) -> Callable[[Mapping[str, Any]], list[tuple]] | None:
-    """The paper package's ``plan(params)`` for ``notebook``, from ``stsnb.papers.MEMORY_PLANS`` (None: it does
-    not train)."""
-    from . import papers
+    """The function registered for ``notebook`` in the entry-point group ``stsnb.memory_plans`` (None: the notebook
+    trains nothing)."""
+    from importlib.metadata import entry_points
 
-    target = getattr(papers, "MEMORY_PLANS", {}).get(notebook)
-    if target is None:
-        return None
-    module, _, function = target.partition(":")
-    return getattr(importlib.import_module(module), function)
+    for entry in entry_points(group="stsnb.memory_plans"):
+        if entry.name == notebook:
+            return entry.load()
+    return None
 
 
 def memory_rows(notebook: str, params: Mapping[str, Any]) -> list[MemoryRow]:
