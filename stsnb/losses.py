@@ -45,6 +45,12 @@ _REDUCTIONS = ("mean", "sum", "none")
 # ---- validation helpers ---------------------------------------------------------------------------------------
 
 
+def _has_values(*tensors: Tensor) -> bool:
+    """False for tensors on the ``meta`` device (shapes only): checks that read values are skipped there, so one
+    training step can run on ``meta`` to prove every tensor follows the model's device (tests/test_meta_device.py)."""
+    return all(t.device.type != "meta" for t in tensors)
+
+
 def _check_reduction(reduction: str) -> None:
     if reduction not in _REDUCTIONS:
         raise ValueError(f"reduction must be one of {_REDUCTIONS}, got {reduction!r}")
@@ -207,7 +213,7 @@ def softmax_cross_entropy(logits: Tensor, labels: Tensor, reduction: Reduction =
         raise ValueError(f"labels must be integer class ids, got dtype {labels.dtype}")
     if labels.shape[0] != logits.shape[0]:
         raise ValueError(f"labels must have one entry per row of logits ({logits.shape[0]}), got {labels.shape[0]}")
-    if labels.min() < 0 or labels.max() >= logits.shape[1]:
+    if _has_values(labels) and (labels.min() < 0 or labels.max() >= logits.shape[1]):
         raise ValueError(f"labels must lie in [0, {logits.shape[1]}), got min {labels.min()} max {labels.max()}")
     return F.cross_entropy(logits, labels.long(), reduction=reduction)  # -log softmax(z)_y
 
@@ -340,7 +346,7 @@ def pearson_loss(x: Tensor, y: Tensor, reduction: Reduction = "mean", *, officia
         raise ValueError(f"pearson_loss needs a batch of at least 2 pairs to define a correlation, got {n}")
     y = y.to(x.dtype)
     for name, values in (("x", x), ("y", y)):
-        if bool(values.max() == values.min()):
+        if _has_values(values) and bool(values.max() == values.min()):
             raise ConstantBatchError(name, n, float(values[0]))
     xc, yc = x - x.mean(), y - y.mean()  # X - E[X], Y - E[Y]
     r = (xc * yc).sum() / (xc.norm() * yc.norm())  # r = cov(X, Y) / (sigma_X sigma_Y)   (Eq. 9)
@@ -405,7 +411,7 @@ def w_acl(
     _check_same_shape("cos_pos", cos_pos, "label_pos", label_pos)
     _check_same_shape("cos_pos", cos_pos, "label_neg", label_neg)
     label_pos, label_neg = label_pos.to(cos_pos.dtype), label_neg.to(cos_pos.dtype)
-    if bool((label_pos < label_neg).any()):
+    if _has_values(label_pos, label_neg) and bool((label_pos < label_neg).any()):
         raise ValueError("label_pos must be >= label_neg for every pair (CCL Section 3.1: l_pos >= l_neg)")
     gap = label_pos - label_neg  # l_pos - l_neg: target gap and confidence weight
     loss = gap * (gap + cos_neg - cos_pos).abs()  # (l_pos - l_neg) |l_pos - l_neg + cos_neg - cos_pos|   (Eq. 9)
@@ -426,7 +432,7 @@ def bcl_weights(labels: Tensor, sigma: float) -> Tensor:
     """
     _check_number("sigma", sigma, low=0.0, low_inclusive=True, high=1.0)
     _check_vector("labels", labels)
-    if bool((labels < 0).any() or (labels > 1).any()):
+    if _has_values(labels) and bool((labels < 0).any() or (labels > 1).any()):
         raise ValueError(
             f"labels must be scaled to [0, 1] (e.g. (l - 1) / 4 for C-STS's 1..5), got min {labels.min()} "
             f"max {labels.max()}"
@@ -507,9 +513,9 @@ def _check_sequence_ids(sequence_ids: Tensor, n_segments: int) -> None:
             f"sequence_ids must have shape ({n_segments},) (one sequence id per segment), got "
             f"{tuple(sequence_ids.shape)}"
         )
-    if bool((sequence_ids < 0).any()):
+    if _has_values(sequence_ids) and bool((sequence_ids < 0).any()):
         raise ValueError("sequence_ids must be >= 0")
-    if sequence_ids.unique().numel() < 2:
+    if _has_values(sequence_ids) and sequence_ids.unique().numel() < 2:
         raise ValueError(
             "hicl_local_loss needs segments from at least 2 sequences: segments of the same sequence are neither "
             "positives nor negatives, so a single sequence leaves no negative"
@@ -620,7 +626,7 @@ def hicl_loss(
         )
     _check_number("alpha", alpha, low=0.0, low_inclusive=True, high=1.0)
     _check_matrix("sequences", sequences)
-    if sequence_ids.numel() and int(sequence_ids.max()) >= sequences.shape[0]:
+    if _has_values(sequence_ids) and sequence_ids.numel() and int(sequence_ids.max()) >= sequences.shape[0]:
         raise ValueError(
             f"sequence_ids index rows of sequences: every id must be < {sequences.shape[0]}, got max "
             f"{int(sequence_ids.max())}"
