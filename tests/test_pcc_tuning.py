@@ -1,5 +1,6 @@
-"""Pcc-tuning's paper module: the Table 3 templates, Eq. 8 and Eq. 9 as the package computes them, the corpora on
-real data, QLoRA on CPU, the transfer probe on real embeddings, stage 2 restarting from the stage-1 adapter."""
+"""Pcc-tuning's paper module: the Table 3 templates, Eq. 8 and Eq. 9 as the package computes them, the control of
+stage 2 (Eq. 8's form on scored pairs), the corpora and the matched de-duplication arms on real data, QLoRA on CPU,
+the transfer probe on real embeddings, stage 2 restarting from the stage-1 adapter, the claims' preconditions."""
 
 from __future__ import annotations
 
@@ -123,7 +124,7 @@ def test_stage2_loss_is_one_minus_pearson_of_the_cosines():
 def test_stage2_refuses_gradient_accumulation():
     from stsnb.train import TrainConfig
 
-    with pytest.raises(ValueError, match="Pearson's r over the whole batch"):
+    with pytest.raises(ValueError, match="statistic of the whole batch"):
         pcc_tuning.train_stage(_StubEncoder(), 2, PAIRS, TrainConfig(batch_size=2, grad_accum=2, progress=False))
     with pytest.raises(ValueError, match="stage must be 1 or 2"):
         pcc_tuning.train_stage(_StubEncoder(), 3, PAIRS, TrainConfig(progress=False))
@@ -195,3 +196,253 @@ def test_stage2_starts_again_from_the_stage1_adapter(tmp_path):
     assert any(not torch.equal(after_first[k], start[k]) for k in start)  # it trained
     assert all(torch.equal(after_first[k], v) for k, v in trainable_state(encoder).items())  # same start, same end
     assert first.scores == second.scores
+
+
+# ---- the control of stage 2: Eq. 8's form on stage 2's scored pairs ---------------------------------------------
+
+
+def _eq8_by_hand(first, second, gold, threshold, tau):
+    """Eq. 8 written out: anchors are the pairs scored >= threshold, candidates every pair's second sentence."""
+    a, s = F.normalize(first, dim=-1), F.normalize(second, dim=-1)
+    terms = []
+    for i in range(len(gold)):
+        if gold[i] < threshold:
+            continue
+        numerator = torch.exp(a[i] @ s[i] / tau)
+        denominator = sum(torch.exp(a[i] @ s[j] / tau) for j in range(len(gold)))
+        terms.append(-torch.log(numerator / denominator))
+    return torch.stack(terms).mean()
+
+
+def test_the_controls_loss_is_eq8_on_the_positive_pairs_with_every_second_sentence_a_candidate():
+    from stsnb import losses
+
+    g = torch.Generator().manual_seed(0)
+    first, second = torch.randn(6, 5, generator=g), torch.randn(6, 5, generator=g)
+    gold = torch.tensor([4.6, 1.0, 4.0, 3.9, 0.2, 5.0])
+    loss = pcc_tuning.scored_pairs_info_nce(first, second, gold, positive_score=4.0, temperature=0.05)
+    assert loss.item() == pytest.approx(_eq8_by_hand(first, second, gold, 4.0, 0.05).item(), rel=1e-5)
+    # every pair a positive: exactly the in-batch InfoNCE of stsnb.losses (Eq. 8 without hard negatives)
+    every = pcc_tuning.scored_pairs_info_nce(first, second, torch.full((6,), 5.0), 4.0, 0.05)
+    assert every.item() == pytest.approx(losses.info_nce(first, second, temperature=0.05).item(), rel=1e-6)
+    # no positive in the batch: a loss of 0 that still back-propagates (no gradient)
+    first.requires_grad_(True)
+    none = pcc_tuning.scored_pairs_info_nce(first, second, torch.zeros(6), 4.0, 0.05)
+    none.backward()
+    assert none.item() == 0.0 and torch.count_nonzero(first.grad) == 0
+    with pytest.raises(ValueError, match="gold must hold one score per pair"):
+        pcc_tuning.scored_pairs_info_nce(first, second, torch.zeros(5))
+    with pytest.raises(ValueError, match="temperature"):
+        pcc_tuning.scored_pairs_info_nce(first, second, gold, temperature=0.0)
+
+
+def test_the_control_encodes_the_pairs_as_stage_2_does():
+    encoder = _StubEncoder()
+    loss = pcc_tuning.control_loss(positive_score=4.0, temperature=0.05, cutoff=None)(encoder, PAIRS)
+    first, second = encoder([p.sent1 for p in PAIRS]), encoder([p.sent2 for p in PAIRS])
+    gold = torch.tensor([p.score for p in PAIRS])
+    assert loss.item() == pytest.approx(_eq8_by_hand(first, second, gold, 4.0, 0.05).item(), rel=1e-5)
+    with pytest.raises(ValueError, match="objective must be one of"):
+        pcc_tuning.train_stage(_StubEncoder(), 2, PAIRS, _config(), objective="mse")
+
+
+def _config(**changes):
+    from stsnb.train import TrainConfig
+
+    base = dict(batch_size=2, lr=1e-2, warmup_ratio=0.0, eval_at_start=False, progress=False)
+    return TrainConfig(**{**base, **changes})
+
+
+def test_the_control_trains_from_the_same_start_in_the_same_steps_as_pearson(tmp_path, data_dir):
+    """Mechanics on a tiny random Llama: both stage-2 objectives from one start, same pairs and config, take the
+    same steps and move the adapter; the untrained prompt embedding does not depend on the seed (LoRA's B is 0)."""
+    from conftest import save_tiny_causal_lm
+    from transformers import LlamaConfig
+
+    from stsnb.train import trainable_state
+
+    folder = save_tiny_causal_lm(tmp_path / "tiny-llama", LlamaConfig)
+    embeddings = []
+    for s in (0, 1):
+        torch.manual_seed(s)
+        encoder = pcc_tuning.load_prompt_encoder(str(folder), "sth", lora=models.LoraSettings(r=4))
+        embeddings.append(encoder(["A cat sleeps.", "Two dogs run."]).detach())
+    assert torch.allclose(embeddings[0], embeddings[1])
+    start = trainable_state(encoder)
+    scoring = pcc_tuning.Scoring("stsb", 8)
+    pairs = [p for p in data.load_stsb("train", "raw")[:40] if p.score >= 4.0][:4] + data.load_stsb("train", "raw")[:4]
+    runs = {
+        objective: pcc_tuning.stage2_from(
+            encoder, start, pairs, _config(batch_size=4), None, scoring, cutoff=16, objective=objective
+        )
+        for objective in ("pearson", "infonce")
+    }
+    assert runs["pearson"].result.steps == runs["infonce"].result.steps == 2
+    assert all(r.result.weight_change > 0 and r.kept_step == 2 for r in runs.values())
+    gold = {t: g.tolist() for t, (g, _) in runs["pearson"].predictions.items()}
+    assert gold == {t: g.tolist() for t, (g, _) in runs["infonce"].predictions.items()}  # the same test pairs
+
+
+# ---- the de-duplication study: two arms with one STS-B / SICK-R mix ------------------------------------------
+
+
+def test_the_overlap_is_computed_from_the_data(data_dir):
+    clean = pcc_tuning.corpora.stage2_pairs(dedup=True)
+    shared, total = clean.overlap()
+    assert (shared, total) == (4851, 10249)  # 47% of the paper's stage-2 pairs appear verbatim in a test set
+    assert clean.removed == {"STSBenchmark": 4758, "SICK": 93}
+
+
+def test_the_deduplicated_arm_keeps_the_full_arms_mix_and_no_shared_pair(data_dir):
+    from collections import Counter
+
+    corpora = pcc_tuning.corpora
+    full, clean = corpora.stage2_pairs(dedup=False), corpora.stage2_pairs(dedup=True)
+    clean_set = set(clean.pairs)
+    for seed in (0, 1, 2):
+        arms = corpora.matched_arms(full, clean, 128, seed)
+        assert arms.kept == data.sample(full.pairs, 128, seed)  # the kept arm is stage 2's own draw
+        assert Counter(p.dataset for p in arms.removed) == Counter(p.dataset for p in arms.kept)
+        assert all(p in clean_set for p in arms.removed) and len(set(arms.removed)) == 128
+        assert arms.shared_in_kept == sum(p not in clean_set for p in arms.kept) > 0
+    assert corpora.matched_arms(full, clean, 128, 0).removed == corpora.matched_arms(full, clean, 128, 0).removed
+    assert 1400 < corpora.largest_matched(full, clean) < 1600  # 991 clean STS-B pairs bound the matched size
+    with pytest.raises(ValueError, match="dedup_pairs"):
+        corpora.matched_arms(full, clean, None, 0)
+    with pytest.raises(ValueError, match="too few pairs"):
+        corpora.stratified_like(full.pairs[:5], [p for p in clean.pairs if p.dataset == "SICK"], 0)
+
+
+# ---- which runs the notebook trains ---------------------------------------------------------------------------
+
+
+def test_plan_runs_the_headline_and_section_6_on_every_seed_and_the_sweeps_on_the_first(data_dir):
+    corpora, pipeline = pcc_tuning.corpora, pcc_tuning.pipeline
+    full, clean = corpora.stage2_pairs(dedup=False), corpora.stage2_pairs(dedup=True)
+    plans = pipeline.plan(
+        ["sth", "eol"],
+        [0, 1, 2],
+        lambda s: data.sample(full.pairs, 64, s),
+        lambda b, s: _config(batch_size=b, seed=s),
+        [32, 16],
+        arms_of=lambda s: corpora.matched_arms(full, clean, 64, s),
+        control_positive_score=4.0,
+    )
+    assert [(p.template, p.seed) for p in plans] == [("sth", 0), ("sth", 1), ("sth", 2), ("eol", 0)]
+    assert list(plans[0].variants) == ["batch 32", "batch 16", pipeline.DEDUP, pipeline.CONTROL]
+    assert list(plans[1].variants) == ["batch 32", pipeline.DEDUP, pipeline.CONTROL]
+    assert list(plans[3].variants) == ["batch 32"]
+    assert [p.score_untrained for p in plans] == [True, False, False, True]
+    assert [p.probe for p in plans] == [True, False, False, False]
+    control = plans[1].variants[pipeline.CONTROL]
+    assert control.objective == "infonce" and control.pairs == plans[1].variants["batch 32"].pairs
+    assert control.config == plans[1].variants["batch 32"].config and control.config.seed == 1
+    other_size = pipeline.plan(
+        ["sth"],
+        [0],
+        lambda s: data.sample(full.pairs, 64, s),
+        lambda b, s: _config(batch_size=b, seed=s),
+        [32],
+        arms_of=lambda s: corpora.matched_arms(full, clean, 96, s),
+    )
+    assert list(other_size[0].variants) == ["batch 32", pipeline.KEPT, pipeline.DEDUP]
+    with pytest.raises(ValueError, match="training_seeds must differ"):
+        pipeline.plan(["sth"], [0, 0], lambda s: [], lambda b, s: _config(), [32])
+
+
+# ---- claims: preconditions, training seeds, equivalence -------------------------------------------------------
+
+
+def _stage_run(predictions, best_step=4, weight_change=1e-2, steps=4):
+    from stsnb.train import TrainResult
+
+    result = TrainResult(steps, 50.0, best_step, 1.0, weight_change=weight_change)
+    return pcc_tuning.StageRun(result, predictions)
+
+
+@pytest.fixture(scope="module")
+def sts_gold(data_dir):
+    """Gold scores of 80 real STS-B test pairs and 80 of SICK-R test: systems are gold plus noise of a chosen size."""
+    return {
+        "STSBenchmark": np.array([p.score for p in data.load_stsb("test")[:80]]),
+        "SICKRelatedness": np.array([p.score for p in data.load_sick("test")[:80]]),
+    }
+
+
+def _system(gold, noise, seed):
+    rng = np.random.default_rng(seed)
+    return {t: (g, g + noise * rng.standard_normal(len(g)) * g.std()) for t, g in gold.items()}
+
+
+def test_stage_claims_carry_preconditions_and_seeds_and_are_not_tested_when_stage_1_kept_step_0(sts_gold):
+    from stsnb import stats
+
+    untrained = _system(sts_gold, 3.0, 0)
+    stage1 = {s: _stage_run(_system(sts_gold, 1.0, 10 + s)) for s in (0, 1, 2)}
+    stage2 = {s: _stage_run(_system(sts_gold, 0.2, 20 + s)) for s in (0, 1, 2)}
+    first, second = pcc_tuning.claims.stage_claims(
+        untrained, stage1, stage2, "Mistral-7b", "PromptSTH", n_resamples=200
+    )
+    assert (first["verdict"], second["verdict"]) == (stats.SUPPORTED, stats.SUPPORTED)
+    assert first["seeds"] == second["seeds"] == 3 and second["headline"]
+    assert second["paper_difference"] == pytest.approx(90.61 - 85.66)
+    assert [p["name"] for p in second["preconditions"]] == [
+        "stage 1 moved the encoder",
+        "stage 2 is not its starting point",
+    ]
+    assert all(p["holds"] for p in first["preconditions"] + second["preconditions"])
+    # stage 1 kept its step-0 checkpoint on one seed: that seed's stage 1 *is* the untrained embedding
+    stayed = {**stage1, 1: _stage_run(untrained, best_step=0, weight_change=0.0)}
+    first, second = pcc_tuning.claims.stage_claims(
+        untrained, stayed, stage2, "Mistral-7b", "PromptSTH", n_resamples=200
+    )
+    assert first["verdict"] == second["verdict"] == stats.NOT_TESTED
+    assert "stage 1 is not its starting point failed" in first["not_tested_because"]
+    assert "stage 1 moved the encoder failed" in second["not_tested_because"]
+    assert pcc_tuning.claims.stayed_at_start({"stage 1 seed 1": stayed[1]}) != []
+    with pytest.raises(TypeError, match="stage1 must be a pipeline.StageRun"):
+        pcc_tuning.claims.stage_claims(untrained, untrained, stage2, "Mistral-7b", "PromptSTH")
+
+
+def test_the_control_and_dedup_claims_need_their_runs_and_their_phenomenon(sts_gold):
+    from stsnb import stats
+
+    claims = pcc_tuning.claims
+    untrained = _system(sts_gold, 3.0, 0)
+    stage1 = {s: _stage_run(_system(sts_gold, 1.0, 10 + s)) for s in (0, 1)}
+    stage2 = {s: _stage_run(_system(sts_gold, 0.2, 20 + s)) for s in (0, 1)}
+    control = {s: _stage_run(_system(sts_gold, 0.8, 30 + s)) for s in (0, 1)}
+    row = claims.control_claim(
+        untrained, stage1, stage2, control, {0: 40, 1: 35}, positive_score=4.0, n_pairs=128, n_resamples=200
+    )
+    assert row["verdict"] == stats.SUPPORTED and row["seeds"] == 2
+    no_positives = claims.control_claim(
+        untrained, stage1, stage2, control, {0: 40, 1: 0}, positive_score=4.0, n_pairs=128, n_resamples=200
+    )
+    assert no_positives["verdict"] == stats.NOT_TESTED and "control's positives" in no_positives["not_tested_because"]
+    kept, removed = stage2, {s: _stage_run(_system(sts_gold, 0.5, 40 + s)) for s in (0, 1)}
+    leak, survives = claims.dedup_claims(stage1, kept, removed, {0: 60, 1: 50}, untrained, n_resamples=200)
+    assert leak["verdict"] == survives["verdict"] == stats.SUPPORTED
+    unshared, _ = claims.dedup_claims(stage1, kept, removed, {0: 0, 1: 50}, untrained, n_resamples=200)
+    assert unshared["verdict"] == stats.NOT_TESTED
+
+
+def test_robustness_claims_are_judged_by_equivalence_within_the_margin(sts_gold):
+    from stsnb import stats
+
+    claims = pcc_tuning.claims
+    base = _system(sts_gold, 0.2, 1)
+    same = {t: (g, p + 1e-4 * np.arange(len(p))) for t, (g, p) in base.items()}  # a hair's difference
+    row = claims.robustness_claim("batch", {0: _stage_run(same)}, {0: _stage_run(base)}, margin=1.0, n_resamples=200)
+    assert row["verdict"] == stats.EQUIVALENT and row["kind"] == "equivalence" and row["margin"] == 1.0
+    worse = claims.robustness_claim(
+        "batch", {0: _stage_run(_system(sts_gold, 3.0, 2))}, {0: _stage_run(base)}, margin=1.0, n_resamples=200
+    )
+    assert worse["verdict"] == stats.CONTRADICTED
+    stayed = claims.robustness_claim(
+        "batch", {0: _stage_run(same, best_step=0, weight_change=0.0)}, {0: _stage_run(base)}, n_resamples=200
+    )
+    assert stayed["verdict"] == stats.NOT_TESTED  # two copies of one model are trivially "equivalent"
+    assert claims.paper_batch_difference("Mistral-7b", 192, 224) == pytest.approx(90.54 - 90.61)
+    assert claims.paper_batch_difference("Mistral-7b", 240, 224) is None  # the official 240 is not in Table 5
+    assert claims.paper_template_difference("Mistral-7b", "PromptEOL", "PromptSTH") == pytest.approx(90.39 - 90.61)

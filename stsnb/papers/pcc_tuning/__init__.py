@@ -2,21 +2,33 @@
 
 - ``ceiling``: Section 2 and Appendix C, the 7/8 Spearman ceiling of a binary classifier (sympy).
 - ``prompts``: Table 3's templates (PromptEOL, PromptSUM, PromptSTH).
-- ``corpora``: stage 1's NLI triplets and stage 2's STS-B + SICK-R pairs, with and without the test-set overlap.
-- ``training``: the prompt encoder (last token, LoRA / QLoRA), Eq. 8 and Eq. 9 as losses, both stages on ``fit``.
-- ``pipeline``: untrained, stage 1, stage 2 from the stage-1 adapter, scored on the same test pairs.
+- ``corpora``: stage 1's NLI triplets and stage 2's STS-B + SICK-R pairs, with and without the test-set overlap (the
+  two arms drawn with the same STS-B / SICK-R mix).
+- ``training``: the prompt encoder (last token, LoRA / QLoRA), Eq. 8 and Eq. 9 as losses, both stages on ``fit``;
+  the control, stage 2's pairs under Eq. 8's form.
+- ``pipeline``: untrained, stage 1, stage 2 variants from the stage-1 adapter, one call per training seed, scored on
+  the same test pairs.
 - ``transfer``: Table 6's logistic-regression probe (SICK-E here; the other six need the Hub).
 - ``recipes``: the official settings per backbone and template, for the paper profile.
-- ``claims``: our stage differences with paired intervals and verdicts (``stsnb.stats``).
+- ``claims``: our stage differences with paired intervals per training seed, preconditions and verdicts
+  (``stsnb.claims``).
 - ``reported``: the paper's numbers.
 """
 
 from . import ceiling, claims, corpora, pipeline, recipes, training, transfer
-from .pipeline import Scoring, StageRun, TemplateRun, run_template, stage1, stage2_from
+from .pipeline import Scoring, Stage2Variant, StageRun, TemplateRun, run_template, stage1, stage2_from
 from .prompts import DEFAULT_TEMPLATE, TEMPLATE_NAMES, TEMPLATES, template
 from .recipes import PAPER_BACKBONES, Recipe, paper_recipe, warmup_ratio
 from .reported import REPORTED, TRANSFER_TASKS
-from .training import cut, load_prompt_encoder, stage1_loss, stage2_loss, train_stage
+from .training import (
+    control_loss,
+    cut,
+    load_prompt_encoder,
+    scored_pairs_info_nce,
+    stage1_loss,
+    stage2_loss,
+    train_stage,
+)
 
 __all__ = [
     "DEFAULT_TEMPLATE",
@@ -28,6 +40,7 @@ __all__ = [
     "Recipe",
     "ceiling",
     "claims",
+    "control_loss",
     "corpora",
     "cut",
     "load_prompt_encoder",
@@ -35,9 +48,11 @@ __all__ = [
     "pipeline",
     "recipes",
     "Scoring",
+    "Stage2Variant",
     "StageRun",
     "TemplateRun",
     "run_template",
+    "scored_pairs_info_nce",
     "stage1",
     "stage2_from",
     "stage1_loss",

@@ -12,6 +12,8 @@ where the embedding is read, is never truncated.
 - Stage 2 (Eq. 9): the same adapter keeps training with ``1 - Pearson(cos(u, v), gold)`` over the whole batch in one
   forward and backward (no gradient accumulation: Pearson is a batch statistic, a mean of per-micro-batch Pearsons
   is another loss); across processes the cosines and gold scores are gathered with gradients.
+- The control of stage 2 (ours, not the paper's): stage 2's scored pairs under stage 1's objective, so that the
+  Pearson loss is the only difference (:func:`scored_pairs_info_nce`, :func:`train_control`).
 """
 
 from __future__ import annotations
@@ -28,6 +30,8 @@ from ... import evaluate, losses, models
 from ...distributed import gather_with_grad
 from ...train import TrainConfig, TrainResult, fit
 from .prompts import template as template_text
+
+STAGE2_OBJECTIVES = ("pearson", "infonce")  # Eq. 9 (the paper's stage 2); Eq. 8's form on the same pairs (control)
 
 
 def load_prompt_encoder(
@@ -96,6 +100,58 @@ def stage2_loss(cutoff: int | None = 64) -> Callable[[models.SentenceEncoder, li
     return step
 
 
+def scored_pairs_info_nce(
+    first: Tensor, second: Tensor, gold: Tensor, positive_score: float = 4.0, temperature: float = 0.05
+) -> Tensor:
+    r"""Eq. 8's form on a batch of *scored* pairs (the control of stage 2; ours, not the paper's).
+
+    A contrastive loss is a binary classifier of pairs (the paper's Section 2): it can only use a graded score by
+    cutting it. The pairs scored at least ``positive_score`` (4 of 5: "mostly equivalent" in the STS guidelines; SICK's
+    4.2 of 5 after the 0-5 rescaling; the threshold STS-Regression's +Contrast uses) are the positives
+    :math:`(h_i, h_i^+)`; every pair's second sentence in the batch is a candidate, so the other positives' are Eq. 8's
+    in-batch negatives :math:`h_j^+` and the lower-scored pairs' are extra negatives in the place of Eq. 8's
+    :math:`h_j^-`:
+
+    .. math:: \ell_i = -\log \frac{e^{\cos(h_i, h_i^+)/\tau}}{\sum_{j \in \text{batch}} e^{\cos(h_i, s_j)/\tau}},
+        \quad i: y_i \ge \text{positive\_score}
+
+    averaged over the positives. So the control sees the same pairs, in the same batches, as Pearson stage 2, and
+    only the objective differs; the lower-scored pairs' first sentences and the grades above and below the cut are
+    what a contrastive loss cannot use. A batch without a positive gives a loss of 0 (with its graph, no gradient).
+    With every pair a positive this is ``stsnb.losses.info_nce(first, second)`` exactly.
+    """
+    if first.shape != second.shape or first.ndim != 2:
+        raise ValueError(
+            f"first and second must be (N, D) of one shape, got {tuple(first.shape)} and {tuple(second.shape)}"
+        )
+    if gold.shape != first.shape[:1]:
+        raise ValueError(f"gold must hold one score per pair ({first.shape[0]}), got shape {tuple(gold.shape)}")
+    if temperature <= 0:
+        raise ValueError(f"temperature must be > 0, got {temperature}")
+    positives = torch.nonzero(gold >= positive_score).flatten()
+    if positives.numel() == 0:
+        return (first.sum() + second.sum()) * 0.0
+    logits = F.normalize(first[positives], dim=-1) @ F.normalize(second, dim=-1).T / temperature
+    return F.cross_entropy(logits, positives)
+
+
+def control_loss(
+    positive_score: float = 4.0, temperature: float = 0.05, cutoff: int | None = 64
+) -> Callable[[models.SentenceEncoder, list], Tensor]:
+    """:func:`scored_pairs_info_nce` on a batch of ``stsnb.data.STSPair`` (scores 0-5), encoded as stage 2 encodes
+    them (sentences cut to ``cutoff`` tokens) and gathered across processes (the negatives span the global batch)."""
+
+    def step(encoder: models.SentenceEncoder, batch: list[stsdata.STSPair]) -> Tensor:
+        texts = cut(_tokenizer(encoder), [p.sent1 for p in batch] + [p.sent2 for p in batch], cutoff)
+        embedded = encoder(texts)
+        n = len(batch)
+        gold = torch.tensor([p.score for p in batch], dtype=embedded.dtype, device=embedded.device)
+        first, second = gather_with_grad(embedded[:n]), gather_with_grad(embedded[n:])
+        return scored_pairs_info_nce(first, second, gather_with_grad(gold), positive_score, temperature)
+
+    return step
+
+
 def train_stage(
     encoder: models.SentenceEncoder,
     stage: int,
@@ -105,18 +161,29 @@ def train_stage(
     dev_pairs: Sequence[stsdata.STSPair] | None = None,
     cutoff: int | None = None,
     temperature: float = 0.05,
+    objective: str = "pearson",
+    positive_score: float = 4.0,
 ) -> TrainResult:
-    """Stage 1 (triplets, Eq. 8) or stage 2 (scored pairs, Eq. 9) on the trainable (LoRA) weights of ``encoder``,
-    with STS-B dev selection when ``dev_pairs`` are given (the untrained adapter, step 0, included)."""
+    """Stage 1 (triplets, Eq. 8) or stage 2 (scored pairs) on the trainable (LoRA) weights of ``encoder``, with
+    STS-B dev selection when ``dev_pairs`` are given (the untrained adapter, step 0, included). Stage 2's
+    ``objective``: ``"pearson"`` (Eq. 9, the paper's) or ``"infonce"`` (the control: Eq. 8's form on the same pairs,
+    positives scored >= ``positive_score``, :func:`scored_pairs_info_nce`), both in the same batches and steps."""
     if stage == 1:
         loss = stage1_loss(temperature, 32 if cutoff is None else cutoff)
     elif stage == 2:
+        if objective not in STAGE2_OBJECTIVES:
+            raise ValueError(f"objective must be one of {STAGE2_OBJECTIVES}, got {objective!r}")
         if config.grad_accum != 1:
             raise ValueError(
-                "stage 2's loss is Pearson's r over the whole batch: gradient accumulation would average the "
-                f"Pearsons of micro-batches, another loss (grad_accum={config.grad_accum}; use one larger batch)"
+                f"stage 2's loss ({objective}) is a statistic of the whole batch (Pearson's r; in-batch negatives): "
+                f"gradient accumulation would average the losses of micro-batches, another loss "
+                f"(grad_accum={config.grad_accum}; use one larger batch)"
             )
-        loss = stage2_loss(64 if cutoff is None else cutoff)
+        stage2_cutoff = 64 if cutoff is None else cutoff
+        if objective == "pearson":
+            loss = stage2_loss(stage2_cutoff)
+        else:
+            loss = control_loss(positive_score, temperature, stage2_cutoff)
         config = replace(config, drop_last=True)  # a batch of 1-2 pairs has no Pearson to speak of
     else:
         raise ValueError(f"stage must be 1 or 2, got {stage!r}")
