@@ -97,3 +97,11 @@ def test_qlora_with_checkpointing_under_ddp_on_two_gpus(tiny_mistral):
 
     out = distributed.run(_qlora_checkpointing_ddp, (str(tiny_mistral),), num_processes=2)
     assert out["steps"] == 2 and out["change"] > 0
+
+
+def test_evaluation_runs_in_bf16_on_the_gpu_and_returns_fp32(tiny_mistral):
+    encoder = models.load_encoder(str(tiny_mistral), pooling="mean")
+    with models.evaluation_precision(encoder.device):
+        assert torch.get_autocast_dtype("cuda") == torch.bfloat16 or not torch.cuda.is_bf16_supported()
+    vectors = encoder.encode(["a man plays a guitar", "a dog runs"])
+    assert vectors.dtype == torch.float32 and vectors.device.type == "cpu" and torch.isfinite(vectors).all()
