@@ -11,9 +11,10 @@ import numpy as np
 import pytest
 import torch
 
+from stsnb import claims as stsnb_claims
 from stsnb import losses as L
 from stsnb.papers import hicl
-from stsnb.papers.hicl import objectives, segments, variants
+from stsnb.papers.hicl import efficiency, objectives, segments, variants
 
 
 def cos_np(a, b):
@@ -323,3 +324,171 @@ def test_simcse_probe_scores_last_weights_against_the_untrained_backbone_on_the_
     )  # the before-score is deterministic (eval mode, no dropout)
     with pytest.raises(ValueError, match="two batches"):
         hicl.simcse_moves(hicl.ProbeSetting(lr=1e-4), backbone, sentences[:8], dev, batch_size=8)
+
+
+# ---- Table 1 claims: the paper's direction, training seeds, preconditions ----------------------------------------
+
+
+@pytest.fixture(scope="module")
+def gold_by_task(data_dir):
+    """Gold scores of the first 300 pairs of the real STS-B and SICK-R test sets."""
+    from stsnb import data
+
+    return {
+        "STSBenchmark": np.array([p.score for p in list(data.load_stsb("test", data_dir=data_dir))[:300]]),
+        "SICKRelatedness": np.array([p.score for p in list(data.load_sick("test", data_dir=data_dir))[:300]]),
+    }
+
+
+def _noisy(gold_by_task, noise: float, seed: int) -> dict:
+    rng = np.random.default_rng(seed)
+    return {t: (g, g + rng.normal(0, noise * g.std(), len(g))) for t, g in gold_by_task.items()}
+
+
+def _run(predictions, *, seed=0, best_step=20, weight_change=1e-3, method="simcse", on=False):
+    """A scored run with given predictions on real test pairs (the claim logic under test needs nothing else)."""
+    from stsnb.train import TrainResult
+
+    result = TrainResult(40, 60.0, best_step, 10.0, weight_change=weight_change)
+    scores = hicl.spearman_scores(predictions)
+    return hicl.RunOutcome(method, on, seed, predictions, scores, result, [], 12.0, 9.0)
+
+
+def test_every_table1_direction_is_the_sign_of_the_papers_own_row():
+    rows = [name for name in hicl.TABLE1 if not name.endswith("+HiCL")]
+    for row in rows:
+        gain = hicl.TABLE1[f"{row} +HiCL"][-1] - hicl.TABLE1[row][-1]
+        assert hicl.table1_gain(row) == pytest.approx(gain)
+        assert hicl.paper_direction(hicl.table1_gain(row)) == (1 if gain > 0 else -1)
+    negative = sorted(r for r in rows if hicl.table1_gain(r) < 0)
+    # Section 4.2 (iii): HiCL "marginally underperforms (<= 0.1) on three models employing the -base architecture"
+    assert negative == ["SNCSE-BERT-base", "SNCSE-RoBERTa-base", "SimCSE-RoBERTa-base"]
+    assert hicl.table1_gain("SNCSE-BERT-base") == pytest.approx(78.60 - 78.70)
+    assert hicl.paper_direction(0.0) == 0
+    with pytest.raises(ValueError, match="paper_difference"):
+        hicl.paper_direction(float("nan"))
+    with pytest.raises(ValueError, match="paper_backbone"):
+        hicl.paper_row("simcse", "BERT-huge")
+
+
+def test_a_negative_paper_row_is_supported_when_plus_hicl_trails(gold_by_task):
+    before = _noisy(gold_by_task, 3.0, 0)
+    baseline = {0: _run(_noisy(gold_by_task, 0.5, 1), method="sncse")}
+    worse = {0: _run(_noisy(gold_by_task, 1.5, 2), method="sncse", on=True)}
+    sncse = hicl.plus_hicl_claim("sncse", "BERT-base", before, baseline, worse, n_resamples=300)
+    assert sncse["paper_direction"] == -1 and sncse["paper_difference"] == pytest.approx(-0.10)
+    assert sncse["claim"] == "Table 1 (SNCSE-BERT-base): +HiCL trails SNCSE"
+    assert sncse["high"] < 0 and sncse["verdict"] == "supported"  # the paper's row says +HiCL is lower
+    assert all(p["holds"] for p in sncse["preconditions"])
+    simcse = hicl.plus_hicl_claim("simcse", "BERT-base", before, baseline, worse, n_resamples=300)
+    assert simcse["paper_direction"] == +1 and simcse["paper_difference"] == pytest.approx(1.54)
+    assert simcse["claim"] == "Table 1 (SimCSE-BERT-base): +HiCL beats SimCSE"
+    assert simcse["verdict"] == "contradicted"  # the same runs against a positive row
+
+
+def test_plus_hicl_is_not_tested_when_the_baseline_did_not_move_the_backbone(gold_by_task):
+    before = _noisy(gold_by_task, 1.0, 0)
+    stuck = {0: _run(before, best_step=0, weight_change=0.0)}  # selection kept step 0: the untrained model
+    better = {0: _run(_noisy(gold_by_task, 0.3, 3), on=True)}
+    row = hicl.plus_hicl_claim("simcse", "BERT-base", before, stuck, better, n_resamples=300)
+    assert row["low"] > 0  # its interval alone would read "supported"
+    assert row["verdict"] == "not tested"
+    assert "SimCSE moved the encoder failed" in row["not_tested_because"]
+    assert "SimCSE is not its starting point failed" in row["not_tested_because"]
+    assert [p["holds"] for p in row["preconditions"]] == [False, False, True]
+    assert row["baseline_minus_untrained"]["difference"] == 0.0
+
+
+def test_every_training_seed_gets_an_interval_and_all_must_agree(gold_by_task):
+    before = _noisy(gold_by_task, 3.0, 0)
+    baseline = {s: _run(_noisy(gold_by_task, 1.0, 10 + s), seed=s) for s in (0, 1, 2)}
+    plus = {s: _run(_noisy(gold_by_task, 0.4, 20 + s), seed=s, on=True) for s in (0, 1, 2)}
+    row = hicl.plus_hicl_claim("simcse", "BERT-base", before, baseline, plus, n_resamples=300)
+    assert row["seeds"] == 3 and [e["seed_run"] for e in row["per_seed"]] == ["seed 0", "seed 1", "seed 2"]
+    assert row["verdict"] == "supported" and stsnb_claims.verdict_text(row) == "supported (3 seeds)"
+    assert row["preconditions"][0]["evidence"].count("seed") == 3
+    plus[2] = _run(_noisy(gold_by_task, 1.6, 32), seed=2, on=True)  # one seed on the other side: no verdict
+    assert hicl.plus_hicl_claim("simcse", "BERT-base", before, baseline, plus, 300)["verdict"] == "unresolved"
+    with pytest.raises(ValueError, match="same seeds"):
+        hicl.plus_hicl_claim("simcse", "BERT-base", before, baseline, {0: plus[0]}, 300)
+
+
+def test_training_speedup_is_per_seed_time_over_time_and_table12_whole_over_segments():
+    got = efficiency.training_speedup({0: 120.0, 1: 90.0}, {0: 60.0, 1: 60.0})
+    assert got["per_seed"] == {0: 2.0, 1: 1.5} and got["mean"] == pytest.approx(1.75) and got["seeds"] == 2
+    assert (got["min"], got["max"]) == (1.5, 2.0)
+    assert hicl.table12_speedup("RoBERTa-large") == pytest.approx(354.5 / 152.0)
+    assert hicl.table12_speedup() == pytest.approx(87.5 / 69.4)  # BERT-base
+    with pytest.raises(ValueError, match="same non-empty seeds"):
+        efficiency.training_speedup({0: 1.0}, {1: 1.0})
+    with pytest.raises(ValueError, match="positive seconds"):
+        efficiency.training_speedup({0: 1.0}, {0: 0.0})
+    with pytest.raises(ValueError, match="Table 12 has"):
+        hicl.table12_speedup("GPT-2")
+
+
+def test_comparability_says_direction_only_unless_the_papers_setting():
+    level, why = hicl.comparability("smollm2-135m-l6", "BERT-base", 1280, 100)
+    assert level == "direction only" and "bert-base-uncased" in why and "1,280" in why and "100 test pairs" in why
+    assert hicl.comparability("bert-base-uncased", "BERT-base", 1_000_000, None)[0] == "yes"
+    assert hicl.comparability("bert-base-uncased", "BERT-base", 11914, None)[0] == "direction only"
+
+
+@pytest.mark.slow
+def test_a_real_run_records_training_time_apart_from_its_dev_evaluations(data_dir):
+    from stsnb import data
+    from stsnb.train import TrainConfig
+
+    sentences = data.sample(data.load_wiki(), 16, 0)
+    dev = data.sample(list(data.load_stsb("dev")), 24, 0)
+    config = TrainConfig(batch_size=8, lr=1e-3, eval_every=1, drop_last=True, progress=False)
+    outcome = hicl.run_training(
+        hicl.BackboneSettings("smollm2-135m-l6"),
+        sentences,
+        "simcse",
+        hicl.HiclSettings(enabled=True),
+        hicl.ObjectiveSettings(alpha=0.15),
+        config,
+        dev,
+        eval_tasks="stsb",
+        eval_max_pairs=24,
+    )
+    assert [step for step, _ in outcome.dev_curve] == [0, 1, 2]  # three dev evaluations, step 0 included
+    assert 0 < outcome.train_seconds < outcome.result.seconds < outcome.seconds
+    assert outcome.result.weight_change is not None
+    moved = hicl.left_start("SimCSE+HiCL", {0: outcome})
+    assert moved.holds == (outcome.result.best_step > 0 and outcome.result.weight_change > 0)
+
+
+def test_surprises_and_takeaway_are_written_from_the_run(gold_by_task):
+    stuck = _run(_noisy(gold_by_task, 1.0, 0), best_step=0, weight_change=0.0, method="esimcse")
+    stuck.losses = [{"global": 3.2}, {"global": 3.9}]
+    notes = hicl.results.surprises(stuck, queue_size=80, batch_size=32)
+    assert notes[0].startswith("selection kept step 0") and notes[1] == "no trainable weight changed"
+    assert "rose from 3.200 to 3.900" in notes[2] and "fills in 3 steps of 32" in notes[2]
+    assert hicl.results.surprises(_run(_noisy(gold_by_task, 1.0, 0))) == []
+    row = {"method": "simcse", "interval": "+0.10 [-0.20, +0.40]", "verdict": "unresolved", "seeds": 3}
+    row.update(paper_difference=1.54, paper_row="SimCSE-BERT-base", preconditions=[])
+    text = hicl.results.takeaway(row, "b", "100 pairs", {"unresolved": 1, "not tested": 2}, {"mean": 1.8}, 1.26)
+    assert text == (
+        "SimCSE+HiCL minus SimCSE on b (100 pairs): +0.10 [-0.20, +0.40] seven-task Spearman x100, unresolved "
+        "(3 seeds), against +1.54 in Table 1's SimCSE-BERT-base; SimCSE / SimCSE+HiCL training time 1.80x (paper's "
+        "Table 12: 1.26x); 2 of 3 claims not tested."
+    )
+    row.update(verdict="not tested", preconditions=[{"name": "SimCSE moved the encoder", "holds": False}])
+    text = hicl.results.takeaway(row, "b", "100 pairs", {"not tested": 1}, None, 1.26)
+    assert "not tested (3 seeds; failed: SimCSE moved the encoder), against +1.54" in text and "Table 12" not in text
+
+
+def test_step_predictions_and_table_on_synthetic_timings():
+    rows = [
+        {"n_tokens": n, "mode": mode, "seconds": t, "slice_length": 32, "peak_added_mb": 1.0}
+        for n, mode, t in ((128, "whole", 1.0), (128, "segments", 0.8), (512, "whole", 8.0), (512, "segments", 2.0))
+    ]
+    cost = efficiency.predictions(rows)
+    assert cost[512]["measured_ratio"] == 4.0 and cost[512]["quadratic_ratio"] == 16
+    a, b = cost[512]["fit_a"], cost[512]["fit_b"]  # two lengths: the fit passes through both whole times
+    assert a * 128 + b * 128**2 == pytest.approx(1.0) and a * 512 + b * 512**2 == pytest.approx(8.0)
+    assert cost[512]["fitted_ratio"] == pytest.approx(8.0 / (a * 512 + b * 512 * 32))
+    table = efficiency.step_table(cost).splitlines()
+    assert len(table) == 3 and table[2].split()[:4] == ["512", "8.000", "2.000", "4.00"]

@@ -6,16 +6,30 @@
   (Table 4's same-sequence relation, Appendix A.8's summation / averaging), ``alpha L_l + (1 - alpha) L_g``.
 - ``variants``: Table 1's baselines, SimCSE, ESimCSE (word repetition, momentum queue), SNCSE (negation, prompts).
 - ``training``: one model / loss per (baseline, HiCL on/off) trained with ``stsnb.train.fit`` and STS-B dev selection.
-- ``efficiency``: Section 3.3 / Table 12, one step whole vs in segments, time and peak memory in fresh processes.
-- ``results``: per-pair STS predictions, paired intervals and the +HiCL verdicts (``stsnb.stats``).
+- ``efficiency``: Table 12's whole-training speedup on our runs; Section 3.3's mechanism, one step whole vs in
+  segments, time and peak memory in fresh processes.
+- ``results``: per-pair STS predictions, paired intervals per training seed, the Table 1 claims with the paper's
+  direction and their preconditions (``stsnb.claims``), and whether our levels are comparable.
 - ``probe``: does plain unsupervised SimCSE move the backbone at all (last step vs untrained, paired interval)?
 - ``reported``: the paper's numbers.
 """
 
 from .objectives import ObjectiveSettings, bml_loss, global_loss, hicl_objective, queue_info_nce
 from .probe import ProbeSetting, simcse_moves
-from .reported import ABSTRACT_CLAIMS, REPORTED, TABLE1, TABLE2, table1_gain
-from .results import paired_difference, plus_hicl_claim, spearman_scores, task_predictions
+from .reported import ABSTRACT_CLAIMS, REPORTED, TABLE1, TABLE2, TABLE12, table1_gain, table12_speedup
+from .results import (
+    PAPER_METHODS,
+    comparability,
+    left_start,
+    moved,
+    paired_difference,
+    paper_direction,
+    paper_row,
+    plus_hicl_claim,
+    seed_intervals,
+    spearman_scores,
+    task_predictions,
+)
 from .segments import (
     SEGMENT_POOLINGS,
     TABLE2_EDGES,

@@ -1,19 +1,29 @@
 """HiCL Section 3.3 / Appendix A.1 (Table 12): the cost of encoding a sequence whole vs as segments of L tokens.
 
-Section 3.3: encoding a sequence of ``n`` tokens costs ``O(n^2)`` whole but ``O(L^2 (l - 1) + |seg_l|^2)`` in
-segments, "``(l_i - 1)`` times" less. That counts self-attention only; every transformer layer also has work linear
-in ``n`` (projections, MLP), which slicing does not reduce. ``step_cost`` measures one forward + backward of a
-SimCSE step (two dropout views, Eq. 1) on ``batch_size`` sequences of exactly ``n_tokens`` tokens, whole or sliced,
-on the same backbone; ``measure`` runs each (length, mode) in a fresh process (``stsnb.memory``) so that each peak
-memory is its own. ``predictions`` sets the measurements beside (a) the pure-quadratic reading of Section 3.3 and
-(b) a fit ``t(n) = a n + b n^2`` of the whole-sequence times, whose segment prediction is ``a n + b n L``.
+Two different quantities, never set side by side:
+
+- **Whole training** (:func:`training_speedup`), Table 12's quantity: the training time of SimCSE over that of
+  SimCSE +HiCL on the same corpus at the same truncation size ("training with identical information", Appendix
+  A.1), here our measured optimizer time of the same Table 1 runs (``RunOutcome.train_seconds``: ``fit`` without its
+  dev evaluations), one ratio per training seed. The paper's corpus is mostly short sentences (Table 2: three in
+  four within 32 tokens), so its Table 12 ratios (``reported.table12_speedup``) are not ratios at 512 tokens.
+- **One step at a fixed length** (:func:`step_cost`): the mechanism of Section 3.3, compared only with that
+  section's own reading. Encoding ``n`` tokens costs ``O(n^2)`` whole but ``O(L^2 (l - 1) + |seg_l|^2)`` in
+  segments, "``(l_i - 1)`` times" less. That counts self-attention only; every transformer layer also has work
+  linear in ``n`` (projections, MLP), which slicing does not reduce. ``step_cost`` measures one forward + backward
+  of a SimCSE step (two dropout views, Eq. 1) on ``batch_size`` sequences of exactly ``n_tokens`` tokens, whole or
+  sliced, on the same backbone; ``measure`` runs each (length, mode) in a fresh process (``stsnb.memory``) so that
+  each peak memory is its own. ``predictions`` sets the measurements beside (a) the pure-quadratic reading of
+  Section 3.3 and (b) a fit ``t(n) = a n + b n^2`` of the whole-sequence times, whose segment prediction is
+  ``a n + b n L``. The paper reports no per-step time.
 """
 
 from __future__ import annotations
 
+import math
 import statistics
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Literal
 
 import numpy as np
@@ -154,3 +164,66 @@ def predictions(rows: Sequence[dict]) -> dict[int, dict[str, float]]:
             "fit_b": float(b),
         }
     return out
+
+
+def training_speedup(baseline_seconds: Mapping[int, float], hicl_seconds: Mapping[int, float]) -> dict:
+    """Table 12's quantity on our runs: baseline training time over +HiCL training time, per training seed (same
+    seeds on both sides), with their mean, min and max and the seconds behind them."""
+    if not baseline_seconds or set(baseline_seconds) != set(hicl_seconds):
+        raise ValueError(
+            f"baseline and +HiCL training times need the same non-empty seeds, got {sorted(baseline_seconds)} and "
+            f"{sorted(hicl_seconds)}"
+        )
+    for name, values in (("baseline_seconds", baseline_seconds), ("hicl_seconds", hicl_seconds)):
+        bad = {s: v for s, v in values.items() if not (math.isfinite(float(v)) and float(v) > 0)}
+        if bad:
+            raise ValueError(f"{name} must be positive seconds, got {bad}")
+    ratios = {s: float(baseline_seconds[s]) / float(hicl_seconds[s]) for s in sorted(baseline_seconds)}
+    return {
+        "per_seed": ratios,
+        "mean": statistics.fmean(ratios.values()),
+        "min": min(ratios.values()),
+        "max": max(ratios.values()),
+        "seeds": len(ratios),
+        "baseline_seconds": {s: float(baseline_seconds[s]) for s in ratios},
+        "hicl_seconds": {s: float(hicl_seconds[s]) for s in ratios},
+    }
+
+
+def step_table(cost: Mapping[int, dict]) -> str:
+    """``predictions``' rows as a text table: seconds whole / in segments, their ratio, n / L, the fit's ratio, MB."""
+    lines = [
+        f"{'tokens':>6} {'whole s':>8} {'segments s':>10} {'ratio':>6} {'n/L':>5} {'fit':>5} {'whole MB':>9} "
+        f"{'segm. MB':>9}"
+    ]
+    for n, r in cost.items():
+        lines.append(
+            f"{n:>6} {r['whole_s']:>8.3f} {r['segments_s']:>10.3f} {r['measured_ratio']:>6.2f} "
+            f"{r['quadratic_ratio']:>5.1f} {r['fitted_ratio']:>5.2f} {r['whole_mb']:>9.0f} {r['segments_mb']:>9.0f}"
+        )
+    return "\n".join(lines)
+
+
+def plot_step_costs(axes, cost: Mapping[int, dict], slice_length: int, batch_size: int) -> None:
+    """Left: seconds per step against length (log-log), whole and in segments, beside a pure-quadratic and a linear
+    growth from the first point. Right: the measured ratio, the fit's and Section 3.3's ``n / L``."""
+    n = np.array(sorted(cost))
+    for mode, key in (("whole", "whole_s"), ("segments", "segments_s")):
+        axes[0].plot(n, [cost[k][key] for k in n], marker="o", label=f"measured, {mode}")
+    first = cost[int(n[0])]
+    axes[0].plot(n, first["whole_s"] * (n / n[0]) ** 2, linestyle=":", label="whole, pure quadratic from 1st point")
+    axes[0].plot(n, first["segments_s"] * n / n[0], linestyle=":", label="segments, linear from the first point")
+    axes[0].set(
+        title=f"one SimCSE step, batch {batch_size}, L = {slice_length}",
+        xlabel="tokens per sequence",
+        ylabel="seconds",
+        xscale="log",
+        yscale="log",
+    )
+    axes[1].plot(n, [cost[k]["measured_ratio"] for k in n], marker="o", label="measured")
+    axes[1].plot(n, [cost[k]["fitted_ratio"] for k in n], marker="x", label="fit a n + b n^2")
+    axes[1].plot(n, n / slice_length, linestyle=":", label="Section 3.3's reading, n / L")
+    axes[1].set(title="one step: whole / segments time", xlabel="tokens per sequence", ylabel="ratio", xscale="log")
+    axes[1].set_yscale("log")
+    for ax in axes[:2]:
+        ax.legend(fontsize=7)

@@ -119,3 +119,12 @@ REPORTED = ReportedNumbers(PAPER, _NUMBERS)
 def table1_gain(baseline: str) -> float:
     """The paper's +HiCL minus baseline seven-task average for a Table 1 row, e.g. ``"SNCSE-RoBERTa-large"``."""
     return REPORTED.value("Table 1", f"{baseline} +HiCL") - REPORTED.value("Table 1", baseline)
+
+
+def table12_speedup(backbone: str = "BERT-base") -> float:
+    """The paper's whole-training speedup of SimCSE +HiCL over SimCSE, Table 12 (minutes at truncation size 512 on
+    wiki1m, Appendix A.1): SimCSE's minutes over +HiCL's, e.g. 354.5 / 152.0 = 2.33 for RoBERTa-large."""
+    if backbone not in TABLE12:
+        raise ValueError(f"Table 12 has {sorted(TABLE12)}, got {backbone!r}")
+    whole = REPORTED.value("Table 12", f"SimCSE-{backbone}", "train_minutes")
+    return whole / REPORTED.value("Table 12", f"SimCSE-{backbone} +HiCL", "train_minutes")

@@ -16,6 +16,7 @@ Evaluation always embeds whole sentences with the model's sentence encoder (for 
 from __future__ import annotations
 
 import random
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -205,6 +206,12 @@ class TrainedModel:
     encoder: SentenceEncoder  # the sentence encoder to evaluate (for SNCSE with the anchor prompt)
     result: TrainResult
     losses: list[dict] = field(default_factory=list)
+    evaluation_seconds: float = 0.0  # time ``fit`` spent in the dev evaluations (inside ``result.seconds``)
+
+    @property
+    def train_seconds(self) -> float:
+        """``fit``'s time without its dev evaluations: the optimizer steps (forward, backward, update) alone."""
+        return self.result.seconds - self.evaluation_seconds
 
 
 def train_method(
@@ -219,17 +226,26 @@ def train_method(
 ) -> TrainedModel:
     """Train ``encoder`` in place with ``fit``; ``evaluate(model) -> STS-B dev Spearman`` selects the checkpoint
     (``stsnb.evaluate.dev_evaluator``: it reads ``model.encoder``). Trainable parameters: those of ``encoder``
-    that require a gradient (the momentum copy does not)."""
+    that require a gradient (the momentum copy does not). The time spent in ``evaluate`` is kept apart
+    (``TrainedModel.evaluation_seconds``), so that ``train_seconds`` is the training alone (Table 12's quantity)."""
     model = ContrastiveModel(encoder, method, hicl, objective, method_settings, seed=config.seed)
     parts: list[dict] = []
+    evaluation_seconds = [0.0]
+
+    def timed_evaluate(m: ContrastiveModel) -> float:
+        started = time.perf_counter()
+        try:
+            return evaluate(m)
+        finally:
+            evaluation_seconds[0] += time.perf_counter() - started
 
     def loss_fn(m: ContrastiveModel, batch: Sequence[TrainingExample]) -> torch.Tensor:
         loss = m(batch)  # through DDP's forward when fit runs on several processes
         parts.append(dict(getattr(m, "module", m).last_parts))
         return loss
 
-    result = fit(model, loss_fn, list(examples), config, evaluate=evaluate)
-    return TrainedModel(model.encoder, result, parts)
+    result = fit(model, loss_fn, list(examples), config, evaluate=timed_evaluate if evaluate is not None else None)
+    return TrainedModel(model.encoder, result, parts, evaluation_seconds[0])
 
 
 @dataclass(frozen=True)
@@ -254,7 +270,9 @@ class BackboneSettings:
 
 @dataclass
 class RunOutcome:
-    """One trained model's record: its STS predictions and scores, the dev curve, the loss parts, the time."""
+    """One trained model's record: its STS predictions and scores, the dev curve, the loss parts, the times:
+    ``seconds`` for everything (loading, training, dev and test evaluation), ``train_seconds`` for the optimizer
+    steps alone (``fit`` without its dev evaluations)."""
 
     method: str
     hicl: bool
@@ -264,6 +282,7 @@ class RunOutcome:
     result: TrainResult
     losses: list[dict]
     seconds: float
+    train_seconds: float = float("nan")
 
     @property
     def dev_curve(self) -> list[tuple[int, float]]:
@@ -287,8 +306,6 @@ def run_training(
     """Load a fresh backbone, train ``method`` (+HiCL if ``hicl.enabled``) on ``sentences`` with STS-B dev selection,
     then score the selected checkpoint on ``eval_tasks`` (per-pair predictions kept for paired intervals; a sample of
     ``eval_max_pairs`` per task is drawn with ``eval_sample_seed``, the same pairs for every run)."""
-    import time
-
     from ...evaluate import dev_evaluator
     from .results import spearman_scores, task_predictions
 
@@ -308,6 +325,7 @@ def run_training(
         trained.result,
         trained.losses,
         time.perf_counter() - started,
+        trained.train_seconds,
     )
 
 
