@@ -36,7 +36,7 @@ def measure(backbone: str, args: argparse.Namespace) -> dict:
     eval_seconds = time.perf_counter() - tic
     first, weights = pipeline.stage1(encoder, triplets, config(args.stage1_batch), None, scoring)
     second = pipeline.stage2_from(encoder, weights, pairs, config(args.stage2_batch), None, scoring)
-    rows = claims.stage_claims(untrained, first.predictions, second.predictions, "Mistral-7b", "PromptSTH")
+    rows = claims.stage_claims(untrained, first, second, "Mistral-7b", "PromptSTH")
     return {
         "avg untrained": round(evaluate.spearman_scores(untrained)["avg"], 2),
         "avg stage 1": round(first.scores["avg"], 2),
