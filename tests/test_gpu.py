@@ -105,3 +105,25 @@ def test_evaluation_runs_in_bf16_on_the_gpu_and_returns_fp32(tiny_mistral):
         assert torch.get_autocast_dtype("cuda") == torch.bfloat16 or not torch.cuda.is_bf16_supported()
     vectors = encoder.encode(["a man plays a guitar", "a dog runs"])
     assert vectors.dtype == torch.float32 and vectors.device.type == "cpu" and torch.isfinite(vectors).all()
+
+
+def test_a_hicl_step_and_the_efficiency_probe_on_the_gpu(tiny_mistral, data_dir):
+    """Issue: HiCL's segment ids were built on the CPU and met GPU tensors in the local loss; the efficiency probe
+    timed on a hard-coded CPU device and passed dropout= to a BERT."""
+    from stsnb.papers import hicl
+
+    encoder = models.load_encoder(str(tiny_mistral), pooling="mean", dropout=0.1)
+    assert encoder.device.type == "cuda"
+    model = hicl.training.ContrastiveModel(
+        encoder,
+        "simcse",
+        hicl.training.HiclSettings(enabled=True, slice_length=8),
+        hicl.objectives.ObjectiveSettings(alpha=0.15),
+    )
+    sentences = ["a short sentence", "a much longer sentence about a man who plays the guitar on a stage", "a dog"]
+    examples, _ = hicl.training.make_examples(encoder.tokenizer, sentences, 64, "simcse")
+    loss = model(examples)
+    assert torch.isfinite(loss) and loss.device.type == "cuda"
+    loss.backward()
+    row = hicl.efficiency.step_cost(str(tiny_mistral), 64, "segments", batch_size=2, repeats=1, slice_length=16)
+    assert row["device"].startswith("cuda") and row["seconds"] > 0

@@ -91,3 +91,32 @@ def test_ccl_step_on_the_device(tokenizer, architecture):
     ]
     for objective in (ccl.objectives.qumse(), ccl.objectives.ccl(sigma=0.5, temperature=3.0)):
         assert_meta_step(ccl.objectives.loss_function(objective)(model, quadruples))
+
+
+@pytest.mark.parametrize("hicl_on", [False, True])
+def test_hicl_step_on_the_device(tokenizer, hicl_on):
+    """Issue: the segment-to-sequence ids were built on the CPU and met the device's embeddings in Eq. 2."""
+    from stsnb.papers import hicl
+
+    encoder = meta_encoder(tokenizer)
+    model = hicl.training.ContrastiveModel(
+        encoder,
+        "simcse",
+        hicl.training.HiclSettings(enabled=hicl_on, slice_length=8),
+        hicl.objectives.ObjectiveSettings(alpha=0.15),
+    )
+    sentences = ["a short sentence", "a much longer sentence about a man who plays the guitar on a stage", "a dog"]
+    examples, _ = hicl.training.make_examples(tokenizer, sentences, 64, "simcse")
+    assert_meta_step(model(examples))
+
+
+def test_pcc_stage_losses_on_the_device(tokenizer):
+    from stsnb.data import STSPair, Triplet
+    from stsnb.papers import pcc_tuning
+
+    encoder = meta_encoder(tokenizer, pooling="last", template='This sentence : "*sent_0*" means something')
+    triplets = [Triplet("a man plays", "a man is playing", "a woman sleeps"), Triplet("a dog", "an animal", "a car")]
+    assert_meta_step(pcc_tuning.training.stage1_loss()(encoder, triplets))
+    pairs = [STSPair("a man plays", "a man is playing", 4.5, "STSBenchmark", "train"), STSPair("a", "b", 1.0, "x", "y")]
+    pairs.append(STSPair("a dog runs", "a dog is running", 5.0, "STSBenchmark", "train"))
+    assert_meta_step(pcc_tuning.training.stage2_loss()(encoder, pairs))

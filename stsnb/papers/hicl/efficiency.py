@@ -54,10 +54,13 @@ def step_cost(
     slice_length: int = 32,
     dropout: float = 0.1,
     threads: int | None = None,
+    device: str | None = None,
 ) -> dict:
     """Median seconds of one forward + backward SimCSE step (Eq. 1 on two dropout views) and its peak memory.
 
     Runs in the calling process; ``measure`` calls it in a fresh one. The first step is a warm-up, not timed.
+    ``device``: None for this process's default (its GPU on a server). ``dropout`` is added to Llama-family
+    decoders, which have none; an encoder such as BERT keeps its own (0.1).
     """
     import torch
 
@@ -71,8 +74,13 @@ def step_cost(
     if threads:
         torch.set_num_threads(threads)
     torch.manual_seed(0)
-    encoder = load_encoder(model, device="cpu", dropout=dropout, max_length=n_tokens)
+    encoder = load_encoder(model, device=device, max_length=n_tokens)
+    if hasattr(encoder.backbone, "layers"):  # a Llama-family decoder: no dropout of its own
+        from ...raw_backbone import set_dropout
+
+        set_dropout(encoder.backbone, attention=dropout, hidden=dropout)
     encoder.train()
+    cuda = encoder.device.type == "cuda"
     block = _token_block(encoder.tokenizer, n_tokens, batch_size)
     length = slice_length if mode == "segments" else None
     batch = build_segments(block, length)
@@ -88,10 +96,14 @@ def step_cost(
 
     one_step()  # warm-up
     seconds = []
-    with PeakMemory(cuda=False) as peak:
+    with PeakMemory(cuda=cuda) as peak:
         for _ in range(repeats):
+            if cuda:
+                torch.cuda.synchronize()
             started = time.perf_counter()
             one_step()
+            if cuda:
+                torch.cuda.synchronize()  # kernels run asynchronously: time them to completion
             seconds.append(time.perf_counter() - started)
     return {
         "model": model,
@@ -105,6 +117,7 @@ def step_cost(
         "peak_added_mb": peak.added_bytes / 2**20,
         "memory_measure": peak.measure,
         "threads": torch.get_num_threads(),
+        "device": str(encoder.device),
     }
 
 

@@ -107,7 +107,7 @@ def hicl_objective(
     local = losses.hicl_local_loss(
         segments,
         segments_positive,
-        sequence_ids,
+        sequence_ids.to(segments.device),  # built on the CPU with the segments (segments.build_segments)
         settings.temperature,
         settings.negative_weighting,
         same_sequence=settings.same_sequence,

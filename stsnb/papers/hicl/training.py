@@ -166,15 +166,20 @@ class ContrastiveModel(nn.Module):
         queue = self.momentum.queue if self.momentum is not None else None
         soft_negative = pooled[2] if self.method == "sncse" else None
         loss = global_loss(pooled[0], pooled[1], self.objective, queue=queue, soft_negative=soft_negative)
-        self.last_parts = {"global": float(loss.detach())}
+        self.last_parts = {"global": _value(loss)}
         if self.hicl.enabled and self.objective.alpha > 0:
             loss, local = hicl_objective(parts[0], parts[1], anchor.sequence_ids, loss, self.objective)
-            self.last_parts["local"] = float(local.detach())
+            self.last_parts["local"] = _value(local)
         if self.momentum is not None:
             with torch.no_grad():
                 keys = encode_segments(self.encoder, anchor.input_ids, backbone=self.momentum.backbone)
                 self.momentum.push(pool_sequences(keys, anchor.sequence_ids, anchor.lengths, len(ids), pooling))
         return loss
+
+
+def _value(loss: torch.Tensor) -> float:
+    """A loss as a number for the log (NaN on the ``meta`` device, which holds shapes only)."""
+    return float("nan") if loss.device.type == "meta" else float(loss.detach())
 
 
 def make_examples(
