@@ -150,24 +150,29 @@ def _ddp_world(x: int) -> dict:
     return {"processes": accelerator.num_processes, "type": str(accelerator.distributed_type), "x": x}
 
 
-def test_run_starts_a_child_and_ignores_the_kernels_accelerator():
+@pytest.fixture
+def kernel_accelerator():
+    """An Accelerator in this process, as a notebook's training cell leaves one; reset afterwards, or the forked
+    workers of later tests would inherit it (the very failure stsnb.distributed.run avoids)."""
+    from accelerate import Accelerator
+    from accelerate.state import AcceleratorState
+
+    yield Accelerator(cpu=True)
+    AcceleratorState._reset_state(reset_partial_state=True)
+
+
+def test_run_starts_a_child_and_ignores_the_kernels_accelerator(kernel_accelerator):
     """The kernel holds an Accelerator (as after notebook 10's speed probe): run() still gets two real DDP workers,
     because it starts a fresh child through torchrun instead of forking this process."""
-    from accelerate import Accelerator
-
     from stsnb.distributed import run
 
-    Accelerator(cpu=True)  # accelerate state in this process, as a training cell leaves it
     out = run(_ddp_world, (5,), num_processes=2)
     assert out["processes"] == 2 and out["x"] == 5 and "MULTI" in out["type"]
 
 
-def test_fork_launch_refuses_a_process_with_accelerate_state():
-    from accelerate import Accelerator
-
+def test_fork_launch_refuses_a_process_with_accelerate_state(kernel_accelerator):
     from stsnb.distributed import LaunchError, launch
 
-    Accelerator(cpu=True)
     with pytest.raises(LaunchError, match="already holds accelerate state"):
         launch(_gather_ranks, ("unused",), num_processes=2)
 
