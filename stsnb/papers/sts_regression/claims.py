@@ -227,23 +227,37 @@ def table1_claims(
     Smooth K2 vs cross entropy, on more seeds than the rest when the notebook runs them); a claim whose losses never
     ran together is left out, not guessed. Preconditions: cross entropy moved the encoder on those seeds, both
     losses left their start. ``before``: the untrained encoder's predictions on the same pairs."""
+    return _pair_claims(
+        runs,
+        "Table 1",
+        TABLE1_CLAIMS,
+        row,
+        lambda c, seeds, a, b: [nli_moved(runs, before, seeds, n_resamples), left(c.a, a), left(c.b, b)],
+        n_resamples,
+    )
+
+
+def _pair_claims(runs, table: str, listed, row: str, preconditions_of, n_resamples: int) -> list[dict]:
+    """The claims of ``listed`` on the seeds where both settings of each ran (a claim whose settings never ran
+    together is left out, not guessed); ``preconditions_of(claim, seeds, a_runs, b_runs)`` gives its
+    preconditions."""
     out = []
-    for c in TABLE1_CLAIMS:
+    for c in listed:
         seeds = _seeds(runs, c.a, c.b)
         if not seeds:
             continue
         a, b = _of(runs, c.a, seeds), _of(runs, c.b, seeds)
         out.append(
             pair_claim(
-                f"Table 1, {c.text}",
+                f"{table}, {c.text}",
                 _predictions(a),
                 _predictions(b),
-                paper_difference("Table 1", row, c.a, c.b),
-                table="Table 1",
+                paper_difference(table, row, c.a, c.b),
+                table=table,
                 names=(c.a, c.b),
-                preconditions=[nli_moved(runs, before, seeds, n_resamples), left(c.a, a), left(c.b, b)],
+                preconditions=preconditions_of(c, seeds, a, b),
                 n_resamples=n_resamples,
-                headline=c == HEADLINE,
+                **({"headline": c == HEADLINE} if table == "Table 1" else {}),
             )
         )
     return out
@@ -332,29 +346,18 @@ def table6_claims(
     """Table 6's claims on our runs ``{(head input, seed): Trained}``. Preconditions: the full head input's run
     moved the encoder above the untrained one, and both runs left their start (a run that kept step 0 is the
     untrained encoder, whatever its head)."""
-    out = []
-    for c in TABLE6_CLAIMS:
-        seeds = _seeds(runs, c.a, c.b)
-        if not seeds:
-            continue
-        a, b = _of(runs, c.a, seeds), _of(runs, c.b, seeds)
-        out.append(
-            pair_claim(
-                f"Table 6, {c.text}",
-                _predictions(a),
-                _predictions(b),
-                paper_difference("Table 6", row, c.a, c.b),
-                table="Table 6",
-                names=(c.a, c.b),
-                preconditions=[
-                    moved(f"NLI fine-tuning with the head on {c.a}", a, before, n_resamples),
-                    left(f"the head on {c.a}", a),
-                    left(f"the head on {c.b}", b),
-                ],
-                n_resamples=n_resamples,
-            )
-        )
-    return out
+    return _pair_claims(
+        runs,
+        "Table 6",
+        TABLE6_CLAIMS,
+        row,
+        lambda c, seeds, a, b: [
+            moved(f"NLI fine-tuning with the head on {c.a}", a, before, n_resamples),
+            left(f"the head on {c.a}", a),
+            left(f"the head on {c.b}", b),
+        ],
+        n_resamples,
+    )
 
 
 def table5_claims(
