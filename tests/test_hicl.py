@@ -477,7 +477,7 @@ def test_surprises_and_takeaway_are_written_from_the_run(gold_by_task):
     )
     row.update(verdict="not tested", preconditions=[{"name": "SimCSE moved the encoder", "holds": False}])
     text = hicl.results.takeaway(row, "b", "100 pairs", {"not tested": 1}, None, 1.26)
-    assert "not tested (3 seeds; failed: SimCSE moved the encoder), against +1.54" in text and "Table 12" not in text
+    assert "not tested (3 seeds; does not hold: SimCSE moved the encoder), against +1.54" in text and "Table 12" not in text
 
 
 def test_step_predictions_and_table_on_synthetic_timings():

@@ -199,7 +199,7 @@ def takeaway(
     verdict = claims.verdict_text(headline)
     failed = [p["name"] for p in claims.failed_preconditions(headline)]
     if failed:
-        verdict = f"{verdict[:-1]}; failed: {', '.join(failed)})"
+        verdict = f"{verdict[:-1]}; does not hold: {', '.join(failed)})"
     text = (
         f"{name}+HiCL minus {name} on {backbone} ({scope}): {headline['interval']} seven-task Spearman x100, "
         f"{verdict}, against {headline['paper_difference']:+.2f} in Table 1's {headline['paper_row']}"
