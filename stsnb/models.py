@@ -20,7 +20,7 @@ from urllib.parse import urlparse
 import torch
 from torch import nn
 
-from . import fingerprint
+from . import fingerprint, tiny_models
 
 Pooling = Literal["mean", "cls", "last"]
 
@@ -103,6 +103,12 @@ def resolve(name: str) -> ResolvedModel:
                 convert_gguf(package / SMOLLM2_GGUF, cached)
                 return ResolvedModel(name, str(cached), "cache", known.kind, known.pooling, known.max_length)
         return ResolvedModel(name, known.hub_id, "hub", known.kind, known.pooling, known.max_length)
+    if tiny_models.is_tiny(name):  # the rehearsal's stand-ins for the papers' models (random weights)
+        cached = cache_dir() / "models" / name
+        if not (cached / "config.json").is_file():
+            tiny_models.build(name, cached)
+        kind = tiny_models.TINY_MODELS[name].kind
+        return ResolvedModel(name, str(cached), "cache", kind, "last" if kind == "causal" else "mean", 512)
     path = Path(name).expanduser()
     if path.is_dir():
         kind = "causal" if _is_causal(path) else "encoder"

@@ -93,22 +93,38 @@ def plan_path(profile: str, plans_dir: Path = PLANS_DIR) -> Path:
     return path
 
 
-def load_plan(path: Path) -> Plan:
-    """Read and shape-check a plan file (parameters are checked against the notebooks by ``check_plan``)."""
+def load_plan(path: Path, _extending: tuple[Path, ...] = ()) -> Plan:
+    """Read and shape-check a plan file (parameters are checked against the notebooks by ``check_plan``).
+
+    ``extends: <profile>`` starts from that plan in the same folder: its notebooks, in its order, each with its
+    values and this plan's values on top (a notebook this plan names that the base lacks is refused); this plan's
+    ``timeout`` and ``timeouts`` apply when given, else the base's. The ``rehearsal`` plan is the ``paper`` plan
+    with smaller models and data, so the two cannot drift apart."""
     path = Path(path)
+    if path.resolve() in _extending:
+        raise PlanError(f"{path}: 'extends' forms a cycle ({' -> '.join(p.stem for p in _extending)} -> {path.stem})")
     try:
         raw = yaml.safe_load(path.read_text())
     except yaml.YAMLError as err:
         raise PlanError(f"{path}: not valid YAML: {err}") from err
     if not isinstance(raw, dict) or not isinstance(raw.get("notebooks"), dict):
         raise PlanError(f"{path}: expected a mapping with 'description' and 'notebooks: {{name: {{param: value}}}}'")
-    notebooks: dict[str, dict[str, Any]] = {}
+    base = None
+    if raw.get("extends") is not None:
+        base = load_plan(plan_path(str(raw["extends"]), path.parent), (*_extending, path.resolve()))
+    notebooks: dict[str, dict[str, Any]] = {
+        name: dict(values) for name, values in (base.notebooks if base else {}).items()
+    }
     for name, overrides in raw["notebooks"].items():
         if overrides is None:
             overrides = {}
         if not isinstance(overrides, dict):
             raise PlanError(f"{path}: notebook {name}: overrides must be a mapping of parameter -> value")
-        notebooks[str(name)] = overrides
+        if base is not None and str(name) not in base.notebooks:
+            raise PlanError(f"{path}: notebook {name} is not in the plan it extends ({base.path.name})")
+        notebooks[str(name)] = {**notebooks.get(str(name), {}), **overrides}
+    if base is not None and "timeout" not in raw:
+        raw = {**raw, "timeout": None, "timeouts": {**base.timeouts, **(raw.get("timeouts") or {})}}
     default = _timeout(raw.get("timeout"), f"{path}: timeout")
     per_notebook = raw.get("timeouts") or {}
     if not isinstance(per_notebook, dict):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 import torch
 
@@ -201,3 +203,28 @@ def test_fingerprint_covers_template_text_length_and_adapters(tiny_llama):
     with torch.no_grad():
         next(p for n, p in adapted.named_parameters() if "lora_B" in n).add_(0.5)
     assert adapted.fingerprint() != before
+
+
+@pytest.mark.parametrize(
+    ("name", "model_class"),
+    [
+        ("tiny-random-bert", "BertModel"),
+        ("tiny-random-roberta", "RobertaModel"),
+        ("tiny-random-mistral", "MistralModel"),
+    ],
+)
+def test_tiny_models_are_built_offline_in_their_family_and_reproducibly(name, model_class, tmp_path, monkeypatch):
+    from stsnb import tiny_models
+
+    monkeypatch.setenv("STSNB_CACHE", str(tmp_path / "cache"))
+    resolved = models.resolve(name)
+    assert resolved.source == "cache" and resolved.kind == tiny_models.TINY_MODELS[name].kind
+    encoder = models.load_encoder(name, device="cpu")
+    assert type(encoder.backbone).__name__ == model_class
+    embeddings = encoder(["A man plays a guitar.", "A long sentence. " * 60])  # the papers' 512-token inputs fit
+    assert embeddings.shape == (2, tiny_models.WIDTH) and torch.isfinite(embeddings).all()
+    again = tiny_models.build(name, tmp_path / "again")
+    from safetensors.torch import load_file
+
+    built, rebuilt = (load_file(next(Path(f).glob("*.safetensors"))) for f in (resolved.path, again))
+    assert built.keys() == rebuilt.keys() and all(torch.equal(built[k], rebuilt[k]) for k in built)

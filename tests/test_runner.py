@@ -540,3 +540,35 @@ def test_sigterm_keeps_the_notebook_in_progress_and_writes_summary(tmp_path):
     summary = (profile_dir / "summary.md").read_text()
     assert "| ok |" in summary_row(summary, "tiny_ok") and "interrupted" in summary_row(summary, "tiny_sleep")
     assert not (profile_dir / runner.LOCK_FILE).exists()
+
+
+def test_a_plan_that_extends_another_overlays_its_values_in_the_base_order(tmp_path):
+    (tmp_path / "base.yaml").write_text("description: b\ntimeout: 100\nnotebooks: {a: {x: 1, y: 2}, b: {z: 3}}\n")
+    (tmp_path / "child.yaml").write_text("extends: base\ndescription: c\nnotebooks: {b: {z: 4, w: 5}}\n")
+    plan = runner.load_plan(tmp_path / "child.yaml")
+    assert list(plan.notebooks) == ["a", "b"]
+    assert plan.notebooks == {"a": {"x": 1, "y": 2}, "b": {"z": 4, "w": 5}}
+    assert plan.timeouts == {"a": 100.0, "b": 100.0} and plan.description == "c"
+    (tmp_path / "child.yaml").write_text("extends: base\ndescription: c\nnotebooks: {c: {}}\n")
+    with pytest.raises(runner.PlanError, match="notebook c is not in the plan it extends"):
+        runner.load_plan(tmp_path / "child.yaml")
+    (tmp_path / "base.yaml").write_text("extends: child\ndescription: b\nnotebooks: {}\n")
+    with pytest.raises(runner.PlanError, match="cycle"):
+        runner.load_plan(tmp_path / "child.yaml")
+
+
+def test_the_rehearsal_is_the_paper_plan_with_tiny_models_and_two_processes():
+    from stsnb import tiny_models
+
+    paper = runner.load_plan(runner.plan_path("paper"))
+    rehearsal = runner.load_plan(runner.plan_path("rehearsal"))
+    assert list(rehearsal.notebooks) == list(paper.notebooks)
+    for name, values in rehearsal.notebooks.items():
+        assert set(paper.notebooks[name]) <= set(values), name  # every paper value is rehearsed or replaced
+        for key in ("backbone", "backbones", "contrastive_backbones", "memory_model"):
+            names = values.get(key)
+            for model in [names] if isinstance(names, str) else names or []:
+                assert tiny_models.is_tiny(model), f"{name}.{key}: {model} is not a tiny model"
+        if "num_processes" in values:
+            assert values["num_processes"] == 2, name
+        assert values.get("nli_source", "snli-dev-test") != "hub", name
