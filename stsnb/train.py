@@ -118,8 +118,11 @@ def accelerator(mixed_precision: str = "auto"):
             )
         AcceleratorState._reset_state(reset_partial_state=False)  # one process: a notebook may switch precision
     # DDP must tolerate parameters a forward does not use: encoders carry parts the pooling skips (BERT's pooler
-    # under mean pooling), which otherwise stop the second step on several processes
-    ddp = DistributedDataParallelKwargs(find_unused_parameters=True)
+    # under mean pooling), which otherwise stop the second step on several processes. A static graph records the
+    # used set once, on the first step, instead of searching the autograd graph every step (find_unused_parameters),
+    # and it is what lets gradient checkpointing (Pcc's QLoRA; otherwise "Expected to mark a variable ready only once")
+    # run under DDP; every fit here runs one objective, so the used set does not change between steps.
+    ddp = DistributedDataParallelKwargs(find_unused_parameters=False, static_graph=True)
     _ACCELERATOR = Accelerator(mixed_precision=precision, cpu=not torch.cuda.is_available(), kwargs_handlers=[ddp])
     return _ACCELERATOR
 
