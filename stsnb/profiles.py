@@ -1,0 +1,49 @@
+"""A profile chosen inside the notebook: ``profile = "class"`` in the parameters cell applies that plan's values.
+
+The parameters cell holds the ``cpu`` profile. ``stsnb run --profile NAME`` injects a plan's values through papermill;
+in JupyterLab a reader sets ``profile`` instead, and the notebook's first setup line calls ``apply(globals(), name)``,
+which puts the same values from ``papermill_runs/plans/NAME.yaml`` into the notebook, so nobody types YAML into a
+cell. Values the plan does not name stay as the cell has them. Applying a plan twice (papermill, then this) changes
+nothing, so a batch run and a JupyterLab run of one profile run the same values.
+"""
+
+from __future__ import annotations
+
+from collections.abc import MutableMapping
+from pathlib import Path
+from typing import Any
+
+from . import runner
+
+DEFAULT_PROFILE = "cpu"  # the parameters cell's own values
+
+
+def apply(namespace: MutableMapping[str, Any], notebook: str, plans_dir: Path = runner.PLANS_DIR) -> dict[str, Any]:
+    """Set the values that ``namespace["profile"]``'s plan gives ``notebook``; return those that changed.
+
+    Raises ``runner.PlanError`` for a profile without a plan (naming the profiles there are) and for a plan value
+    the notebook's parameters cell does not define (a typo would otherwise be a silent new variable)."""
+    profile = namespace.get("profile", DEFAULT_PROFILE)
+    if profile == DEFAULT_PROFILE:
+        return {}
+    plan = runner.load_plan(runner.plan_path(str(profile), plans_dir))
+    if notebook not in plan.notebooks:
+        raise runner.PlanError(f"profile {profile!r}: {plan.path.name} has no entry for {notebook}")
+    values = plan.notebooks[notebook]
+    unknown = sorted(set(values) - set(namespace))
+    if unknown:
+        raise runner.PlanError(f"profile {profile!r}: {plan.path.name} sets {unknown}, not parameters of {notebook}")
+    changed = {key: value for key, value in values.items() if namespace[key] != value}
+    namespace.update(values)
+    return changed
+
+
+def describe(profile: str, changed: dict[str, Any]) -> str:
+    """One line for the notebook: which profile runs and what it changed in the parameters cell."""
+    if profile == DEFAULT_PROFILE:
+        return f"profile {profile!r}: the parameters cell's values"
+    if not changed:
+        return f"profile {profile!r}: its plan's values (already set)"
+    return f"profile {profile!r}: {len(changed)} values from its plan: " + ", ".join(
+        f"{key}={value!r}" for key, value in changed.items()
+    )

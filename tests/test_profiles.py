@@ -1,0 +1,34 @@
+"""``profile = "class"`` in a parameters cell applies the class plan's values (stsnb.profiles)."""
+
+from __future__ import annotations
+
+import pytest
+
+from stsnb import profiles, runner
+
+
+@pytest.fixture
+def plans(tmp_path):
+    (tmp_path / "class.yaml").write_text("description: d\nnotebooks: {nb: {train_pairs: 40, seeds: [0]}}\n")
+    (tmp_path / "typo.yaml").write_text("description: d\nnotebooks: {nb: {trian_pairs: 40}}\n")
+    return tmp_path
+
+
+def test_the_plan_values_replace_the_cells_and_applying_twice_changes_nothing(plans):
+    namespace = {"profile": "class", "train_pairs": 560, "seeds": [0, 1, 2], "lr": 1e-4}
+    changed = profiles.apply(namespace, "nb", plans)
+    assert changed == {"train_pairs": 40, "seeds": [0]}
+    assert namespace == {"profile": "class", "train_pairs": 40, "seeds": [0], "lr": 1e-4}
+    assert profiles.apply(namespace, "nb", plans) == {}
+    assert "2 values from its plan: train_pairs=40, seeds=[0]" in profiles.describe("class", changed)
+
+
+def test_cpu_is_the_cell_itself_and_bad_profiles_are_refused_by_name(plans):
+    namespace = {"profile": "cpu", "train_pairs": 560}
+    assert profiles.apply(namespace, "nb", plans) == {} and namespace["train_pairs"] == 560
+    with pytest.raises(runner.PlanError, match="no plan for profile 'clas'.*profiles: class, typo"):
+        profiles.apply({"profile": "clas"}, "nb", plans)
+    with pytest.raises(runner.PlanError, match=r"sets \['trian_pairs'\], not parameters of nb"):
+        profiles.apply({"profile": "typo", "train_pairs": 1}, "nb", plans)
+    with pytest.raises(runner.PlanError, match="has no entry for other"):
+        profiles.apply({"profile": "class"}, "other", plans)
