@@ -127,12 +127,14 @@ def launch_command(job: Path, num_processes: int) -> list[str]:
     ]
 
 
-def _child_environment() -> dict[str, str]:
+def _child_environment(num_processes: int = 1) -> dict[str, str]:
     """This process's environment, with its import path (so the child unpickles functions from the same modules,
-    test modules and notebook folders included)."""
+    test modules and notebook folders included) and, unless set, OMP_NUM_THREADS = cores per process (torchrun
+    would set 1 and print a warning banner into the notebook's output)."""
     env = dict(os.environ)
     paths = [p for p in sys.path if p] + env.get("PYTHONPATH", "").split(os.pathsep)
     env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(p for p in paths if p))
+    env.setdefault("OMP_NUM_THREADS", str(max(1, (os.cpu_count() or 1) // num_processes)))
     return env
 
 
@@ -164,7 +166,7 @@ def run(function: Callable[..., Any], args: Sequence[Any] = (), num_processes: i
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             text=True,
-            env=_child_environment(),
+            env=_child_environment(num_processes),
         ) as child:
             assert child.stdout is not None
             for line in child.stdout:
