@@ -142,7 +142,7 @@ def claim(
     failed = [p for p in preconditions if not p.holds]
     if failed:
         row["verdict"] = stats.NOT_TESTED
-        row["not_tested_because"] = "; ".join(f"{p.name} failed ({p.evidence})" for p in failed)
+        row["not_tested_because"] = "; ".join(f"{p.name!r} does not hold ({p.evidence})" for p in failed)
     row["preconditions"] = [p.to_dict() for p in preconditions]
     row["paper_difference"] = paper_difference
     row.update(extra)

@@ -397,8 +397,8 @@ def test_stage_claims_carry_preconditions_and_seeds_and_are_not_tested_when_stag
         untrained, stayed, stage2, "Mistral-7b", "PromptSTH", n_resamples=200
     )
     assert first["verdict"] == second["verdict"] == stats.NOT_TESTED
-    assert "stage 1 is not its starting point failed" in first["not_tested_because"]
-    assert "stage 1 moved the encoder failed" in second["not_tested_because"]
+    assert "'stage 1 is not its starting point' does not hold" in first["not_tested_because"]
+    assert "'stage 1 moved the encoder' does not hold" in second["not_tested_because"]
     assert pcc_tuning.claims.stayed_at_start({"stage 1 seed 1": stayed[1]}) != []
     with pytest.raises(TypeError, match="stage1 must be a pipeline.StageRun"):
         pcc_tuning.claims.stage_claims(untrained, untrained, stage2, "Mistral-7b", "PromptSTH")
