@@ -216,7 +216,9 @@ def measure_step(
     config = AutoConfig.from_pretrained(folder)
     model = AutoModel.from_pretrained(folder, attn_implementation="sdpa")
     if gradient_checkpointing:
-        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+        from .models import enable_activation_checkpointing
+
+        enable_activation_checkpointing(model)
     if lora_r is not None:
         from peft import LoraConfig, get_peft_model
 

@@ -367,6 +367,24 @@ def evaluation_precision(device: torch.device):
     return contextlib.nullcontext()
 
 
+def enable_activation_checkpointing(backbone: nn.Module) -> None:
+    """Non-reentrant activation (gradient) checkpointing: activations are recomputed in the backward pass, which
+    saves memory and leaves the gradients unchanged. transformers 5 renamed the switch (the old name warns);
+    4.x has only the old one. Non-reentrant, because reentrant checkpointing under DDP fails."""
+    if hasattr(backbone, "activation_checkpointing_enable"):
+        backbone.activation_checkpointing_enable(activation_checkpointing_kwargs={"use_reentrant": False})
+    else:
+        backbone.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+
+
+def activation_checkpointing(backbone: nn.Module) -> bool:
+    """Whether ``backbone`` recomputes its activations in training (either transformers name of the flag)."""
+    flag = getattr(type(backbone), "is_activation_checkpointing", None)
+    if flag is not None:
+        return bool(backbone.is_activation_checkpointing)
+    return bool(getattr(backbone, "is_gradient_checkpointing", False))
+
+
 def default_device() -> torch.device:
     """This process's device: ``cuda:<local process index>`` (one GPU per process under ``accelerate launch``), else
     the CPU."""
@@ -437,7 +455,7 @@ def load_encoder(
             gradient_checkpointing_kwargs={"use_reentrant": False},
         )
     elif gradient_checkpointing:
-        backbone.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+        enable_activation_checkpointing(backbone)
     if dropout is not None or freeze_embeddings:
         from . import raw_backbone
 

@@ -37,10 +37,10 @@ def figure(ncols: int = 1, nrows: int = 1, width: float | None = None, height: f
     return plt.subplots(nrows, ncols, figsize=size, **kwargs)
 
 
-def save(fig, run_or_dir, name: str) -> Path:
-    """Save ``fig`` as ``<run>/figures/<name>.png`` and return the path (the notebook still shows it inline)."""
+def save(fig, run_or_dir, name: str) -> None:
+    """Save ``fig`` as ``<run>/figures/<name>.png`` (the notebook still shows it inline). Returns nothing, so a cell
+    ending with it shows no ``Out[]`` with a machine path."""
     folder = run_or_dir.figures_dir if hasattr(run_or_dir, "figures_dir") else Path(run_or_dir)
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{name}.png"
     fig.savefig(path)
-    return path

@@ -178,20 +178,30 @@ class Run:
     def path(self, name: str) -> Path:
         return self.dir / name
 
+    @property
+    def location(self) -> str:
+        """Where the results end up, for a reader: relative to the repository (``papermill_runs/cpu/<notebook>``,
+        the folder the runner moves a finished run to, not its ``.partial-`` working folder), else relative to the
+        working folder, else its last two parts. A notebook prints this, never an absolute machine path."""
+        final = self.dir.with_name(self.dir.name.removeprefix(".partial-")).resolve()
+        for root in (REPO_ROOT, Path.cwd()):
+            if final.is_relative_to(root.resolve()):
+                return final.relative_to(root.resolve()).as_posix()
+        return f"{final.parent.name}/{final.name}"
+
     recorded: dict[str, Any] = field(default_factory=dict)
     recorded_rows: list[dict] = field(default_factory=list)
     sections: list[str] = field(default_factory=list)
 
-    def record(self, section: str, metrics: Mapping[str, Any], comparison: Sequence[Mapping[str, Any]] = ()) -> Path:
+    def record(self, section: str, metrics: Mapping[str, Any], comparison: Sequence[Mapping[str, Any]] = ()) -> None:
         """Write what the notebook has so far as soon as a section finishes: metrics.json grows, results.csv holds
         every row so far. A later failure (out of memory in the last table) keeps the earlier sections' results.
-        Both files are replaced atomically."""
+        Both files are replaced atomically. Returns nothing, so a notebook cell ending with it shows no ``Out[]``."""
         self.recorded.update(_jsonable(dict(metrics)))
         self.recorded_rows = [dict(r) for r in comparison] or self.recorded_rows
         if section not in self.sections:
             self.sections.append(section)
         self._write(dict(self.recorded, sections_done=list(self.sections)), self.recorded_rows)
-        return self.dir / "metrics.json"
 
     def attempt(self, section: str, function: Callable[[], Any]) -> Any:
         """``function()``, or None when it runs out of memory (``is_out_of_memory``): then the out-of-memory is
@@ -219,7 +229,7 @@ class Run:
 
     def finish(
         self, metrics: Mapping[str, Any], comparison: Sequence[Mapping[str, Any]] = (), headline: Sequence[str] = ()
-    ) -> Path:
+    ) -> None:
         """Write metrics.json (plus results.csv: ours | paper | delta rows) and mark the run ``ok``.
 
         What ``record`` wrote is kept; ``headline`` names the few metrics the batch summary shows first.
@@ -235,7 +245,6 @@ class Run:
         metrics.setdefault("seconds", round((dt.datetime.now(dt.UTC) - self.started).total_seconds(), 1))
         self._write(metrics, comparison)
         write_text_atomic(self.dir / "STATUS", "ok\n")
-        return self.dir / "metrics.json"
 
 
 RESULT_COLUMNS = ("paper", "table", "setting", "task", "ours", "paper_value", "delta", "note")

@@ -11,7 +11,7 @@ import torch
 from torch import nn
 
 from stsnb import claims as stsnb_claims
-from stsnb import data, losses, stats
+from stsnb import data, losses, models, stats
 from stsnb import evaluate as stsnb_evaluate
 from stsnb.data import CSTSRecord
 from stsnb.papers import ccl
@@ -387,6 +387,23 @@ def test_bi_and_tri_encoders_on_the_real_minilm():
     assert cos.shape == (2,) and np.all(np.abs(cos) <= 1 + 1e-6) and cos[0] != cos[1]
     with pytest.raises(ValueError, match="first-token pooling"):
         ccl.build_encoder("smollm2-135m-l6", "bi", pooling="cls", device="cpu")
+
+
+def test_gradient_checkpointing_reaches_the_backbone_and_leaves_the_gradients_unchanged():
+    """The ``gradient_checkpointing`` parameter of notebook 40 (issue: memory that fits on a GPU server) reaches the
+    backbone of both architectures and changes memory, not the gradient of a CCL loss on the real MiniLM."""
+    rows = [CSTSRecord("A man rides a horse.", "A woman rides a bike.", c, label) for c, label in (("animal", 1.0),)]
+    grads = {}
+    for checkpointing in (False, True):
+        settings = ccl.ModelSettings("minilm-l6", "tri", "mean", 32, gradient_checkpointing=checkpointing)
+        model = settings.build(seed=0, device="cpu").train()  # checkpointing acts in training mode only
+        assert models.activation_checkpointing(model.encoder.backbone) is checkpointing
+        torch.manual_seed(1)  # the same dropout masks (non-reentrant checkpointing replays the RNG state)
+        score = model([r.sent1 for r in rows], [r.condition for r in rows]).pow(2).sum()
+        score.backward()
+        grads[checkpointing] = model.encoder.backbone.encoder.layer[0].attention.self.query.weight.grad.clone()
+    assert grads[False].abs().sum() > 0
+    torch.testing.assert_close(grads[True], grads[False], rtol=1e-5, atol=1e-7)
 
 
 @pytest.mark.slow

@@ -230,18 +230,27 @@ def build_encoder(
     condition_transform: bool = False,
     transform_dropout: float = 0.1,
     dropout: float | None = None,
+    gradient_checkpointing: bool = False,
     seed: int = 0,
     device: str | torch.device | None = None,
 ) -> ConditionalEncoder:
     """Load ``backbone`` (``stsnb.models.load_encoder``) and wrap it as a bi- or tri-encoder.
 
     ``dropout``: for Llama-family backbones without dropout (``smollm2-135m-l6``), which BCL's dropout positives
-    need (``stsnb.raw_backbone.set_dropout``); BERT-style encoders keep their own. The new layers (``g``, the
-    condition transform) are drawn from ``seed``, so two runs with the same seed start from the same model.
+    need (``stsnb.raw_backbone.set_dropout``); BERT-style encoders keep their own. ``gradient_checkpointing``
+    (non-reentrant) recomputes activations in the backward pass: less memory, the same gradients. The new layers
+    (``g``, the condition transform) are drawn from ``seed``, so two runs with the same seed start from the same model.
     """
     if architecture not in ARCHITECTURES:
         raise ValueError(f"architecture must be one of {ARCHITECTURES}, got {architecture!r}")
-    encoder = models.load_encoder(backbone, pooling=pooling, max_length=max_length, device=device, dropout=dropout)
+    encoder = models.load_encoder(
+        backbone,
+        pooling=pooling,
+        max_length=max_length,
+        device=device,
+        dropout=dropout,
+        gradient_checkpointing=gradient_checkpointing,
+    )
     if pooling == "cls" and models.resolve(backbone).kind == "causal":
         raise ValueError(
             f"{backbone} is a decoder: its first token sees only itself, so first-token pooling gives every input the "

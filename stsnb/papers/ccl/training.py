@@ -36,6 +36,7 @@ class ModelSettings:
     projection: Projection = "mlp"
     condition_transform: bool = False  # tri-encoder only: the c-sts Dropout + Linear on f(c)
     dropout: float | None = None  # for backbones without dropout (smollm2-135m-l6)
+    gradient_checkpointing: bool = False  # non-reentrant activation checkpointing: less memory, same gradients
 
     def build(self, seed: int = 0, device: str | torch.device | None = None) -> ConditionalEncoder:
         return build_encoder(
@@ -46,6 +47,7 @@ class ModelSettings:
             projection=self.projection,
             condition_transform=self.condition_transform,
             dropout=self.dropout,
+            gradient_checkpointing=self.gradient_checkpointing,
             seed=seed,
             device=device,
         )
