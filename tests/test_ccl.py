@@ -273,6 +273,30 @@ def test_batch_terms_and_eq_3_against_the_equations_written_out():
     )
 
 
+def test_the_multiplier_reading_of_tau_multiplies_bcls_cosines_by_tau():
+    """Eq. 10 as printed divides by tau; with Table 2's tau = 3-10 that squeezes the logits, so the other reading
+    (``temperature_reading = "multiplier"``: cos * tau) is a parameter. Written out for one batch."""
+    sigma, tau = 0.6, 5.0
+    objective = ccl.ccl(sigma=sigma, temperature=tau).with_settings(temperature_reading="multiplier")
+    assert objective.bcl_temperature == pytest.approx(1 / tau)
+    model = RecordingModel()
+    terms = ccl.batch_terms(model, QUADS, objective)
+    (_, _, _, z), (_, _, _, z_view) = model.calls
+    z, z_view, n = z.numpy(), z_view.numpy(), 2 * len(QUADS)
+    labels = [(q.label_high - 1) / 4 for q in QUADS] + [(q.label_low - 1) / 4 for q in QUADS]
+    bcl = []
+    for i in range(n):
+        positive = math.exp(_cos(z[i], z_view[i]) * tau)
+        negatives = sum(
+            (1.0 if i != j else (0.0 if labels[i] >= sigma else 1.0 - labels[i])) * math.exp(_cos(z[i], z[n + j]) * tau)
+            for j in range(n)
+        )
+        bcl.append(-math.log(positive / (positive + negatives)))
+    assert terms["bcl"].item() == pytest.approx(np.mean(bcl))
+    with pytest.raises(ValueError, match="temperature_reading"):
+        objective.with_settings(temperature_reading="exponent")
+
+
 def test_qumse_is_quad_with_lambda_1_plus_mse():
     model = RecordingModel()
     terms = ccl.batch_terms(model, QUADS, ccl.qumse())

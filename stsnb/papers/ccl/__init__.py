@@ -40,6 +40,7 @@ from .encoders import (
 from .objectives import (
     C_MSE_TARGETS,
     CCL_TERMS,
+    TEMPERATURE_READINGS,
     TERM_LABELS,
     TERMS,
     CMseTarget,
@@ -53,6 +54,7 @@ from .objectives import (
     qumse,
     rdl,
     total,
+    untested_hypotheses,
 )
 from .overestimation import (
     READINGS,

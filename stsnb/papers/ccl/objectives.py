@@ -42,6 +42,10 @@ from .quadruples import Quadruple, scale_label
 
 CMseTarget = Literal["projected", "gap"]
 C_MSE_TARGETS: tuple[CMseTarget, ...] = ("projected", "gap")
+TemperatureReading = Literal["divisor", "multiplier"]
+# Eq. 10 divides the cosine by tau, yet Table 2's tau of 3-10 then squeezes BCL's logits into +-1/tau; CCL has no
+# released code, so "multiplier" (cos * tau, i.e. Eq. 10 with 1/tau) is the other reading, a parameter to test.
+TEMPERATURE_READINGS: tuple[TemperatureReading, ...] = ("divisor", "multiplier")
 TERMS = ("quad", "mse", "w_acl", "bcl", "c_mse")
 CCL_TERMS = ("w_acl", "bcl", "mse", "c_mse")  # Eq. 3 order
 TERM_LABELS = {"quad": "Quad", "mse": "MSE", "w_acl": "W-ACL", "bcl": "BCL", "c_mse": "C-MSE"}
@@ -136,6 +140,7 @@ class Objective:
     sigma: float = 0.5  # BCL's threshold (Eq. 11), on the [0, 1] label scale
     temperature: float = 5.0  # BCL's tau (Eq. 10)
     c_mse_target: CMseTarget = "projected"
+    temperature_reading: TemperatureReading = "divisor"  # Eq. 10 as printed (cos / tau) | "multiplier" (cos * tau)
     note: str = field(default="", compare=False)
 
     def __post_init__(self) -> None:
@@ -148,6 +153,15 @@ class Objective:
             raise ValueError(f"loss weights must be >= 0, got {dict(self.weights)}")
         if self.c_mse_target not in C_MSE_TARGETS:
             raise ValueError(f"c_mse_target must be one of {C_MSE_TARGETS}, got {self.c_mse_target!r}")
+        if self.temperature_reading not in TEMPERATURE_READINGS:
+            raise ValueError(
+                f"temperature_reading must be one of {TEMPERATURE_READINGS}, got {self.temperature_reading!r}"
+            )
+
+    @property
+    def bcl_temperature(self) -> float:
+        """The divisor BCL's cosines see (Eq. 10): ``temperature``, or ``1 / temperature`` read as a multiplier."""
+        return self.temperature if self.temperature_reading == "divisor" else 1.0 / self.temperature
 
     def active(self) -> list[str]:
         return [t for t in TERMS if self.weights.get(t, 0.0) != 0]
@@ -164,7 +178,7 @@ class Objective:
         return replace(self, name=f"{self.name} w/o {TERM_LABELS[term]}", weights=weights)
 
     def with_settings(self, **changes) -> Objective:
-        """The same terms with other sigma / temperature / margin / C-MSE target (Table 5, Figure 2)."""
+        """The same terms with other sigma / temperature (or reading) / margin / C-MSE target (Table 5, Figure 2)."""
         return replace(self, **changes)
 
 
@@ -232,7 +246,7 @@ def batch_terms(model, quadruples: Sequence[Quadruple], objective: Objective) ->
         terms["w_acl"] = losses.w_acl(cos_pos, cos_neg, label_pos, label_neg)  # Eq. 9
     if weights.get("bcl", 0):
         _, z_view = model(s1, conditions, project=True)  # f'(s1, c): another dropout mask
-        terms["bcl"] = losses.bcl(z[:n], z_view, z[n:], labels, objective.sigma, objective.temperature)  # Eq. 10-12
+        terms["bcl"] = losses.bcl(z[:n], z_view, z[n:], labels, objective.sigma, objective.bcl_temperature)  # Eq. 10-12
     if weights.get("c_mse", 0):
         if objective.c_mse_target == "projected":
             projected = F.cosine_similarity(z[:n], z[n:], dim=-1)
@@ -254,3 +268,24 @@ def loss_function(objective: Objective):
         return total(batch_terms(model, batch, objective), objective)
 
     return loss_fn
+
+
+def untested_hypotheses(objective: Objective) -> str:
+    """The explanations a small cpu run suggests but never tests, for the notebook's takeaway (a hypothesis says so).
+
+    The last one depends on how Eq. 10's tau is read: as a divisor, Table 2's tau of 3-10 keeps BCL's logits within
+    ``+-1/tau``, so sigma (which only reweights BCL's same-pair negatives) can hardly move anything.
+    """
+    bound = 1.0 / objective.bcl_temperature
+    text = (
+        "differences too small to resolve at this scale may grow with the paper's 5-10 epochs over all 5,671 training "
+        "pairs; the re-annotated labels change which pairs are over-estimated; at "
+        f"tau = {objective.temperature:g} read as a {objective.temperature_reading} (Eq. 10) BCL's logits lie within "
+        f"+-{bound:.2f}"
+    )
+    if bound < 1:
+        text += (
+            ", so sigma, which only reweights BCL's same-pair negatives, may matter little for that reason rather than "
+            'because CCL is robust to it (`temperature_reading = "multiplier"` tests this)'
+        )
+    return text + "."
