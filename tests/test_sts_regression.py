@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from stsnb import data, evaluate, losses, train
+from stsnb import data, evaluate, losses, models, train
 from stsnb.papers import sts_regression as reg
 from stsnb.papers.sts_regression import memory as table4_memory
 from stsnb.train import TrainConfig
@@ -225,6 +225,57 @@ def test_sampled_sts_scores_cover_the_tasks(minilm):
     assert set(scores) == {"STSBenchmark", "STS16", "avg"}
     assert scores["avg"] == pytest.approx((scores["STSBenchmark"] + scores["STS16"]) / 2)
     assert scores["STSBenchmark"] > 50  # all-MiniLM-L6-v2 is a strong STS model even on 40 pairs
+
+
+def test_gradient_checkpointing_reaches_the_backbone_and_leaves_loss_and_gradients_unchanged():
+    """Notebook 20's ``gradient_checkpointing`` (issue 18): ``load_backbone`` hands it to the encoder, whose layers
+    then run again in the backward pass, and the Smooth K2 loss and its gradients on real STS-B dev pairs are the
+    same (dropout off, so both passes see the same network)."""
+    pairs = reg.sts_training_pairs(list(data.load_stsb("dev"))[:4])
+    step = reg.pair_loss(reg.LossSpec("smooth_k2", 3.0, 0.2), "both", reg.STS_RANGE)
+    results = {}
+    for checkpointing in (False, True):
+        encoder = reg.load_backbone("minilm-l6", 32, gradient_checkpointing=checkpointing)
+        assert models.activation_checkpointing(encoder.backbone) is checkpointing  # is_gradient_checkpointing (4.x)
+        model = reg.seeded_model(encoder, seed=0).train()  # checkpointing acts in training mode only
+        for module in model.modules():
+            if isinstance(module, torch.nn.Dropout):
+                module.p = 0.0
+        calls = []
+        encoder.backbone.encoder.layer[0].attention.register_forward_hook(lambda *_, seen=calls: seen.append(1))
+        loss = step(model, pairs)
+        loss.backward()
+        grad = encoder.backbone.encoder.layer[0].attention.self.query.weight.grad
+        results[checkpointing] = (loss.detach(), grad.clone(), model.head.weight.grad.clone(), len(calls))
+    (loss_off, grad_off, head_off, calls_off), (loss_on, grad_on, head_on, calls_on) = results[False], results[True]
+    assert (calls_off, calls_on) == (1, 2)  # the first attention block ran again in backward
+    assert grad_off.abs().sum() > 0 and loss_off > 0
+    assert torch.allclose(loss_on, loss_off)
+    assert torch.allclose(grad_on, grad_off, rtol=1e-5, atol=1e-7)
+    assert torch.allclose(head_on, head_off, rtol=1e-5, atol=1e-7)
+
+
+def test_stage2_config_carries_the_schedule_factor_into_training():
+    """``stage2_schedule_steps_factor`` (the official tune-jina-nomic.py counts 2x the steps): the stage 2 /
+    +Contrast config gets it, the rest unchanged, and ``fit``'s learning rate no longer decays to zero."""
+    base = TrainConfig(batch_size=1, lr=1.0, warmup_ratio=0.2, eval_every=1, eval_at_start=False, progress=False)
+    assert reg.stage2_config(base) == base
+    official = reg.stage2_config(base, 2)
+    assert official.schedule_steps_factor == 2 and official == TrainConfig(
+        **{**base.__dict__, "schedule_steps_factor": 2}
+    )
+    with pytest.raises(ValueError, match="schedule_steps_factor"):
+        reg.stage2_config(base, 0.5)
+    last_lr = {}
+    for factor, config in ((1, base), (2, official)):
+        torch.manual_seed(0)
+        layer = torch.nn.Linear(1, 1)
+        result = train.fit(
+            layer, lambda m, batch: m(torch.tensor([[float(b)] for b in batch])).pow(2).mean(), list(range(10)), config
+        )
+        last_lr[factor] = result.history[-1]["lr"]
+    assert last_lr[1] == pytest.approx(0.0, abs=1e-9)  # 10 steps counted as 10: decayed to zero
+    assert last_lr[2] == pytest.approx(10 / 16)  # counted as 20: warmup 4, then 10 of 16 decay steps left
 
 
 # ---- data (Section 4.2, Appendix A) ---------------------------------------------------------------------------

@@ -62,4 +62,4 @@ from .training_data import (
     positive_pairs,
     sts_training_pairs,
 )
-from .two_stage import ContrastRun, TwoStageRun, contrast_run, heldout_accuracy, two_stage_run
+from .two_stage import ContrastRun, TwoStageRun, contrast_run, heldout_accuracy, stage2_config, two_stage_run

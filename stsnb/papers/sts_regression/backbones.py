@@ -13,13 +13,19 @@ REMOTE_CODE_MODELS = ("jinaai/jina-embeddings-v2-base-en", "nomic-ai/nomic-embed
 
 
 def load_backbone(
-    name: str, max_length: int | None = None, pooling: models.Pooling = "mean", *, freeze_embeddings: bool = False
+    name: str,
+    max_length: int | None = None,
+    pooling: models.Pooling = "mean",
+    *,
+    freeze_embeddings: bool = False,
+    gradient_checkpointing: bool = False,
 ) -> models.SentenceEncoder:
     """An encoder with mean pooling (Section 3.1) by name; Jina v2 / Nomic v1 need the Hub's remote code.
 
     ``freeze_embeddings`` keeps the token embedding fixed (``stsnb.models.load_encoder``): on the raw backbone
     ``smollm2-135m-l6`` that table is most of the weights, and freezing it makes a training step faster
-    (``benchmarks/bench_raw_backbone.py``); the paper trains it.
+    (``benchmarks/bench_raw_backbone.py``); the paper trains it. ``gradient_checkpointing`` (non-reentrant
+    activation checkpointing) recomputes activations in the backward pass: less memory, the same gradients.
 
     Raises ``RuntimeError`` naming the weights when they cannot be loaded; nothing is substituted.
     """
@@ -30,6 +36,7 @@ def load_backbone(
             max_length=max_length,
             trust_remote_code=name in REMOTE_CODE_MODELS,
             freeze_embeddings=freeze_embeddings,
+            gradient_checkpointing=gradient_checkpointing,
         )
     except (OSError, ValueError, models.ModelError) as err:
         raise RuntimeError(

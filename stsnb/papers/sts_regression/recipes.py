@@ -174,10 +174,17 @@ def fine_tune_nli(
     head_lr: float | None = None,
     seed: int = 0,
     freeze_embeddings: bool = False,
+    gradient_checkpointing: bool = False,
 ) -> tuple[SiameseModel, TrainResult]:
-    """One Table 1 / 5 / 6 run: a fresh backbone, a new head (seeded: the same initial head for every regression
-    loss), NLI fine-tuning with STS-B dev selection (Section 4.1)."""
-    encoder = load_backbone(backbone, max_length, pooling, freeze_embeddings=freeze_embeddings)
+    """One Table 1 / 5 / 6 run: a fresh backbone (``load_backbone``'s options), a new head (seeded: the same initial
+    head for every regression loss), NLI fine-tuning with STS-B dev selection (Section 4.1)."""
+    encoder = load_backbone(
+        backbone,
+        max_length,
+        pooling,
+        freeze_embeddings=freeze_embeddings,
+        gradient_checkpointing=gradient_checkpointing,
+    )
     model = seeded_model(encoder, loss, concatenation, seed)
     result = train_siamese(
         model,
