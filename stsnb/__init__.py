@@ -17,3 +17,9 @@ the paper's). No paper imports another.
 """
 
 __version__ = "0.1.0"
+
+import logging as _logging
+
+# On CPUs with AVX512-bf16, importing bitsandbytes warns that the optional `kernels` package (a Hub download) is
+# missing for one 4-bit CPU kernel, then uses its own: nothing a reader can act on, so that one logger is quieted.
+_logging.getLogger("bitsandbytes.backends.cpu.ops").setLevel(_logging.ERROR)

@@ -64,3 +64,13 @@ def test_recording_and_saving_return_nothing_so_a_cell_shows_no_out_prompt(tmp_p
     assert (tmp_path / "figures" / "a_figure.png").exists()
     assert run.finish({"total": 1}) is None
     assert (tmp_path / "STATUS").read_text() == "ok\n"
+
+
+def test_bitsandbytes_optional_kernel_warning_is_quiet_once_stsnb_is_imported():
+    """A notebook's output carries no library noise: the missing-`kernels` warning of bitsandbytes' CPU backend."""
+    import logging
+
+    import stsnb  # noqa: F401
+
+    assert not logging.getLogger("bitsandbytes.backends.cpu.ops").isEnabledFor(logging.WARNING)
+    assert logging.getLogger("bitsandbytes.backends.cpu.ops").isEnabledFor(logging.ERROR)
