@@ -678,6 +678,8 @@ def test_appendix_a_is_not_tested_when_over_estimation_never_occurs(validation_r
     many[::10] = True
     tested = ccl.count_claim("fewer", {0: none, 1: none}, {0: many, 1: many}, -1, groups=groups)
     assert tested["verdict"] == "supported" and tested["seeds"] == 2
+    uneven = ccl.count_claim("fewer", {0: none, 1: none}, {0: three, 1: none}, -1, groups=groups)
+    assert "0 of" in uneven["not_tested_because"] and "per seed 3, 0" in uneven["not_tested_because"]
 
 
 def test_fewest_resolvable_count_is_where_the_count_interval_first_excludes_zero():

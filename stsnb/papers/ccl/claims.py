@@ -252,6 +252,11 @@ def count_claim(
         union.append(int((a | b).sum()))
     minimum = fewest_resolvable_count() if minimum is None else minimum
     occurs = claims.phenomenon_occurs(what, min(union), minimum, out_of=len(a))
+    if len(union) > 1:  # the fewest decides; the reader sees every seed's count
+        per_seed = ", ".join(f"{n}" for n in union)
+        occurs = claims.Precondition(
+            occurs.name, occurs.holds, f"{occurs.evidence} in the fewest seed; per seed {per_seed}"
+        )
     row = claims.claim(
         text,
         intervals,
