@@ -135,6 +135,7 @@ def run_template(
     *,
     lora: models.LoraSettings,
     quantize_4bit: bool = False,
+    gradient_checkpointing: bool = False,
     max_length: int | None = None,
     stage1_cutoff: int = 32,
     stage2_cutoff: int = 64,
@@ -146,7 +147,8 @@ def run_template(
     ``stsnb.distributed.run``: load the backbone with a fresh adapter initialised from the seed, score it (when
     ``score_untrained``), stage 1, then every stage-2 variant (label -> :class:`Stage2Variant`) from the stage-1
     adapter. ``transfer_splits`` (train, dev, test of ``transfer.Labelled``) probes the untrained model and the
-    first variant's."""
+    first variant's. ``gradient_checkpointing`` (non-reentrant; the official code uses it) recomputes activations in
+    the backward pass, which the paper's batches on a 7B model need to fit a GPU (``stsnb run --check``)."""
     import time
 
     from . import transfer
@@ -158,7 +160,14 @@ def run_template(
     seconds: dict[str, float] = {}
     tic = time.perf_counter()
     torch.manual_seed(stage1_config.seed)  # the adapter's initialisation (LoRA's A; B starts at 0)
-    encoder = load_prompt_encoder(backbone, template, lora=lora, quantize_4bit=quantize_4bit, max_length=max_length)
+    encoder = load_prompt_encoder(
+        backbone,
+        template,
+        lora=lora,
+        quantize_4bit=quantize_4bit,
+        max_length=max_length,
+        gradient_checkpointing=gradient_checkpointing,
+    )
     untrained = scoring.predictions(encoder) if score_untrained else None
     probes: dict[str, object] = {}
     if transfer_splits is not None:
