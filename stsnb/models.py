@@ -7,10 +7,12 @@ folder, then a Hugging Face Hub id (needs the network, which this workplace does
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib.util
 import os
 import socket
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -449,11 +451,12 @@ def load_encoder(
 
         # non-reentrant checkpointing (peft's default is reentrant): reentrant checkpointing under DDP with
         # find_unused_parameters fails with "Expected to mark a variable ready only once"
-        backbone = prepare_model_for_kbit_training(
-            backbone,
-            use_gradient_checkpointing=gradient_checkpointing,
-            gradient_checkpointing_kwargs={"use_reentrant": False},
-        )
+        with _peft_reads_old_checkpointing_names():
+            backbone = prepare_model_for_kbit_training(
+                backbone,
+                use_gradient_checkpointing=gradient_checkpointing,
+                gradient_checkpointing_kwargs={"use_reentrant": False},
+            )
     elif gradient_checkpointing:
         enable_activation_checkpointing(backbone)
     if dropout is not None or freeze_embeddings:
@@ -565,8 +568,23 @@ def add_lora(encoder: SentenceEncoder, settings: LoraSettings = LoraSettings()) 
         if isinstance(settings.target_modules, tuple)
         else settings.target_modules,
     )
-    encoder.backbone = get_peft_model(encoder.backbone, config)
+    with _peft_reads_old_checkpointing_names():
+        encoder.backbone = get_peft_model(encoder.backbone, config)
     return encoder
+
+
+@contextlib.contextmanager
+def _peft_reads_old_checkpointing_names():
+    """peft (0.21) still reads ``is_gradient_checkpointing`` / calls ``gradient_checkpointing_enable``, which
+    transformers 5 renamed with a FutureWarning per call: library noise in every LoRA notebook's output, silenced
+    here for those two names only."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings(
+            "ignore",
+            message=r"`(is_gradient_checkpointing|gradient_checkpointing_enable)` is deprecated",
+            category=FutureWarning,
+        )
+        yield
 
 
 def count_parameters(module: nn.Module) -> tuple[int, int]:

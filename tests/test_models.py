@@ -228,3 +228,16 @@ def test_tiny_models_are_built_offline_in_their_family_and_reproducibly(name, mo
 
     built, rebuilt = (load_file(next(Path(f).glob("*.safetensors"))) for f in (resolved.path, again))
     assert built.keys() == rebuilt.keys() and all(torch.equal(built[k], rebuilt[k]) for k in built)
+
+
+def test_adding_lora_shows_no_library_future_warning():
+    """peft reads transformers' old checkpointing names (a FutureWarning per call in a notebook's output)."""
+    import warnings
+
+    from stsnb import models
+
+    encoder = models.load_encoder("tiny-random-mistral", pooling="last")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", FutureWarning)
+        models.add_lora(encoder, models.LoraSettings(r=4, alpha=8, dropout=0.0))
+    assert any("lora_" in name for name, _ in encoder.backbone.named_parameters())
