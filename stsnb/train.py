@@ -11,7 +11,8 @@
 - Dev evaluation (``evaluate(model) -> score``, higher is better) on the main process, before the first step
   (``eval_at_start``: the start can be the best checkpoint), every ``eval_every`` optimizer steps and at the end; the
   score is broadcast so every process keeps the same best weights, restored before ``fit`` returns.
-- Resume from ``checkpoint_dir/last``; progress bars with ``tqdm.auto`` (quiet when ``TQDM_DISABLE=1``).
+- Checkpoints: ``checkpoint_dir/best.pt`` (the selected trainable weights) and ``checkpoint_dir/last`` (the full
+  state), both replaced only once completely written; ``resume`` continues from the last one; progress bars with ``tqdm.auto`` (quiet when ``TQDM_DISABLE=1``).
 
 Batch statistics and several processes. Accumulation sums the gradients of ``grad_accum`` micro-batches: that is one
 big batch only for losses that are a mean of per-example terms (MSE, Smooth K2, Translated ReLU, cross entropy). A
@@ -218,6 +219,49 @@ def _epoch_loader(n: int, config: TrainConfig, epoch: int, collate: Callable[[li
     )
 
 
+def _save_atomic(obj: Any, path: Path) -> None:
+    """``torch.save`` to a temporary file renamed over ``path``: a run killed mid-save keeps the previous file."""
+    temporary = path.with_name(f".{path.name}.tmp")
+    torch.save(obj, temporary)
+    temporary.replace(path)
+
+
+def _save_last_checkpoint(acc, checkpoints: Path, scheduler, state: Mapping[str, Any]) -> None:
+    """The full training state in ``checkpoints/last``, swapped in only once complete.
+
+    Written to ``last.new`` first (every process saves its part: accelerate's ``save_state`` is collective); the
+    main process then moves the old ``last`` aside to ``last.old``, renames ``last.new`` to ``last`` and deletes
+    ``last.old``. A kill at any point leaves a complete checkpoint in ``last`` or, between the two renames, in
+    ``last.old`` (``_last_checkpoint`` looks there too)."""
+    import shutil
+
+    new, last, old = checkpoints / "last.new", checkpoints / "last", checkpoints / "last.old"
+    if acc.is_main_process and new.exists():
+        shutil.rmtree(new)  # an unfinished save of a killed run
+    acc.wait_for_everyone()
+    acc.save_state(str(new))
+    acc.wait_for_everyone()
+    if not acc.is_main_process:
+        return
+    torch.save(scheduler.state_dict(), new / "scheduler.pt")
+    (new / "progress.json").write_text(json.dumps(state))  # written last: its presence marks a complete save
+    if last.exists():
+        if old.exists():
+            shutil.rmtree(old)
+        last.rename(old)
+    new.rename(last)
+    if old.exists():
+        shutil.rmtree(old)
+
+
+def _last_checkpoint(checkpoints: Path) -> Path | None:
+    """The newest complete checkpoint folder (``last``, else ``last.old`` left by a kill between two renames)."""
+    for folder in (checkpoints / "last", checkpoints / "last.old"):
+        if (folder / "progress.json").is_file():
+            return folder
+    return None
+
+
 def _broadcast(acc, value: float | None) -> float | None:
     if acc.num_processes == 1:
         return value
@@ -283,10 +327,11 @@ def fit(
         "history": [],
     }
     best_weights: dict[str, torch.Tensor] | None = None
-    if checkpoints is not None and config.resume and (checkpoints / "last" / "progress.json").is_file():
-        acc.load_state(str(checkpoints / "last"))
-        scheduler.load_state_dict(torch.load(checkpoints / "last" / "scheduler.pt", weights_only=True))
-        state = json.loads((checkpoints / "last" / "progress.json").read_text())
+    last = _last_checkpoint(checkpoints) if checkpoints is not None and config.resume else None
+    if last is not None:
+        acc.load_state(str(last))
+        scheduler.load_state_dict(torch.load(last / "scheduler.pt", weights_only=True))
+        state = json.loads((last / "progress.json").read_text())
         if (checkpoints / "best.pt").is_file():
             best_weights = torch.load(checkpoints / "best.pt", weights_only=True)
 
@@ -305,12 +350,9 @@ def fit(
             best_weights = trainable_state(unwrapped)
             if checkpoints is not None and acc.is_main_process:
                 checkpoints.mkdir(parents=True, exist_ok=True)
-                torch.save(best_weights, checkpoints / "best.pt")
+                _save_atomic(best_weights, checkpoints / "best.pt")
         if checkpoints is not None:
-            acc.save_state(str(checkpoints / "last"))
-            if acc.is_main_process:
-                torch.save(scheduler.state_dict(), checkpoints / "last" / "scheduler.pt")
-                (checkpoints / "last" / "progress.json").write_text(json.dumps(state))
+            _save_last_checkpoint(acc, checkpoints, scheduler, state)
         acc.wait_for_everyone()
 
     quiet = not config.progress or os.environ.get("TQDM_DISABLE") == "1" or not acc.is_main_process

@@ -98,6 +98,58 @@ def _uneven_data_trains_on_both_ranks() -> None:
     assert len(seen) == (3 if torch.distributed.get_rank() == 0 else 0)  # start + 2 epochs, on the main process only
 
 
+def _killed_two_process_run_resumes_to_the_same_weights(folder: str) -> None:
+    from stsnb.train import TrainConfig, fit
+
+    generator = torch.Generator().manual_seed(0)
+    data = [(torch.randn(3, generator=generator), torch.randn((), generator=generator)) for _ in range(48)]
+
+    def collate(items):
+        return torch.stack([x for x, _ in items]), torch.stack([y for _, y in items])
+
+    def mse(model, batch):
+        x, y = batch
+        return ((model(x).squeeze(-1) - y) ** 2).mean()
+
+    def evaluate(model):
+        x, y = collate(data)
+        return -((model(x).squeeze(-1) - y) ** 2).mean().item()
+
+    def fresh() -> nn.Linear:
+        torch.manual_seed(1)
+        return nn.Linear(3, 1)
+
+    config = dict(epochs=2, batch_size=4, lr=0.05, eval_every=2, max_grad_norm=None, progress=False)
+    reference = fresh()
+    fit(reference, mse, data, TrainConfig(**config), collate=collate, evaluate=evaluate)
+    calls = {"n": 0}
+
+    def killed_after_step_4(model, batch):
+        calls["n"] += 1
+        if calls["n"] == 6:  # both ranks, after the checkpoint of optimizer step 4
+            raise KeyboardInterrupt
+        return mse(model, batch)
+
+    checkpoint = dict(checkpoint_dir=folder)
+    try:
+        fit(fresh(), killed_after_step_4, data, TrainConfig(**config, **checkpoint), collate=collate, evaluate=evaluate)
+        raise AssertionError("the run was not interrupted")
+    except KeyboardInterrupt:
+        pass
+    resumed = fresh()
+    result = fit(
+        resumed, mse, data, TrainConfig(**config, **checkpoint, resume=True), collate=collate, evaluate=evaluate
+    )
+    assert result.steps == 12, result.steps  # 6 batches per rank per epoch x 2 epochs
+    assert torch.allclose(resumed.weight, reference.weight, atol=1e-6), (resumed.weight, reference.weight)
+
+
+def test_a_killed_two_process_run_resumes_to_the_same_weights(tmp_path):
+    from accelerate import debug_launcher
+
+    debug_launcher(_killed_two_process_run_resumes_to_the_same_weights, args=(str(tmp_path / "ckpt"),), num_processes=2)
+
+
 def test_gathered_losses_give_the_single_process_gradient_on_two_processes():
     from accelerate import debug_launcher
 

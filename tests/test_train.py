@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 import torch
 from torch import nn
@@ -147,6 +150,83 @@ def test_resume_continues_where_the_interrupted_run_stopped(tmp_path):
     )
     assert result.steps == 16
     assert torch.allclose(resumed.weight, reference.weight, atol=1e-6)
+
+
+def test_a_kill_while_a_checkpoint_is_written_keeps_the_previous_one(tmp_path, monkeypatch):
+    data = make_data()
+
+    def evaluate(model):
+        return -mse(model, collate(data)).item()
+
+    config = dict(epochs=2, batch_size=8, lr=0.05, eval_every=3, max_grad_norm=None)
+    reference = fresh_model()
+    fit(reference, mse, data, TrainConfig(**config), collate=collate, evaluate=evaluate)
+
+    real_save, saves = torch.save, {"n": 0}
+
+    def save_killed_at_the_third_checkpoint(obj, path, *args, **kwargs):
+        if Path(path).name == "scheduler.pt":
+            saves["n"] += 1
+            if saves["n"] == 3:  # the checkpoint of step 6, half written
+                raise KeyboardInterrupt
+        return real_save(obj, path, *args, **kwargs)
+
+    checkpoint = dict(checkpoint_dir=str(tmp_path / "ckpt"))
+    monkeypatch.setattr(torch, "save", save_killed_at_the_third_checkpoint)
+    with pytest.raises(KeyboardInterrupt):
+        fit(fresh_model(), mse, data, TrainConfig(**config, **checkpoint), collate=collate, evaluate=evaluate)
+    monkeypatch.setattr(torch, "save", real_save)
+    progress = json.loads((tmp_path / "ckpt" / "last" / "progress.json").read_text())
+    assert progress["step"] == 3  # the complete checkpoint before the kill, not the half-written one
+    assert (tmp_path / "ckpt" / "last.new").is_dir()
+    resumed = fresh_model()
+    result = fit(
+        resumed, mse, data, TrainConfig(**config, **checkpoint, resume=True), collate=collate, evaluate=evaluate
+    )
+    assert result.steps == 16
+    assert torch.allclose(resumed.weight, reference.weight, atol=1e-6)
+    assert not (tmp_path / "ckpt" / "last.new").exists()
+
+
+def test_resume_finds_the_checkpoint_moved_aside_between_two_renames(tmp_path):
+    data = make_data()
+
+    def evaluate(model):
+        return -mse(model, collate(data)).item()
+
+    config = dict(epochs=1, batch_size=8, lr=0.05, eval_every=3, max_grad_norm=None)
+    reference = fresh_model()
+    fit(reference, mse, data, TrainConfig(**config), collate=collate, evaluate=evaluate)
+    calls = {"n": 0}
+
+    def interrupted(model, batch):
+        calls["n"] += 1
+        if calls["n"] == 5:  # after the checkpoint at optimizer step 3
+            raise KeyboardInterrupt
+        return mse(model, batch)
+
+    checkpoints = tmp_path / "ckpt"
+    with pytest.raises(KeyboardInterrupt):
+        fit(
+            fresh_model(),
+            interrupted,
+            data,
+            TrainConfig(**config, checkpoint_dir=str(checkpoints)),
+            collate=collate,
+            evaluate=evaluate,
+        )
+    (checkpoints / "last").rename(checkpoints / "last.old")  # as if killed after moving last aside, before the swap
+    resumed = fresh_model()
+    result = fit(
+        resumed,
+        mse,
+        data,
+        TrainConfig(**config, checkpoint_dir=str(checkpoints), resume=True),
+        collate=collate,
+        evaluate=evaluate,
+    )
+    assert result.steps == 8 and (checkpoints / "last").is_dir() and not (checkpoints / "last.old").exists()
+    assert result.best_step > 0 and torch.allclose(resumed.weight, reference.weight, atol=1e-6)
 
 
 def test_schedule_is_transformers_linear_warmup_then_decay():
