@@ -255,13 +255,16 @@ def train_method(
 
 @dataclass(frozen=True)
 class BackboneSettings:
-    """How the backbone is loaded (``stsnb.models.load_encoder``); ``dropout`` only for a Llama-family backbone."""
+    """How the backbone is loaded (``stsnb.models.load_encoder``); ``dropout`` only for a Llama-family backbone.
+    ``gradient_checkpointing`` (non-reentrant) recomputes the activations in the backward pass: less memory, the same
+    gradients (the paper plan's batch of 256 on BERT-base needs it to fit 24 GiB)."""
 
     name: str = "smollm2-135m-l6"
     pooling: str | None = "mean"  # SimCSE / ESimCSE sentence pooling (SNCSE always reads its prompt token)
     dropout: float | None = 0.1  # attention + hidden dropout added to a raw decoder (None: the model's own)
     freeze_embeddings: bool = True  # keep the token embedding fixed
     max_length: int = 128  # evaluation cutoff of the sentence encoder
+    gradient_checkpointing: bool = False  # non-reentrant activation checkpointing in training
 
     def load(self) -> SentenceEncoder:
         return models.load_encoder(
@@ -270,6 +273,7 @@ class BackboneSettings:
             max_length=self.max_length,
             dropout=self.dropout,
             freeze_embeddings=self.freeze_embeddings,
+            gradient_checkpointing=self.gradient_checkpointing,
         )
 
 
