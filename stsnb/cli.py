@@ -61,6 +61,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="seconds each notebook may run, or 'none' for no limit (default: the plan's timeout)",
     )
     run.add_argument(
+        "--resume",
+        action="store_true",
+        help="training runs continue from the checkpoints a failed or killed earlier run of the plan left",
+    )
+    run.add_argument(
         "--check",
         action="store_true",
         help="run nothing: check the plan (value types, num_processes vs --gpus, model ids, peak memory per GPU)",
@@ -115,7 +120,7 @@ def run_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> in
     if args.gpus is not None or args.gpu_memory is not None:
         parser.error("--gpus and --gpu-memory go with --check")
     try:
-        return run(args.profile, args.only, args.out, timeout=args.timeout)
+        return run(args.profile, args.only, args.out, timeout=args.timeout, resume=args.resume)
     except PlanError as err:
         parser.error(str(err))
 

@@ -5,6 +5,7 @@ A plan is ``papermill_runs/plans/<profile>.yaml``::
     description: what the profile is for and the hardware it assumes (no runtimes: summary.md has the measured ones)
     timeout: 3600                   # optional: seconds each notebook may run (null or absent: no limit)
     timeouts: {20_sts_regression: 7200}  # optional: per-notebook limits that replace ``timeout``
+    checkpoints: true               # optional: every training run checkpoints, so ``stsnb run --resume`` can go on
     notebooks:                      # executed in this order
       00_contrastive_ceiling: {}    # no overrides: the notebook's defaults (= the cpu profile)
       20_sts_regression:            # only what differs from the notebook's parameters cell
@@ -17,6 +18,13 @@ ends with STATUS ``ok`` replaces ``<out>/<profile>/<nb>/``; a failed attempt goe
 (with STATUS ``failed: <reason>``, error.log and what its finished sections recorded) and the earlier good result
 stays untouched. A notebook past its timeout, or whose kernel died (e.g. killed by the out-of-memory killer), is a
 failed notebook like one that raised: the batch goes on with the next one and exits 1 at the end.
+
+With ``checkpoints: true`` every ``stsnb.train.fit`` of a notebook checkpoints under
+``<out>/<profile>/.checkpoints/<nb>/<run key>/`` (``$STSNB_CHECKPOINTS``). A notebook that succeeds keeps each
+run's selected weights as ``<nb>/weights/<run key>.pt`` (with ``about.json``: settings, loss, best step) and the
+rest is deleted; a failed or killed one leaves them for ``stsnb run --resume``, whose fits continue from their last
+checkpoint (those a killed run finished return at once). Without ``--resume``, checkpoints left by an earlier run
+are moved aside (``.checkpoints/<nb>.earlier-<time>``), never deleted.
 
 A folder is replaced by renaming the old one aside (``.old-<name>``), the new one into place, then deleting the
 aside; ``recover`` (at the start of every batch) puts back an aside that a crash left without its replacement.
@@ -71,6 +79,7 @@ class Plan:
     description: str
     notebooks: dict[str, dict[str, Any]]  # notebook name -> parameter overrides, in execution order
     timeouts: dict[str, float | None] = field(default_factory=dict)  # notebook -> seconds it may run (None: no limit)
+    checkpoints: bool = False  # every training run checkpoints (``stsnb run --resume`` continues a killed run)
 
 
 @dataclass
@@ -133,7 +142,10 @@ def load_plan(path: Path, _extending: tuple[Path, ...] = ()) -> Plan:
     if unknown:
         raise PlanError(f"{path}: timeouts names notebooks the plan does not run: {unknown}")
     timeouts = {name: _timeout(per_notebook.get(name, default), f"{path}: timeouts.{name}") for name in notebooks}
-    return Plan(path.stem, path, str(raw.get("description", "")).strip(), notebooks, timeouts)
+    checkpoints = raw.get("checkpoints", base.checkpoints if base is not None else False)
+    if not isinstance(checkpoints, bool):
+        raise PlanError(f"{path}: checkpoints must be true or false, got {checkpoints!r}")
+    return Plan(path.stem, path, str(raw.get("description", "")).strip(), notebooks, timeouts, checkpoints)
 
 
 def _timeout(value: Any, where: str) -> float | None:
@@ -215,9 +227,13 @@ def check_kernel(kernel: str = KERNEL) -> None:
 
 
 @contextlib.contextmanager
-def kernel_environment(run_dir: Path) -> Iterator[None]:
+def kernel_environment(run_dir: Path, checkpoints: Path | None = None, resume: bool = False) -> Iterator[None]:
     """Set the variables a kernel must see at start-up (it inherits our environment), restore them after."""
-    values = {RUN_DIR_ENV: str(run_dir), **QUIET_ENV}
+    from .train import CHECKPOINTS_ENV, RESUME_ENV
+
+    values = {RUN_DIR_ENV: str(run_dir), **QUIET_ENV, CHECKPOINTS_ENV: "", RESUME_ENV: "0"}
+    if checkpoints is not None:
+        values |= {CHECKPOINTS_ENV: str(checkpoints), RESUME_ENV: "1" if resume else "0"}
     saved = {name: os.environ.get(name) for name in values}
     os.environ.update(values)
     try:
@@ -259,8 +275,18 @@ def _exit_recording_kernel_manager() -> type:
     return ExitRecordingKernelManager
 
 
-def execute(notebook: Path, parameters: Mapping[str, Any], run_dir: Path, timeout: float | None = None) -> None:
+def execute(
+    notebook: Path,
+    parameters: Mapping[str, Any],
+    run_dir: Path,
+    timeout: float | None = None,
+    checkpoints: Path | None = None,
+    resume: bool = False,
+) -> None:
     """Execute one notebook with papermill into ``run_dir/<name>.ipynb``; raises what the notebook raised.
+
+    ``checkpoints``: the folder its training runs checkpoint under (``$STSNB_CHECKPOINTS``), ``resume``: they
+    continue from there (``$STSNB_RESUME``).
 
     ``timeout`` (seconds, None: no limit) bounds the whole notebook, counted from its start: each cell gets
     papermill's ``execution_timeout`` of what is left (nbclient's per-cell ``timeout_func``), so the cell that runs
@@ -279,7 +305,7 @@ def execute(notebook: Path, parameters: Mapping[str, Any], run_dir: Path, timeou
         return max(1, math.ceil(deadline - time.monotonic()))  # nbclient reads 0 as "no limit"
 
     manager = _exit_recording_kernel_manager()
-    with kernel_environment(run_dir):
+    with kernel_environment(run_dir, checkpoints, resume):
         try:
             papermill.execute_notebook(
                 str(notebook),
@@ -371,17 +397,26 @@ def replace_folder(new: Path, target: Path) -> None:
 
 
 def run_notebook(
-    name: str, parameters: Mapping[str, Any], notebooks_dir: Path, profile_dir: Path, timeout: float | None = None
+    name: str,
+    parameters: Mapping[str, Any],
+    notebooks_dir: Path,
+    profile_dir: Path,
+    timeout: float | None = None,
+    checkpoints: bool = False,
+    resume: bool = False,
 ) -> Outcome:
-    """Execute one notebook into a scratch folder; promote it on success, keep it as ``<nb>.failed`` otherwise."""
+    """Execute one notebook into a scratch folder; promote it on success, keep it as ``<nb>.failed`` otherwise.
+
+    ``checkpoints``: its training runs checkpoint under ``.checkpoints/<nb>`` (kept when it fails, for ``resume``)."""
     good, failed, partial = profile_dir / name, profile_dir / f"{name}.failed", profile_dir / f".partial-{name}"
     keep_abandoned(partial)
     partial.mkdir(parents=True)
+    checkpoint_dir = prepare_checkpoints(profile_dir, name, resume) if checkpoints else None
     started = time.perf_counter()
     reason = log = ""
     interrupted: BaseException | None = None
     try:
-        execute(Path(notebooks_dir) / f"{name}.ipynb", parameters, partial.resolve(), timeout)
+        execute(Path(notebooks_dir) / f"{name}.ipynb", parameters, partial.resolve(), timeout, checkpoint_dir, resume)
         if read_status(partial) != "ok":
             reason = "the notebook ended without run.finish() writing STATUS ok"
             log = f"{reason}; STATUS: {read_status(partial) or 'missing'}\n"
@@ -392,6 +427,8 @@ def run_notebook(
         interrupted = err
     seconds = time.perf_counter() - started
     if not reason:
+        if checkpoint_dir is not None:
+            keep_selected_weights(checkpoint_dir, partial / "weights")
         replace_folder(partial, good)
         if failed.exists():  # superseded by this good run
             shutil.rmtree(failed)
@@ -402,6 +439,30 @@ def run_notebook(
     if interrupted is not None:
         raise interrupted
     return Outcome(name, "failed", reason, seconds, good=good if read_status(good) == "ok" else None)
+
+
+def prepare_checkpoints(profile_dir: Path, name: str, resume: bool) -> Path:
+    """The checkpoint folder of notebook ``name``: kept for ``resume``, else an earlier run's is moved aside (it may
+    hold hours of training: deleting it is the user's call) and a fresh one is used."""
+    folder = profile_dir / ".checkpoints" / name
+    if folder.exists() and not resume and any(folder.iterdir()):
+        aside = folder.with_name(f"{name}.earlier-{dt.datetime.now():%Y%m%d-%H%M%S}")
+        folder.rename(aside)
+        _log(f"{name}: checkpoints of an earlier run kept in {aside} (stsnb run --resume continues from them)")
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def keep_selected_weights(checkpoints: Path, weights: Path) -> None:
+    """After a successful notebook: each training run's selected weights (``<key>/best.pt``) and ``about.json`` go to
+    ``weights/``; the rest of the checkpoints (full optimizer states) is deleted."""
+    for run in sorted(p for p in checkpoints.iterdir() if p.is_dir()):
+        if (run / "best.pt").is_file():
+            weights.mkdir(parents=True, exist_ok=True)
+            (run / "best.pt").rename(weights / f"{run.name}.pt")
+            if (run / "about.json").is_file():
+                (run / "about.json").rename(weights / f"{run.name}.json")
+    shutil.rmtree(checkpoints)
 
 
 def keep_abandoned(partial: Path) -> Path | None:
@@ -888,8 +949,12 @@ def run(
     plans_dir: Path = PLANS_DIR,
     notebooks_dir: Path = NOTEBOOKS_DIR,
     timeout: float | None | str = "plan",
+    resume: bool = False,
 ) -> int:
     """Run a profile's plan (or the ``only`` notebooks of it); 0 if every executed notebook succeeded, else 1.
+
+    ``resume``: training runs continue from the checkpoints a failed or killed earlier run left (turns
+    checkpoints on for a plan without them).
 
     Raises ``PlanError`` before anything runs when the plan names an unknown notebook or parameter, and
     ``RunLocked`` when another run writes the same folder. ``timeout``: "plan" (the plan's limits), seconds for
@@ -908,7 +973,9 @@ def run(
             for number, name in enumerate(selected, start=1):
                 limit = plan.timeouts.get(name) if timeout == "plan" else timeout
                 _log(f"{number}/{len(selected)} {name}: started" + (f" (timeout {limit:.0f} s)" if limit else ""))
-                outcome = run_notebook(name, plan.notebooks[name], notebooks_dir, profile_dir, limit)
+                outcome = run_notebook(
+                    name, plan.notebooks[name], notebooks_dir, profile_dir, limit, plan.checkpoints or resume, resume
+                )
                 detail = "ok" if outcome.status == "ok" else _status_text(outcome)
                 _log(f"{number}/{len(selected)} {name}: {detail} ({outcome.seconds:.1f} s)")
                 outcomes[name] = outcome

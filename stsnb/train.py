@@ -12,7 +12,11 @@
   (``eval_at_start``: the start can be the best checkpoint), every ``eval_every`` optimizer steps and at the end; the
   score is broadcast so every process keeps the same best weights, restored before ``fit`` returns.
 - Checkpoints: ``checkpoint_dir/best.pt`` (the selected trainable weights) and ``checkpoint_dir/last`` (the full
-  state), both replaced only once completely written; ``resume`` continues from the last one; progress bars with ``tqdm.auto`` (quiet when ``TQDM_DISABLE=1``).
+  state, saved at each evaluation), each replaced only once completely written; ``resume`` continues from the last
+  one. Without a ``checkpoint_dir``, ``$STSNB_CHECKPOINTS`` (set by ``stsnb run`` for a plan with
+  ``checkpoints: true``) gives every fit a folder of its own named by ``run_key``, and ``$STSNB_RESUME=1``
+  (``stsnb run --resume``) resumes them all: a rerun notebook fast-forwards through the fits a killed run finished.
+- Progress bars with ``tqdm.auto`` (quiet when ``TQDM_DISABLE=1``).
 
 Batch statistics and several processes. Accumulation sums the gradients of ``grad_accum`` micro-batches: that is one
 big batch only for losses that are a mean of per-example terms (MSE, Smooth K2, Translated ReLU, cross entropy). A
@@ -30,6 +34,7 @@ Several GPUs from a notebook: ``stsnb.distributed.launch(fn, args, num_processes
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
@@ -83,6 +88,9 @@ class TrainResult:
     # the largest |change| of any trainable weight between the start of this call and the weights returned (the
     # selected ones); 0.0 means the returned model is its starting point (``stsnb.claims.left_start``)
     weight_change: float | None = None
+    # the optimizer step a resumed run continued from (None: it started at step 0 in this call); ``seconds`` then
+    # counts only the steps after it, so it is no training time to compare
+    resumed_at: int | None = None
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -219,6 +227,66 @@ def _epoch_loader(n: int, config: TrainConfig, epoch: int, collate: Callable[[li
     )
 
 
+CHECKPOINTS_ENV = "STSNB_CHECKPOINTS"  # a folder: every fit() without its own checkpoint_dir checkpoints below it
+RESUME_ENV = "STSNB_RESUME"  # "1": those fits resume from their checkpoints (``stsnb run --resume``)
+
+
+def run_key(model: nn.Module, loss_fn: LossFn, train_data: Sequence, config: TrainConfig) -> str:
+    """What decides a training run, as a short hash: the settings (progress and checkpoint fields aside), the loss
+    function's name, the number of examples and a strided sample of them, and a strided sample of the starting
+    weights (``stsnb.fingerprint.weights_sample``). A notebook rerun meets the same keys in the same fits; two
+    fits with one key would train the same weights, so sharing their checkpoints is right."""
+    from .fingerprint import weights_sample
+
+    settings = {k: v for k, v in asdict(config).items() if k not in {"progress", "checkpoint_dir", "resume"}}
+    stride = max(1, len(train_data) // 64)
+    examples = [repr(train_data[i])[:500] for i in range(0, len(train_data), stride)][:64]
+    digest = hashlib.blake2b(digest_size=8)
+    parts = (json.dumps(settings, sort_keys=True, default=str), _describe_loss(loss_fn), str(len(train_data)))
+    for part in (*parts, *examples):
+        digest.update(part.encode() + b"\n")
+    digest.update(weights_sample(model).encode())
+    key = digest.hexdigest()
+    _RUN_KEYS_SEEN[key] = _RUN_KEYS_SEEN.get(key, 0) + 1
+    return f"{key}-{_RUN_KEYS_SEEN[key]}"  # the n-th fit with this key in this process: a rerun meets them in order
+
+
+_RUN_KEYS_SEEN: dict[str, int] = {}
+_SIMPLE = (bool, int, float, str, type(None))
+
+
+def _describe_loss(loss_fn: LossFn) -> str:
+    """The loss's name with the plain values it closes over or is partially applied to (e.g. Smooth K2's k and x0),
+    so that two fits differing only in a loss setting get different keys."""
+    import functools
+
+    values: list[str] = []
+    while isinstance(loss_fn, functools.partial):
+        values += [repr(a) for a in loss_fn.args if isinstance(a, _SIMPLE)]
+        values += [f"{k}={v!r}" for k, v in sorted(loss_fn.keywords.items()) if isinstance(v, _SIMPLE)]
+        loss_fn = loss_fn.func
+    for cell in getattr(loss_fn, "__closure__", None) or ():
+        try:
+            content = cell.cell_contents
+        except ValueError:  # an empty cell
+            continue
+        if isinstance(content, _SIMPLE) or callable(content) and hasattr(content, "__qualname__"):
+            values.append(repr(content) if isinstance(content, _SIMPLE) else content.__qualname__)
+    name = f"{getattr(loss_fn, '__module__', '')}.{getattr(loss_fn, '__qualname__', type(loss_fn).__name__)}"
+    return f"{name}({', '.join(values)})"
+
+
+def checkpoint_settings(model: nn.Module, loss_fn: LossFn, train_data: Sequence, config: TrainConfig):
+    """``(checkpoint_dir, resume)`` of one fit: the config's own, else ``$STSNB_CHECKPOINTS/<run_key>`` with
+    ``$STSNB_RESUME``, which the batch runner sets for a plan with ``checkpoints: true`` (and ``--resume``)."""
+    if config.checkpoint_dir is not None:
+        return Path(config.checkpoint_dir), config.resume
+    root = os.environ.get(CHECKPOINTS_ENV)
+    if not root:
+        return None, False
+    return Path(root) / run_key(model, loss_fn, train_data, config), config.resume or os.environ.get(RESUME_ENV) == "1"
+
+
 def _save_atomic(obj: Any, path: Path) -> None:
     """``torch.save`` to a temporary file renamed over ``path``: a run killed mid-save keeps the previous file."""
     temporary = path.with_name(f".{path.name}.tmp")
@@ -314,9 +382,9 @@ def fit(
     scheduler = get_linear_schedule_with_warmup(optimizer, round(config.warmup_ratio * counted), counted)
     # the scheduler is stepped by hand once per optimizer step (prepared, accelerate would step it once per process)
     initial_weights = trainable_state(model)
+    checkpoints, resume = checkpoint_settings(model, loss_fn, train_data, config)
     model, optimizer = acc.prepare(model, optimizer)
 
-    checkpoints = Path(config.checkpoint_dir) if config.checkpoint_dir else None
     state: dict[str, Any] = {
         "step": 0,
         "epoch": 0,
@@ -327,11 +395,13 @@ def fit(
         "history": [],
     }
     best_weights: dict[str, torch.Tensor] | None = None
-    last = _last_checkpoint(checkpoints) if checkpoints is not None and config.resume else None
+    last = _last_checkpoint(checkpoints) if checkpoints is not None and resume else None
+    resumed_at = None
     if last is not None:
         acc.load_state(str(last))
         scheduler.load_state_dict(torch.load(last / "scheduler.pt", weights_only=True))
         state = json.loads((last / "progress.json").read_text())
+        resumed_at = state["step"]
         if (checkpoints / "best.pt").is_file():
             best_weights = torch.load(checkpoints / "best.pt", weights_only=True)
 
@@ -422,6 +492,16 @@ def fit(
         unwrapped.load_state_dict(best_weights, strict=False)
     unwrapped.train(was_training)
     change = largest_change(initial_weights, trainable_state(unwrapped)) if initial_weights else None
+    if checkpoints is not None and acc.is_main_process:
+        checkpoints.mkdir(parents=True, exist_ok=True)
+        about = {
+            "loss": _describe_loss(loss_fn),
+            "examples": n,
+            "config": {k: v for k, v in asdict(config).items() if k not in {"progress", "checkpoint_dir", "resume"}},
+            **{k: state[k] for k in ("step", "best_step", "best_score")},
+            "resumed_at": resumed_at,
+        }
+        (checkpoints / "about.json").write_text(json.dumps(about, indent=1, default=str))
     acc.free_memory()  # the Accelerator outlives this call: let go of this run's model, optimizer and loaders
     return TrainResult(
         state["step"],
@@ -430,4 +510,5 @@ def fit(
         time.perf_counter() - started,
         state["history"],
         weight_change=change,
+        resumed_at=resumed_at,
     )

@@ -29,3 +29,7 @@ def test_rehearsal_plan_runs_every_notebook_through_the_launcher(tmp_path):
         assert runner.read_status(folder) == "ok", name
         recorded = yaml.safe_load((folder / "params.yaml").read_text())
         assert {k: recorded[k] for k in values} == values, f"{name} did not run with the rehearsal's values"
+        if name.split("_")[0] in {"10", "20", "30", "40"}:  # the training notebooks: the plan checkpoints every fit
+            kept = list((folder / "weights").glob("*.pt"))
+            assert kept and all(p.with_suffix(".json").is_file() for p in kept), f"{name} kept no selected weights"
+    assert not any((tmp_path / "rehearsal" / ".checkpoints").glob("*/*")), "checkpoints left after a good run"

@@ -572,3 +572,50 @@ def test_the_rehearsal_is_the_paper_plan_with_tiny_models_and_two_processes():
         if "num_processes" in values:
             assert values["num_processes"] == 2, name
         assert values.get("nli_source", "snli-dev-test") != "hub", name
+
+
+def write_checkpointing_plan(folder: Path, notebooks: dict) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    plan = {"description": "fixture plan with checkpoints", "checkpoints": True, "notebooks": notebooks}
+    (folder / "tiny.yaml").write_text(yaml.safe_dump(plan))
+
+
+def test_a_killed_notebook_resumes_its_training_from_the_checkpoint_with_stsnb_run_resume(tmp_path):
+    out, plans = tmp_path / "out", tmp_path / "plans"
+    kwargs = dict(out=out, plans_dir=plans, notebooks_dir=FIXTURES)
+    write_checkpointing_plan(plans, {"tiny_train": {}})
+    assert runner.run("tiny", **kwargs) == 0
+    uninterrupted = json.loads((out / "tiny" / "tiny_train" / "metrics.json").read_text())
+    weights = sorted(p.name for p in (out / "tiny" / "tiny_train" / "weights").iterdir())
+    assert len(weights) == 2 and weights[0].endswith(".json") and weights[1].endswith(".pt"), weights
+    assert not (out / "tiny" / ".checkpoints" / "tiny_train").exists()  # folded into weights/ after success
+
+    write_checkpointing_plan(plans, {"tiny_train": {"kill_after_batches": 11}})  # killed after step 9's checkpoint
+    assert runner.run("tiny", **kwargs) == 1
+    assert (out / "tiny" / ".checkpoints" / "tiny_train").is_dir()  # kept for --resume
+    write_checkpointing_plan(plans, {"tiny_train": {}})
+    assert runner.run("tiny", resume=True, **kwargs) == 0
+    resumed = json.loads((out / "tiny" / "tiny_train" / "metrics.json").read_text())
+    assert resumed["resumed_at"] == 9 and resumed["steps"] == uninterrupted["steps"] == 16
+    assert resumed["weight"] == pytest.approx(uninterrupted["weight"], abs=1e-6)
+
+
+def test_without_resume_an_earlier_runs_checkpoints_are_moved_aside_not_deleted(tmp_path):
+    out, plans = tmp_path / "out", tmp_path / "plans"
+    write_checkpointing_plan(plans, {"tiny_train": {"kill_after_batches": 11}})
+    assert runner.run("tiny", out=out, plans_dir=plans, notebooks_dir=FIXTURES) == 1
+    write_checkpointing_plan(plans, {"tiny_train": {}})
+    assert runner.run("tiny", out=out, plans_dir=plans, notebooks_dir=FIXTURES) == 0
+    (earlier,) = (out / "tiny" / ".checkpoints").glob("tiny_train.earlier-*")
+    assert any(earlier.glob("*/last/progress.json"))
+    result = json.loads((out / "tiny" / "tiny_train" / "metrics.json").read_text())
+    assert result["resumed_at"] is None  # started from zero
+
+
+def test_plan_checkpoints_must_be_a_boolean_and_are_inherited(tmp_path):
+    (tmp_path / "base.yaml").write_text(yaml.safe_dump({"checkpoints": True, "notebooks": {"tiny_ok": {}}}))
+    (tmp_path / "child.yaml").write_text(yaml.safe_dump({"extends": "base", "notebooks": {}}))
+    (tmp_path / "bad.yaml").write_text(yaml.safe_dump({"checkpoints": "yes", "notebooks": {"tiny_ok": {}}}))
+    assert runner.load_plan(tmp_path / "child.yaml").checkpoints is True
+    with pytest.raises(runner.PlanError, match="checkpoints must be true or false"):
+        runner.load_plan(tmp_path / "bad.yaml")
