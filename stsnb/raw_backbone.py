@@ -35,8 +35,31 @@ def build_truncated(source: Path, target: Path, layers: int) -> Path:
         config.layer_types = config.layer_types[:layers]
     from .models import save_folder
 
-    model = AutoModel.from_pretrained(source, config=config)  # the weights of layers >= `layers` are not read
+    model = _load_first_layers(AutoModel, source, config, layers)
     return save_folder(target, model, AutoTokenizer.from_pretrained(source))
+
+
+def _load_first_layers(auto_class, source: Path, config, layers: int) -> nn.Module:
+    """``from_pretrained`` with the cut config. The weights of layers >= ``layers`` are exactly what is left unread,
+    which transformers reports as a table of UNEXPECTED keys on stderr: that report is silenced, and the load is
+    checked here instead (nothing missing, nothing unread but those layers)."""
+    import re
+
+    from transformers.utils import logging as hf_logging
+
+    verbosity = hf_logging.get_verbosity()
+    hf_logging.set_verbosity_error()
+    try:
+        model, info = auto_class.from_pretrained(source, config=config, output_loading_info=True)
+    finally:
+        hf_logging.set_verbosity(verbosity)
+    layer = re.compile(r"(?:^|\.)layers\.(\d+)\.")
+    unread = [key for key in info["unexpected_keys"] if not (m := layer.search(key)) or int(m.group(1)) < layers]
+    problems = {"missing": list(info["missing_keys"]), "unexpected outside the cut layers": unread}
+    problems = {name: keys for name, keys in problems.items() if keys}
+    if problems:
+        raise RuntimeError(f"loading the first {layers} layers of {source}: {problems}")
+    return model
 
 
 class _HiddenDropout:

@@ -62,12 +62,26 @@ def test_frozen_token_embedding_does_not_train_but_the_layers_do():
     assert any("layers.5" in n for n in changed)
 
 
-def test_build_truncated_writes_a_plain_folder_with_the_first_layers(tmp_path):
+def test_build_truncated_writes_a_plain_folder_with_the_first_layers(tmp_path, capfd):
     import json
     from pathlib import Path
 
     target = raw_backbone.build_truncated(Path(models.resolve("smollm2-135m").path), tmp_path / "l2", layers=2)
+    assert "LOAD REPORT" not in capfd.readouterr().err  # the unread layers 2-29 are expected: no table on stderr
     assert json.loads((target / "config.json").read_text())["num_hidden_layers"] == 2
     assert (target / "tokenizer.json").is_file() and not list(tmp_path.glob("*.partial-*"))
     with pytest.raises(ValueError, match="layers must be 1..30"):
         raw_backbone.build_truncated(Path(models.resolve("smollm2-135m").path), tmp_path / "l99", layers=99)
+
+
+def test_a_load_that_leaves_other_weights_unread_is_refused(tmp_path):
+    from pathlib import Path
+
+    from transformers import AutoConfig, AutoModel
+
+    source = Path(models.resolve("smollm2-135m").path)
+    config = AutoConfig.from_pretrained(source)
+    config.num_hidden_layers = 2
+    config.layer_types = config.layer_types[:2] if getattr(config, "layer_types", None) else None
+    with pytest.raises(RuntimeError, match="unexpected outside the cut layers"):
+        raw_backbone._load_first_layers(AutoModel, source, config, layers=3)  # claims layer 2 should have been read

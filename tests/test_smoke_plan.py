@@ -1,7 +1,9 @@
-"""CI's end-to-end check: ``stsnb run --profile smoke`` executes every notebook of the smoke plan successfully."""
+"""CI's end-to-end check: ``stsnb run --profile smoke`` executes every notebook of the smoke plan successfully, and
+the executed notebooks show a reader no output noise (``stsnb.notebook_noise``)."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -9,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from stsnb import runner
+from stsnb.notebook_noise import output_noise
 
 STSNB = Path(sys.executable).with_name("stsnb")
 
@@ -27,6 +30,11 @@ def test_smoke_plan_runs_every_notebook(tmp_path):
     summary = (tmp_path / "smoke" / "summary.md").read_text()
     statuses = _overview_statuses(summary)
     assert statuses == dict.fromkeys(plan.notebooks, "ok"), statuses
+    noise = {
+        name: output_noise(json.loads((tmp_path / "smoke" / name / f"{name}.ipynb").read_text()))
+        for name in plan.notebooks
+    }
+    assert not any(noise.values()), {name: problems for name, problems in noise.items() if problems}
 
 
 def _overview_statuses(summary: str) -> dict[str, str]:
