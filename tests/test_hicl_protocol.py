@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
+
+import pytest
 import torch
 
 from stsnb import models
@@ -35,3 +38,118 @@ def test_gradient_checkpointing_reaches_the_backbone_and_leaves_the_gradients_un
         grads[checkpointing] = encoder.backbone.encoder.layer[0].attention.self.query.weight.grad.clone()
     assert grads[False].abs().sum() > 0
     torch.testing.assert_close(grads[True], grads[False], rtol=1e-5, atol=1e-7)
+
+
+# ---- truncation: the paper's (baselines cut at SimCSE's 32 tokens, +HiCL slices the whole sentence) or alike ----
+
+
+class WordTokenizer:
+    """One id per space-separated word; [CLS] = 101 and [SEP] = 102 around an input when asked (BERT's frame)."""
+
+    def __call__(self, texts, add_special_tokens=True):
+        def ids(text):
+            words = [1000 + len(w) for w in text.split()]
+            return [101, *words, 102] if add_special_tokens else words
+
+        if isinstance(texts, str):
+            return {"input_ids": ids(texts)}
+        return {"input_ids": [ids(t) for t in texts]}
+
+    def decode(self, ids):
+        return " ".join("w" * (i - 1000) for i in ids)
+
+
+def _protocol(**kw) -> hicl.TrainingProtocol:
+    from stsnb.train import TrainConfig
+
+    backbone = hicl.BackboneSettings("minilm-l6", "mean", None, False, 64)
+    return hicl.TrainingProtocol(backbone, TrainConfig(lr=1e-4, seed=7), {"simcse": 0.15, "esimcse": 0.01}, **kw)
+
+
+def test_paper_truncation_cuts_the_baseline_at_32_input_tokens_and_lets_hicl_read_max_length():
+    paper = _protocol(max_length=128)
+    assert paper.truncation == "paper" and paper.baseline_max_length == hicl.SIMCSE_MAX_LENGTH == 32
+    assert paper.truncated_at(hicl_on=False) == (32, True)  # SimCSE's max_seq_length counts [CLS] and [SEP]
+    assert paper.truncated_at(hicl_on=True) == (128, False)
+    alike = _protocol(max_length=128, truncation="alike")
+    assert alike.truncated_at(False) == alike.truncated_at(True) == (128, False)
+    with pytest.raises(ValueError, match="truncation must be one of"):
+        _protocol(truncation="simcse")
+
+
+def test_train_hands_each_arm_its_cut_and_the_runs_seed(monkeypatch):
+    calls = []
+    monkeypatch.setattr(hicl.protocol, "run_training", lambda *a, **kw: calls.append((a, kw)))
+    protocol = _protocol(max_length=96)
+    protocol.train("simcse", 3, ["a b"], [], hicl=False)
+    protocol.train("simcse", 3, ["a b"], [], hicl=True, alpha=0.5)
+    (base_args, base_kw), (hicl_args, hicl_kw) = calls
+    assert base_args[8] == 32 and base_kw == {"count_special_tokens": True} and not base_args[3].enabled
+    assert hicl_args[8] == 96 and hicl_kw == {"count_special_tokens": False} and hicl_args[3].enabled
+    assert hicl_args[4].alpha == 0.5 and base_args[4].alpha == 0.15
+    assert base_args[5].seed == 3 and base_args[5].lr == 1e-4
+    with pytest.raises(ValueError, match="unknown override"):
+        protocol.train("simcse", 3, ["a b"], [], alpah=0.5)
+
+
+def test_truncation_summary_counts_what_only_hicl_reads_by_hand():
+    sentences = [" ".join(["w"] * n) for n in (10, 30, 31, 40, 200)]
+    got = hicl.truncation_summary(WordTokenizer(), sentences, 32, 128, special_tokens=2)
+    # 30 sentence tokens kept: 31 -> 1 cut, 40 -> 10 cut, 200 -> min(200, 128) - 30 = 98 cut
+    assert got == {
+        "sentences": 5,
+        "longer": 3,
+        "baseline_sentence_tokens": 30,
+        "tokens": 10 + 30 + 31 + 40 + 128,
+        "tokens_only_hicl_sees": 1 + 10 + 98,
+    }
+    assert hicl.special_token_count(WordTokenizer()) == 2 and hicl.special_token_count(WordTokenizer(), False) == 0
+    text = hicl.protocol.truncation_sentence("paper", got, 32, 128)
+    assert "3 of 5 sentences were cut, 45.6% of the tokens only +HiCL saw" in text
+    assert "objective alone" in hicl.protocol.truncation_sentence("alike", got, 32, 128)
+
+
+def test_training_sample_is_the_plain_draw_unless_enriched():
+    from stsnb import data
+
+    sentences = [f"s{i}" for i in range(100)]
+    counts = [40 if i % 4 == 0 else 10 for i in range(100)]  # 25 long ones
+    assert hicl.training_sample(sentences, 20, 5, counts, 30) == data.sample(sentences, 20, 5)
+    enriched = hicl.training_sample(sentences, 20, 5, counts, 30, long_share=0.5)
+    assert len(set(enriched)) == 20 and sum(counts[int(s[1:])] > 30 for s in enriched) == 10
+    assert enriched == hicl.training_sample(sentences, 20, 5, counts, 30, long_share=0.5)  # seeded
+    with pytest.raises(ValueError, match="need 30 long"):
+        hicl.training_sample(sentences, 40, 5, counts, 30, long_share=0.75)
+
+
+def test_full_segments_are_the_slices_of_each_sentence():
+    tok = WordTokenizer()
+    sentences = [" ".join(["w" * k for k in range(1, 8)]), "ww w"]
+    got = hicl.full_segment_sentences(tok, sentences, 6, 4)  # 7 words cut to 6, then 4 + 2
+    assert got == ["w ww www wwww", "wwwww wwwwww", "ww w"]
+
+
+def test_the_training_time_ratio_is_set_beside_table12_only_like_for_like():
+    from stsnb.papers.hicl import efficiency
+
+    ratio = {"mean": 1.8, "min": 1.7, "max": 1.9, "seeds": 3}
+    same = efficiency.training_sentence(ratio, 1.26, "BERT-base")
+    assert "on the same sentences: 1.80x (3 seeds, 1.70-1.90x); the paper's Table 12 (BERT-base): 1.26x" in same
+    cut = efficiency.training_sentence(ratio, 1.26, "BERT-base", baseline_cut=32)
+    assert "SimCSE cut at 32 tokens" in cut and "not Table 12's quantity" in cut
+
+
+@pytest.mark.slow
+def test_a_real_baseline_reads_32_input_tokens_and_hicl_the_whole_sentence(data_dir):
+    """On the real MiniLM tokenizer ([CLS] + [SEP]): the baseline's longest example has 30 sentence tokens."""
+    from stsnb import data
+
+    long = [s for s in data.load_wiki(400) if len(s.split()) > 45][:4]
+    dev = data.sample(list(data.load_stsb("dev")), 16, 0)
+    from stsnb.train import TrainConfig
+
+    config = TrainConfig(batch_size=2, lr=1e-5, max_steps=1, eval_every=1, drop_last=True, progress=False)
+    protocol = dataclasses.replace(_protocol(max_length=64, eval_tasks="stsb", eval_max_pairs=16), config=config)
+    baseline = protocol.train("simcse", 0, long, dev, hicl=False)
+    plus = protocol.train("simcse", 0, long, dev, hicl=True)
+    assert baseline.longest_example == 30 and plus.longest_example == 64

@@ -6,6 +6,8 @@
   (Table 4's same-sequence relation, Appendix A.8's summation / averaging), ``alpha L_l + (1 - alpha) L_g``.
 - ``variants``: Table 1's baselines, SimCSE, ESimCSE (word repetition, momentum queue), SNCSE (negation, prompts).
 - ``training``: one model / loss per (baseline, HiCL on/off) trained with ``stsnb.train.fit`` and STS-B dev selection.
+- ``protocol``: what the notebook's runs share (``TrainingProtocol``) and the paper's truncation (Appendix A.1,
+  Section 5.4: baselines cut at 32 tokens, +HiCL slicing the whole sentence) or both arms alike; the ablations.
 - ``efficiency``: Table 12's whole-training speedup on our runs; Section 3.3's mechanism, one step whole vs in
   segments, time and peak memory in fresh processes.
 - ``results``: per-pair STS predictions, paired intervals per training seed, the Table 1 claims with the paper's
@@ -16,6 +18,16 @@
 
 from .objectives import ObjectiveSettings, bml_loss, global_loss, hicl_objective, queue_info_nce
 from .probe import ProbeSetting, simcse_moves
+from .protocol import (
+    SIMCSE_MAX_LENGTH,
+    TRUNCATIONS,
+    TrainingProtocol,
+    full_segment_sentences,
+    run_ablation,
+    special_token_count,
+    training_sample,
+    truncation_summary,
+)
 from .reported import ABSTRACT_CLAIMS, REPORTED, TABLE1, TABLE2, TABLE12, table1_gain, table12_speedup
 from .results import (
     PAPER_METHODS,

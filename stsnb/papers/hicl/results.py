@@ -190,11 +190,19 @@ def surprises(outcome: RunOutcome, queue_size: int = 0, batch_size: int = 1) -> 
 
 
 def takeaway(
-    headline: Mapping, backbone: str, scope: str, verdicts: Mapping[str, int], speedup: Mapping | None, paper: float
+    headline: Mapping,
+    backbone: str,
+    scope: str,
+    verdicts: Mapping[str, int],
+    speedup: Mapping | None,
+    paper: float,
+    baseline_cut: int | None = None,
 ) -> str:
     """The notebook's one sentence for the overview, from its variables: the headline claim's difference, interval,
     verdict with seeds (and, when not tested, which preconditions failed) beside the paper's row; the baseline over
-    +HiCL training-time ratio beside Table 12's; how many claims were not tested."""
+    +HiCL training-time ratio beside Table 12's (only when both arms saw the same truncation; ``baseline_cut``, the
+    baselines' truncation in tokens under the paper's protocol, says it is not Table 12's quantity); how many claims
+    were not tested."""
     name = PAPER_METHODS[headline["method"]]
     verdict = claims.verdict_text(headline)
     failed = [p["name"] for p in claims.failed_preconditions(headline)]
@@ -204,7 +212,12 @@ def takeaway(
         f"{name}+HiCL minus {name} on {backbone} ({scope}): {headline['interval']} seven-task Spearman x100, "
         f"{verdict}, against {headline['paper_difference']:+.2f} in Table 1's {headline['paper_row']}"
     )
-    if speedup is not None:
+    if speedup is not None and baseline_cut is None:
         text += f"; {name} / {name}+HiCL training time {speedup['mean']:.2f}x (paper's Table 12: {paper:.2f}x)"
+    elif speedup is not None:
+        text += (
+            f"; {name} cut at {baseline_cut} tokens / {name}+HiCL training time {speedup['mean']:.2f}x (not Table "
+            "12's equal-truncation quantity)"
+        )
     total = sum(verdicts.values())
     return text + f"; {verdicts.get(stats.NOT_TESTED, 0)} of {total} claims not tested."

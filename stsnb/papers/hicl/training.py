@@ -292,6 +292,7 @@ class RunOutcome:
     losses: list[dict]
     seconds: float
     train_seconds: float = float("nan")
+    longest_example: int | None = None  # sentence tokens of the longest training example after truncation
 
     @property
     def dev_curve(self) -> list[tuple[int, float]]:
@@ -311,15 +312,22 @@ def run_training(
     eval_tasks: str = "all",
     eval_max_pairs: int | None = None,
     eval_sample_seed: int = 0,
+    count_special_tokens: bool = False,
 ) -> RunOutcome:
     """Load a fresh backbone, train ``method`` (+HiCL if ``hicl.enabled``) on ``sentences`` with STS-B dev selection,
     then score the selected checkpoint on ``eval_tasks`` (per-pair predictions kept for paired intervals; a sample of
-    ``eval_max_pairs`` per task is drawn with ``eval_sample_seed``, the same pairs for every run)."""
+    ``eval_max_pairs`` per task is drawn with ``eval_sample_seed``, the same pairs for every run).
+
+    Each training sentence keeps its first ``max_length`` tokens; with ``count_special_tokens`` the tokenizer's
+    special tokens count towards ``max_length``, as SimCSE's ``max_seq_length`` does (32 in its unsupervised runs:
+    [CLS] + 30 tokens + [SEP] on BERT; SmolLM2's tokenizer adds none)."""
     from ...evaluate import dev_evaluator
     from .results import spearman_scores, task_predictions
 
     started = time.perf_counter()
     encoder = backbone.load()
+    if count_special_tokens and hicl.special_tokens:
+        max_length -= sum(len(part) for part in special_token_frame(encoder.tokenizer))
     examples, _ = make_examples(encoder.tokenizer, sentences, max_length, method)
     trained = train_method(
         encoder, examples, method, hicl, objective, config, dev_evaluator(dev_pairs), method_settings
@@ -335,6 +343,7 @@ def run_training(
         trained.losses,
         time.perf_counter() - started,
         trained.train_seconds,
+        max(len(e.ids) for e in examples),
     )
 
 
