@@ -3,17 +3,21 @@
 - ``model``: the Siamese model (Section 3.1, Figure 1), head inputs (Table 6), the Section 3.3 clamp.
 - ``training_data``: NLI labels 0/1/2 (Section 4.1), STS pairs, the de-duplicated STS train set (Appendix A).
 - ``recipes``: losses by name with Table 2's ``k``/``x0``, NLI fine-tuning, the two stages of Section 4.2, +Contrast.
-- ``two_stage``: Section 4.2 end to end on one encoder: "+Ours" (two stages) and "+Contrast", scored on the same pairs.
+- ``two_stage``: Section 4.2 end to end on one encoder: "+Ours" (two stages) and "+Contrast", scored on the same pairs
+  (``Section42`` holds what every run shares, ``Table3Result`` what the notebook keeps of Table 3).
 - ``scoring``: the test pairs every model of a comparison is scored on; our averages named truthfully.
-- ``sweeps``: the runs behind Tables 5 and 6, and which of them a Table 1 run already answers.
+- ``sweeps``: the runs behind Tables 5 and 6, which of them a Table 1 run already answers, their comparison rows and
+  claims.
 - ``claims``: the paper's claims on our runs, with their preconditions, paired intervals and verdicts
   (``stsnb.claims``), the dev-only choice of the best loss, the takeaway sentence and whether levels compare.
 - ``backbones``: the paper profile's encoders (Jina / Nomic need the Hub's remote code).
-- ``memory``: Table 4, peak training memory of regression vs InfoNCE.
+- ``table1``: the Table 1 runs: which losses on which seed, one run as a job, what the notebook keeps of each.
+- ``memory``: Table 4, peak training memory of regression vs InfoNCE, and the sanity check on it.
+- ``figures``: the figures of Tables 1, 4, 5 and 6 (a claims forest plot shared by them).
 - ``reported``: the paper's numbers.
 """
 
-from . import claims, sweeps
+from . import claims, figures, memory, sweeps, table1
 from .backbones import REMOTE_CODE_MODELS, load_backbone, require_backbones
 from .model import (
     CLAMP_MODES,
@@ -35,8 +39,10 @@ from .recipes import (
     STAGE_SETTINGS,
     TABLE2,
     LossSpec,
+    Recipe,
     Table1Run,
     contrast_loss,
+    dev_curve,
     fine_tune_nli,
     head_outputs_for,
     pair_loss,
@@ -49,17 +55,39 @@ from .recipes import (
 )
 from .reported import REPORTED, headlines
 from .scoring import Evaluation, compare
-from .sweeps import NLIVariant, answered_by_table1, nli_sweep_plan, stage2_sweep_plan
+from .sweeps import (
+    NLIVariant,
+    answered_by_table1,
+    nli_sweep_plan,
+    stage2_sweep_plan,
+    sweep_comparison,
+    sweep_table5_claims,
+    sweep_table6_claims,
+)
+from .table1 import Table1Runs, losses_on_seed, table1_job
 from .training_data import (
     NLI_RANGE,
     NLI_TARGETS,
     SENTENCE_BERT_LABELS,
     STS_RANGE,
     FilteredSTSTrain,
+    NLISplit,
     TrainingPair,
     filtered_sts_train,
     nli_training_pairs,
     positive_pairs,
+    split_nli,
     sts_training_pairs,
 )
-from .two_stage import ContrastRun, TwoStageRun, contrast_run, heldout_accuracy, stage2_config, two_stage_run
+from .two_stage import (
+    ContrastRun,
+    Section42,
+    Table3Result,
+    TwoStageRun,
+    contrast_line,
+    contrast_run,
+    heldout_accuracy,
+    stage2_config,
+    stage2_sweep_line,
+    two_stage_run,
+)

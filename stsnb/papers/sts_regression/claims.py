@@ -369,12 +369,14 @@ def table5_claims(
     table: str = "Table 5",
     margin: float = stats.DEFAULT_MARGIN,
     n_resamples: int = 2000,
+    where: str = "",
 ) -> list[dict]:
     """Table 5 on our runs ``{(setting label, seed): Trained}``: every other (k, x0) setting minus the
     ``reference`` one (Table 2's, or stage 2's official one), a robustness claim ("the setting hardly matters",
     Section 4.4) judged by equivalence within +-``margin`` points, with the paper's difference beside it where the
     paper reports both rows. Preconditions: the reference setting changed the encoder (``before``: the encoder
-    it started from), both settings left their start.
+    it started from), both settings left their start. ``where`` ends each claim's text in parentheses (e.g.
+    "stage 2, minilm-l6").
 
     Under AdamW a constant factor on the loss cancels in the update (up to ``eps`` and gradient clipping), so
     settings that differ only in ``k`` are expected to give the same model: their interval is the test of that."""
@@ -389,7 +391,7 @@ def table5_claims(
         a, b = _of(runs, label, seeds), _of(runs, reference, seeds)
         out.append(
             pair_claim(
-                f"{table}, {label} vs {reference}: the setting hardly matters",
+                f"{table}, {label} vs {reference}: the setting hardly matters" + (f" ({where})" if where else ""),
                 _predictions(a),
                 _predictions(b),
                 paper_diff,

@@ -18,6 +18,7 @@ Run one measurement by hand:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Literal
 
@@ -25,6 +26,7 @@ from ... import data as stsdata
 from ... import losses, memory
 from .backbones import load_backbone
 from .model import SiameseModel
+from .reported import REPORTED
 
 Method = Literal["regression", "infonce"]
 METHODS: tuple[Method, ...] = ("regression", "infonce")
@@ -63,6 +65,15 @@ class MemoryReport:
             "training_mb": self.training_bytes / 2**20,
         }
 
+    def line(self, seconds: float) -> str:
+        """The printed line of one run: sequences per step, the peak and what training added (MiB), the time."""
+        run = self.run
+        return (
+            f"{run.method:<10} batch {run.batch_size:>4} length {run.max_length:>4}: {self.sequences_per_step:>4} "
+            f"sequences/step, {self.measure} {self.peak_bytes / 2**20:8.0f} MiB (added by training "
+            f"{self.training_bytes / 2**20:6.0f} MiB)  [{seconds:.0f} s]"
+        )
+
 
 def measure(run: MemoryRun, timeout: float = 900.0) -> MemoryReport:
     """Run ``run`` in a fresh Python process and return its memory figures."""
@@ -77,6 +88,60 @@ def measure(run: MemoryRun, timeout: float = 900.0) -> MemoryReport:
         result["peak_bytes"],
         result["sequences_per_step"],
     )
+
+
+SANITY_CHECK = "Table 4: three InfoNCE towers add more training memory than two regression towers"
+
+
+def _ours(rows: Sequence[dict]) -> dict | None:
+    return next((r for r in rows if r["method"] == "regression"), None)
+
+
+def infonce_ratios(rows: Sequence[dict]) -> list[str]:
+    """Each InfoNCE row's training memory over ours (the first regression row), stored in the row as
+    ``ratio_added_vs_ours``; returns one printed line per ratio (none without a regression row)."""
+    ours = _ours(rows)
+    lines = []
+    for r in rows:
+        if ours is not None and r["method"] == "infonce":
+            r["ratio_added_vs_ours"] = ratio = r["training_mb"] / max(ours["training_mb"], 1e-9)
+            lines.append(
+                f"InfoNCE (batch {r['batch_size']}, length {r['max_length']}) / ours (batch {ours['batch_size']}, "
+                f"length {ours['max_length']}): {ratio:.2f}x the memory added by training"
+            )
+    return lines
+
+
+def paper_ratios() -> list[str]:
+    """Table 4's own ratio, SimCSE's peak memory over ours, for BERT and RoBERTa (printed from ``REPORTED``)."""
+    lines = []
+    for model_name in ("BERT", "RoBERTa"):
+        simcse = REPORTED.value("Table 4", f"{model_name} SimCSE len 100", "peak_memory_gb")
+        ours_gb = REPORTED.value("Table 4", f"{model_name} Ours len 256", "peak_memory_gb")
+        lines.append(f"paper, {model_name}: SimCSE {simcse:.2f} GB / ours {ours_gb:.2f} GB = {simcse / ours_gb:.2f}x")
+    return lines
+
+
+def sanity_checks(rows: Sequence[dict]) -> tuple[dict[str, str], str | None]:
+    """The sanity check of Section 4 of the notebook: at the same batch and cutoff length, InfoNCE's three towers
+    add more training memory than our two. Returns ``{check: "passed" | "failed"}`` (empty when no InfoNCE run
+    shares ours's batch and length) and its printed line (None then)."""
+    ours = _ours(rows)
+    same_setting = [
+        r
+        for r in rows
+        if r["method"] == "infonce"
+        and ours is not None
+        and (r["batch_size"], r["max_length"]) == (ours["batch_size"], ours["max_length"])
+    ]
+    if not same_setting:
+        return {}, None
+    passed = same_setting[0]["training_mb"] > ours["training_mb"]
+    line = (
+        f"sanity check, same batch and length: {'passed' if passed else 'FAILED'} "
+        f"({same_setting[0]['training_mb']:.0f} vs {ours['training_mb']:.0f} MiB added)"
+    )
+    return {SANITY_CHECK: "passed" if passed else "failed"}, line
 
 
 def train_steps(**run_fields) -> dict:

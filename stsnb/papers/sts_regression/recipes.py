@@ -8,8 +8,9 @@ a parameter and its docstring says which one each value follows.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, fields, replace
+from typing import Any, Literal
 
 import torch
 from torch import Tensor, nn
@@ -305,3 +306,74 @@ def train_contrast(
         evaluate=evaluate.dev_evaluator(dev_pairs) if dev_pairs is not None else None,
         param_groups=layerwise_param_groups(encoder, config.lr, lr_decay, config.weight_decay),
     )
+
+
+# ---- the settings every run of a notebook shares (Section 4.1, the official code) --------------------------------
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """The optimisation settings shared by every run of a notebook (Section 4.1 and the official code,
+    REFERENCE_NOTES A2): ``config`` builds one run's ``TrainConfig`` from them, ``lr_and_clip`` picks a run's
+    learning rate and gradient clipping (the official per-setting values of ``OFFICIAL_RECIPES`` when
+    ``use_official_recipes`` and the row has them, else ``lr`` and ``max_grad_norm``)."""
+
+    lr: float
+    max_grad_norm: float | None
+    batch_size: int
+    epochs: int
+    eval_every: int | None
+    seed: int
+    grad_accum: int = 1
+    weight_decay: float = 0.01
+    warmup_ratio: float = 0.2
+    schedule_steps_factor: float = 1.0
+    use_official_recipes: bool = False
+
+    @classmethod
+    def from_params(cls, params: Mapping[str, Any]) -> Recipe:
+        """The settings from a notebook's parameters of the same names (``lr``, ``max_grad_norm``, ``batch_size``,
+        ``epochs``, ``eval_every``, ``seed``, ``grad_accum``, ``weight_decay``, ``warmup_ratio``,
+        ``schedule_steps_factor``, ``use_official_recipes``); every one must be there."""
+        names = [f.name for f in fields(cls)]
+        missing = [name for name in names if name not in params]
+        if missing:
+            raise KeyError(f"the parameters lack {missing}")
+        return cls(**{name: params[name] for name in names})
+
+    def config(
+        self,
+        lr: float | None = None,
+        clip: float | None = None,
+        batch: int | None = None,
+        passes: int | None = None,
+        every: int | Literal["default"] | None = "default",
+        run_seed: int | None = None,
+    ) -> TrainConfig:
+        """One run's ``TrainConfig``: these settings with any of ``lr``, ``clip``, ``batch``, ``passes`` (epochs),
+        ``every`` (optimizer steps between dev evaluations; None: once per epoch) and ``run_seed`` replaced, no
+        progress bar."""
+        return TrainConfig(
+            epochs=self.epochs if passes is None else passes,
+            batch_size=self.batch_size if batch is None else batch,
+            grad_accum=self.grad_accum,
+            lr=self.lr if lr is None else lr,
+            weight_decay=self.weight_decay,
+            warmup_ratio=self.warmup_ratio,
+            schedule_steps_factor=self.schedule_steps_factor,
+            max_grad_norm=self.max_grad_norm if clip is None else clip,
+            eval_every=self.eval_every if every == "default" else every,
+            seed=self.seed if run_seed is None else run_seed,
+            progress=False,
+        )
+
+    def lr_and_clip(self, row: str, loss: str) -> tuple[float, float | None]:
+        """(lr, max_grad_norm) of the run of ``loss`` compared with the paper's ``row`` (e.g. "BERT-base")."""
+        if self.use_official_recipes and (row, loss) in OFFICIAL_RECIPES:
+            return OFFICIAL_RECIPES[(row, loss)]
+        return self.lr, self.max_grad_norm
+
+
+def dev_curve(result: TrainResult) -> list[tuple[int, float]]:
+    """(optimizer step, STS-B dev Spearman x100) of every dev evaluation of a run, step 0 (untrained) first."""
+    return [(h["step"], h["dev"]) for h in result.history if "dev" in h]

@@ -12,11 +12,14 @@ K2 at the same ``x0`` and another ``k`` should give the same model; ``x0`` chang
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from ... import evaluate, stats
+from .claims import Trained, table5_claims, table6_claims
 from .model import CONCATENATIONS, Concatenation
 from .recipes import STAGE_SETTINGS, TABLE2, LossSpec, table2_loss
+from .scoring import Evaluation, compare
 
 FULL: Concatenation = "(u,v,|u-v|)"
 BUFFERED = ("translated_relu", "smooth_k2")
@@ -86,3 +89,60 @@ def stage2_sweep_plan(row: str, sweep: Sequence[Sequence]) -> list[LossSpec]:
         raise KeyError(f"no stage settings for {row!r}; rows: {sorted(STAGE_SETTINGS)}")
     plan = [LossSpec("smooth_k2", *STAGE_SETTINGS[row]["stage2"])] + [_spec(entry) for entry in sweep]
     return list(dict.fromkeys(plan))
+
+
+# ---- Tables 5 and 6 on the runs of a plan: ours beside the paper's, and the claims ------------------------------
+
+SweepRuns = Mapping[tuple[str, int], Trained]  # (variant label, training seed) -> the run, on one backbone
+
+
+def sweep_comparison(
+    plan: Sequence[NLIVariant], runs: SweepRuns, seed: int, evaluation: Evaluation, row: str, backbone: str, note: str
+) -> list[dict]:
+    """Each run of ``plan`` on training seed ``seed`` beside the paper's Table 5 row (its loss, k, x0) and Table 6
+    row (its head input) for the backbone ``row``, where the paper has one (``compare``)."""
+    out = []
+    for variant in plan:
+        scores = evaluate.spearman_scores(runs[(variant.label(), seed)].predictions)
+        for table in variant.tables(row):
+            setting = variant.loss.label() if table == "Table 5" else variant.concatenation
+            out += compare(
+                scores, evaluation, table, f"{row} {setting}", our_setting=f"{backbone} {variant.label()}", note=note
+            )
+    return out
+
+
+def sweep_table5_claims(
+    plan: Sequence[NLIVariant],
+    runs: SweepRuns,
+    seeds: Sequence[int],
+    row: str,
+    before: evaluate.TaskPredictions,
+    *,
+    margin: float = stats.DEFAULT_MARGIN,
+    n_resamples: int = 2000,
+) -> list[dict]:
+    """Table 5's claims (``table5_claims``) for each buffered loss with more than one (k, x0) in ``plan``: every
+    other setting against Table 2's, on ``seeds``; ``before``: the untrained encoder's predictions."""
+    out = []
+    for name in BUFFERED:
+        same_loss = [v for v in plan if "Table 5" in v.tables(row) and v.loss.name == name]
+        if (row, name) in TABLE2 and len(same_loss) > 1:
+            runs_of = {(v.loss.label(), s): runs[(v.label(), s)] for v in same_loss for s in seeds}
+            reference = table2_loss(name, row).label()
+            out += table5_claims(runs_of, reference, row, before, margin=margin, n_resamples=n_resamples)
+    return out
+
+
+def sweep_table6_claims(
+    plan: Sequence[NLIVariant],
+    runs: SweepRuns,
+    seeds: Sequence[int],
+    row: str,
+    before: evaluate.TaskPredictions,
+    *,
+    n_resamples: int = 2000,
+) -> list[dict]:
+    """Table 6's claims (``table6_claims``) on the head inputs of ``plan`` trained on ``seeds``."""
+    heads = {(v.concatenation, s): runs[(v.label(), s)] for v in plan if "Table 6" in v.tables(row) for s in seeds}
+    return table6_claims(heads, before, row, n_resamples=n_resamples)

@@ -4,6 +4,7 @@ the de-duplicated STS training set of Section 4.2 / Appendix A.
 
 from __future__ import annotations
 
+import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -74,3 +75,23 @@ def filtered_sts_train(text: stsdata.TextVariant = "raw", data_dir=None) -> Filt
     train = list(stsdata.load_stsb("train", text, data_dir)) + list(stsdata.load_sick("train", text, data_dir))
     report = stsdata.dedup_against_tests(train, stsdata.seven_test_sets(text, data_dir))
     return FilteredSTSTrain(report, sts_training_pairs(report.kept))
+
+
+@dataclass(frozen=True)
+class NLISplit:
+    """The NLI pairs of a notebook (Section 4.1), shuffled once: ``heldout`` (never trained on, for the heads' 3-way
+    accuracy), ``pool`` (the rest; stage 1 of Section 4.2 draws from it too) and ``train`` (the first pairs of the
+    pool, for Tables 1, 5 and 6)."""
+
+    heldout: list[TrainingPair]
+    pool: list[TrainingPair]
+    train: list[TrainingPair]
+
+
+def split_nli(pairs: Sequence[TrainingPair], seed: int, heldout: int, train: int | None) -> NLISplit:
+    """Shuffle ``pairs`` with ``random.Random(seed)``, keep the first ``heldout`` out, train on the next ``train``
+    (None: all the rest)."""
+    shuffled = list(pairs)
+    random.Random(seed).shuffle(shuffled)
+    held, pool = shuffled[:heldout], shuffled[heldout:]
+    return NLISplit(held, pool, pool[:train] if train is not None else pool)

@@ -19,8 +19,16 @@ from ...train import TrainConfig, TrainResult
 from .backbones import load_backbone
 from .claims import Trained
 from .model import ClampMode, classify, predict
-from .recipes import LossSpec, seeded_model, train_contrast, train_head_frozen, train_siamese
-from .scoring import Evaluation
+from .recipes import (
+    STAGE_SETTINGS,
+    LossSpec,
+    dev_curve,
+    seeded_model,
+    train_contrast,
+    train_head_frozen,
+    train_siamese,
+)
+from .scoring import Evaluation, compare
 from .training_data import NLI_RANGE, STS_RANGE, TrainingPair, positive_pairs
 
 
@@ -143,3 +151,141 @@ def contrast_run(
         lr_decay=lr_decay,
     )
     return ContrastRun(evaluation.predictions(encoder), result, len(positives), batch)
+
+
+@dataclass(frozen=True)
+class Section42:
+    """What every Section 4.2 run of a notebook shares: the stage-1 NLI pairs, the de-duplicated STS pairs of stage 2
+    (and of +Contrast), the held-out NLI pairs, both stages' settings, the dev pairs, the test pairs and the options
+    of the trained encoder. ``ours`` and ``contrast`` run Table 3's two arms on one backbone (Table 5's stage-2
+    sweep reruns ``ours`` with another stage-2 loss)."""
+
+    stage1_pairs: Sequence[TrainingPair]
+    stage2_pairs: Sequence[TrainingPair]
+    heldout_nli: Sequence[TrainingPair]
+    stage1_config: TrainConfig
+    stage2_config: TrainConfig
+    dev_pairs: Sequence[stsdata.STSPair] | None
+    evaluation: Evaluation
+    clamp: ClampMode = "both"
+    max_length: int | None = None
+    gradient_checkpointing: bool = False
+    lr_decay: float = 0.95
+    head_lr: float | None = None
+    seed: int = 0
+
+    def ours(self, backbone: str, row: str, stage2_loss: LossSpec | None = None) -> TwoStageRun:
+        """ "+Ours" (``two_stage_run``) with Smooth K2 at the official stage settings of the Table 3 ``row``
+        (``STAGE_SETTINGS``; ``stage2_loss`` replaces stage 2's)."""
+        return two_stage_run(
+            backbone,
+            self.stage1_pairs,
+            self.stage2_pairs,
+            self.heldout_nli,
+            LossSpec("smooth_k2", *STAGE_SETTINGS[row]["stage1"]),
+            stage2_loss or LossSpec("smooth_k2", *STAGE_SETTINGS[row]["stage2"]),
+            self.stage1_config,
+            self.stage2_config,
+            self.dev_pairs,
+            self.evaluation,
+            clamp=self.clamp,
+            max_length=self.max_length,
+            gradient_checkpointing=self.gradient_checkpointing,
+            lr_decay=self.lr_decay,
+            head_lr=self.head_lr,
+            seed=self.seed,
+        )
+
+    def contrast(self, backbone: str, threshold: float = 4.0, temperature: float = 0.05) -> ContrastRun:
+        """ "+Contrast" (``contrast_run``) on the stage-2 pairs with stage 2's settings."""
+        return contrast_run(
+            backbone,
+            self.stage2_pairs,
+            self.stage2_config,
+            self.dev_pairs,
+            self.evaluation,
+            threshold=threshold,
+            temperature=temperature,
+            max_length=self.max_length,
+            gradient_checkpointing=self.gradient_checkpointing,
+            lr_decay=self.lr_decay,
+        )
+
+    def ours_line(self, backbone: str, run: TwoStageRun, seconds: float) -> str:
+        """The printed line of a "+Ours" run: both stages' pairs and steps, the head's held-out accuracy, the dev
+        score and step stage 2 kept."""
+        return (
+            f"{backbone} +Ours: stage 1 {len(self.stage1_pairs)} NLI pairs, {run.stage1.steps} steps, held-out NLI "
+            f"accuracy of the head {run.stage1_heldout_accuracy:.1f}%; stage 2 {len(self.stage2_pairs)} pairs, "
+            f"best dev {run.stage2.best_score:.2f} @ {run.stage2.best_step}/{run.stage2.steps}  [{seconds:.0f} s]"
+        )
+
+
+def contrast_line(backbone: str, run: ContrastRun, threshold: float, seconds: float) -> str:
+    """The printed line of a "+Contrast" run: its positives, batch, the dev score and step kept."""
+    return (
+        f"{backbone} +Contrast: {run.positives} positive pairs (>= {threshold:g}), batch {run.batch_size}, best dev "
+        f"{run.result.best_score:.2f} @ {run.result.best_step}/{run.result.steps}  [{seconds:.0f} s]"
+    )
+
+
+def stage2_sweep_line(backbone: str, stage2_loss: LossSpec, run: TwoStageRun, seconds: float) -> str:
+    """The printed line of a Table 5 stage-2 sweep run (Section 4.4): its setting, average, the step kept."""
+    return (
+        f"{backbone} stage 2 {stage2_loss.label():<26} avg {evaluate.spearman_scores(run.predictions)['avg']:.2f}  "
+        f"kept step {run.stage2.best_step}/{run.stage2.steps}  [{seconds:.0f} s]"
+    )
+
+
+TABLE3_ARMS = {"before": "", "+Contrast": " +Contrast", "+Ours": " +Ours"}  # our arm -> the paper's row suffix
+
+
+@dataclass
+class Table3Result:
+    """Table 3 on one contrastive encoder: its predictions before training and after each arm (the same test pairs),
+    what dev selection kept of each arm, their scores and STS-B dev curves."""
+
+    before: evaluate.TaskPredictions
+    ours: TwoStageRun
+    contrast: ContrastRun
+
+    @property
+    def kept(self) -> dict[str, Trained]:
+        """What dev selection kept of each arm (step 0: the encoder it started from), for the claims."""
+        return {"+Contrast": self.contrast.trained(), "+Ours": self.ours.trained()}
+
+    @property
+    def predictions(self) -> dict[str, evaluate.TaskPredictions]:
+        return {"before": self.before, "+Contrast": self.contrast.predictions, "+Ours": self.ours.predictions}
+
+    @property
+    def scores(self) -> dict[str, dict[str, float]]:
+        """Arm -> task -> Spearman x100 (with ``avg``)."""
+        return {label: evaluate.spearman_scores(p) for label, p in self.predictions.items()}
+
+    @property
+    def curves(self) -> dict[str, list[tuple[int, float]]]:
+        """Arm -> (step, STS-B dev Spearman) of stage 2 and of +Contrast."""
+        return {"+Ours": dev_curve(self.ours.stage2), "+Contrast": dev_curve(self.contrast.result)}
+
+    def metrics(self, evaluation: Evaluation, stage2_pairs: int) -> dict:
+        """The ``metrics.json`` entry: each arm's scores (the average named by ``evaluation``), the stage-2 pairs,
+        +Contrast's positives, the stage-1 head's held-out accuracy, the (step, weight change) each arm kept."""
+        return {
+            **{label: evaluation.comparable(s) for label, s in self.scores.items()},
+            "stage2_pairs": stage2_pairs,
+            "positives": self.contrast.positives,
+            "stage1_heldout_nli_accuracy": self.ours.stage1_heldout_accuracy,
+            "kept (step, weight change)": {k: (r.best_step, r.weight_change) for k, r in self.kept.items()},
+        }
+
+    def comparison(self, evaluation: Evaluation, row: str, backbone: str, note: str) -> list[dict]:
+        """Ours beside the paper's Table 3 ``row`` (e.g. "Jina v2"), arm by arm (``compare``)."""
+        scores = self.scores
+        return [
+            line
+            for label, suffix in TABLE3_ARMS.items()
+            for line in compare(
+                scores[label], evaluation, "Table 3", f"{row}{suffix}", our_setting=f"{backbone} {label}", note=note
+            )
+        ]

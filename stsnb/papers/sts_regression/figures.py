@@ -1,0 +1,180 @@
+"""The notebook's figures of STS-Regression's tables, in the ``stsnb.plots`` style (text at 9 pt or more, legends off
+the data, bars from zero): Table 1 (Section 4.1), Table 4 (Section 4.3), Tables 5 and 6 (Sections 4.4-4.5).
+
+Each function takes the notebook's results and returns a figure (``None`` when there is nothing to draw, with
+the reason in a sentence the notebook prints instead of an empty panel).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import matplotlib.pyplot as plt
+import numpy as np
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+
+from ... import claims, plots
+
+TEXT_PT = 9  # the smallest text of any figure (readable on a projector)
+SPEARMAN = r"Spearman $\times 100$"
+
+
+def _figure(width: float, height: float) -> Figure:
+    plots.use_style()
+    return plt.figure(figsize=(width, height), layout="constrained")
+
+
+def _legend_outside(ax: Axes) -> None:
+    """The legend right of the panel, never over the data."""
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=TEXT_PT, borderaxespad=0.0)
+
+
+def claims_forest(ax: Axes, rows: Sequence[Mapping], title: str, xlabel: str, separator: str = " vs ") -> None:
+    """One claim per row, the first on top: our difference ``a - b`` with its 95% paired interval (the envelope
+    over training seeds), the paper's difference where it has one, 0 marked, and the equivalence margin shaded
+    for a robustness claim. Each row's label names ``a``, ``b`` and the verdict with its seeds."""
+    y = np.arange(len(rows))
+    ax.errorbar(
+        [r["difference"] for r in rows],
+        y,
+        xerr=[[r["difference"] - r["low"] for r in rows], [r["high"] - r["difference"] for r in rows]],
+        fmt="o",
+        capsize=3,
+        label="ours (95% paired interval)",
+    )
+    known = [(i, r["paper_difference"]) for i, r in enumerate(rows) if r.get("paper_difference") is not None]
+    if known:
+        ax.scatter(
+            [d for _, d in known],
+            [i for i, _ in known],
+            marker="s",
+            color="grey",
+            zorder=3,
+            label="the paper's difference",
+        )
+    margins = {r["margin"] for r in rows if r.get("kind") == "equivalence"}
+    for margin in margins:
+        ax.axvspan(-margin, margin, color="C2", alpha=0.12, label=rf"equivalence margin $\pm${margin:g}")
+    ax.axvline(0, color="black", linewidth=0.8)
+    ax.set_yticks(y, [f"{r['a']}{separator}{r['b']}\n{claims.verdict_text(r)}" for r in rows], fontsize=TEXT_PT)
+    ax.set_ylim(len(rows) - 0.5, -0.5)  # the first claim on top, one row's height each (one row too)
+    ax.grid(False, axis="y")
+    ax.set(title=title, xlabel=xlabel)
+    _legend_outside(ax)
+
+
+LOSS_NAMES = {  # Table 1's row names, on two lines where they are long (tick labels under narrow bars)
+    "cross_entropy": "cross\nentropy",
+    "l1": "L1",
+    "translated_relu": "Translated\nReLU",
+    "mse": "MSE",
+    "smooth_k2": "Smooth\nK2",
+}
+
+
+def table1(
+    curves: Mapping[tuple[str, str, int], Sequence[tuple[int, float]]],
+    scores: Mapping[tuple[str, str, int], Mapping[str, float]],
+    untrained: Mapping[str, Mapping[str, float]],
+    claim_rows: Sequence[Mapping],
+    losses: Sequence[str],
+    seeds: Sequence[int],
+    average_name: str,
+    scope: str,
+) -> Figure:
+    """Table 1 (Section 4.1) on our runs, by backbone (the keys of ``untrained``, its scores before fine-tuning):
+    the STS-B dev curve of each loss on the first of ``seeds`` (step 0 is the untrained encoder); the untrained
+    encoder's test average and each loss's over ``seeds`` as bars from zero, labelled with their values; below
+    them, when there are any, the Table 1 claims ``a - b`` of ``claim_rows`` with their intervals beside the
+    paper's differences (``claims_forest``)."""
+    backbones = list(untrained)
+    layout = [["curves", "levels"]] + ([["claims", "claims"]] if claim_rows else [])
+    ratios = [4.0] + ([0.8 + 0.55 * len(claim_rows)] if claim_rows else [])
+    fig = _figure(14.0 + 2.0 * (len(backbones) - 1), sum(ratios) + 0.8)
+    panels = fig.subplot_mosaic(layout, height_ratios=ratios, width_ratios=[1.0, 1.2])
+    ax = panels["curves"]
+    styles = ["-", "--", ":", "-."]
+    for (backbone, name, run_seed), points in curves.items():
+        if points and run_seed == seeds[0]:  # the colour names the loss, the line style the backbone
+            steps, values = zip(*points, strict=True)
+            style = {"color": f"C{list(losses).index(name)}", "linestyle": styles[backbones.index(backbone) % 4]}
+            ax.plot(steps, values, marker="o", label=name if len(backbones) == 1 else f"{backbone} {name}", **style)
+    ax.set(title=f"STS-B dev during NLI fine-tuning, seed {seeds[0]}", xlabel="optimizer step (0: untrained)")
+    ax.set_ylabel(SPEARMAN)
+    _legend_outside(ax)
+
+    ax = panels["levels"]
+    x = np.arange(len(losses) + 1)  # the untrained encoder first, then each loss
+    width = 0.8 / len(backbones)
+    levels = []
+    for i, backbone in enumerate(backbones):
+        ours = [float(np.mean([scores[(backbone, n, s)]["avg"] for s in seeds])) for n in losses]
+        levels += [untrained[backbone]["avg"], *ours]
+        offset = (i - (len(backbones) - 1) / 2) * width
+        start = ax.bar(x[:1] + offset, levels[-len(x)], width=width, color="lightgrey", edgecolor=f"C{i}")
+        bars = ax.bar(x[1:] + offset, ours, width=width, color=f"C{i}", label=backbone)
+        for container in (start, bars):
+            ax.bar_label(container, fmt="%.2f", fontsize=TEXT_PT, padding=2)
+    low, high = min(0.0, *levels), max(0.0, *levels)
+    ax.set_ylim(low - 0.12 * (high - low) if low < 0 else 0.0, high + 0.12 * (high - low))  # bars from zero
+    ax.set_xticks(x, ["untrained"] + [LOSS_NAMES.get(n, n) for n in losses])
+    ax.set(title=f"Ours: {average_name}, mean of seeds {list(seeds)}\n({scope})", ylabel=SPEARMAN)
+    if len(backbones) > 1:
+        _legend_outside(ax)
+
+    if claim_rows:
+        claims_forest(
+            panels["claims"],
+            claim_rows,
+            "Table 1 claims: a - b on the same test pairs, beside the paper's a - b",
+            f"{average_name} difference, {SPEARMAN}",
+            separator=" - ",
+        )
+    return fig
+
+
+def table4_memory(rows: Sequence[Mapping], model: str) -> Figure:
+    """Table 4 (Section 4.3), our sanity check: each memory run's figure after loading the model, with what
+    training added stacked on it (``memory.MemoryReport.row`` rows; MiB of the measure they name)."""
+    fig, ax = plots.figure()
+    labels = [f"{r['method']}\nB={r['batch_size']} L={r['max_length']}" for r in rows]
+    ax.bar(labels, [r["baseline_mb"] for r in rows], label="after loading the model")
+    ax.bar(
+        labels,
+        [r["training_mb"] for r in rows],
+        bottom=[r["baseline_mb"] for r in rows],
+        label="added by training",
+    )
+    ax.set(title=f"Table 4 analogue: {model}", ylabel=f"MiB, {rows[0]['measure'] if rows else ''}")
+    ax.set_ylim(0, 1.3 * max((r["peak_mb"] for r in rows), default=1))
+    ax.legend(loc="upper left")
+    return fig
+
+
+def table5_table6(
+    table5_rows: Sequence[Mapping], table6_rows: Sequence[Mapping], average_name: str
+) -> tuple[Figure | None, list[str]]:
+    """Tables 5 and 6 (Sections 4.4-4.5) on the Table 1 backbones: one ``claims_forest`` panel per table that has
+    claims (Table 5: each (k, x0) minus Table 2's, with the equivalence margin; Table 6: (u,v,|u-v|) minus another
+    head input). Returns the figure (None when neither table has a claim) and one sentence per table left out,
+    saying why there is nothing to draw."""
+    reasons = {
+        "Table 5": "no buffered loss (Translated ReLU, Smooth K2) trained at a (k, x0) beside Table 2's setting "
+        "(`sweep` adds none), so there is no Table 5 claim to draw",
+        "Table 6": "no head input beside (u,v,|u-v|) was trained (`ablation_concatenations` is empty), so there is "
+        "no Table 6 claim to draw",
+    }
+    panels = [
+        ("Table 5", table5_rows, "Table 5: setting minus Table 2's"),
+        ("Table 6", table6_rows, "Table 6: (u,v,|u-v|) minus another head input"),
+    ]
+    drawn = [(rows, title) for _, rows, title in panels if rows]
+    missing = [f"{table}: {reasons[table]}." for table, rows, _ in panels if not rows]
+    if not drawn:
+        return None, missing
+    fig = _figure(11.0, sum(1.4 + 0.6 * len(rows) for rows, _ in drawn))
+    axes = fig.subplots(len(drawn), 1, squeeze=False, height_ratios=[0.6 + 0.6 * len(rows) for rows, _ in drawn])
+    for ax, (rows, title) in zip(axes[:, 0], drawn, strict=True):
+        claims_forest(ax, rows, title, f"{average_name} difference, {SPEARMAN}")
+    return fig, missing
