@@ -84,8 +84,8 @@ def test_train_hands_each_arm_its_cut_and_the_runs_seed(monkeypatch):
     protocol.train("simcse", 3, ["a b"], [], hicl=False)
     protocol.train("simcse", 3, ["a b"], [], hicl=True, alpha=0.5)
     (base_args, base_kw), (hicl_args, hicl_kw) = calls
-    assert base_args[8] == 32 and base_kw == {"count_special_tokens": True} and not base_args[3].enabled
-    assert hicl_args[8] == 96 and hicl_kw == {"count_special_tokens": False} and hicl_args[3].enabled
+    assert base_args[8] == 32 and base_kw["count_special_tokens"] and not base_args[3].enabled
+    assert hicl_args[8] == 96 and not hicl_kw["count_special_tokens"] and hicl_args[3].enabled
     assert hicl_args[4].alpha == 0.5 and base_args[4].alpha == 0.15
     assert base_args[5].seed == 3 and base_args[5].lr == 1e-4
     with pytest.raises(ValueError, match="unknown override"):
@@ -153,3 +153,108 @@ def test_a_real_baseline_reads_32_input_tokens_and_hicl_the_whole_sentence(data_
     baseline = protocol.train("simcse", 0, long, dev, hicl=False)
     plus = protocol.train("simcse", 0, long, dev, hicl=True)
     assert baseline.longest_example == 30 and plus.longest_example == 64
+
+
+# ---- Table 13's learning rate per method; SimCSE's MLP head in training only -----------------------------------
+
+
+def test_method_lrs_reach_each_methods_runs_and_others_keep_lr(monkeypatch):
+    calls = []
+    monkeypatch.setattr(hicl.protocol, "run_training", lambda *a, **kw: calls.append((a, kw)))
+    protocol = _protocol(method_lrs={"simcse": 5e-5, "esimcse": 3e-5}, simcse_mlp_head=True)
+    for method in ("simcse", "esimcse", "sncse"):
+        for on in (False, True):
+            protocol.train(method, 0, ["a b"], [], hicl=on, **({"alpha": 0.01} if method == "sncse" else {}))
+    lrs = [(a[2], a[3].enabled, a[5].lr, kw["mlp_head"]) for a, kw in calls]
+    assert lrs == [
+        ("simcse", False, 5e-5, True),  # both arms of a pair: the method's Table 13 rate, and SimCSE's head
+        ("simcse", True, 5e-5, True),
+        ("esimcse", False, 3e-5, False),
+        ("esimcse", True, 3e-5, False),
+        ("sncse", False, 1e-4, False),  # not in method_lrs: config.lr
+        ("sncse", True, 1e-4, False),
+    ]
+    with pytest.raises(ValueError, match="method_lrs for unknown"):
+        _protocol(method_lrs={"simcse": 5e-5, "sbert": 1e-5})
+    with pytest.raises(ValueError, match="positive"):
+        _protocol(method_lrs={"simcse": 0.0})
+
+
+def test_the_methods_learning_rate_reaches_the_optimizer(monkeypatch):
+    seen = []
+
+    class RecordingAdamW(torch.optim.AdamW):
+        def __init__(self, params, lr, **kw):
+            seen.append(lr)
+            super().__init__(params, lr=lr, **kw)
+
+    monkeypatch.setattr(torch.optim, "AdamW", RecordingAdamW)
+    protocol = _protocol(method_lrs={"simcse": 5e-5, "esimcse": 3e-5})
+    config = dataclasses.replace(protocol.train_config("esimcse", 0), batch_size=2, max_steps=1, progress=False)
+    encoder = _minilm()
+    examples, _ = hicl.make_examples(encoder.tokenizer, SENTENCES, 64, "esimcse")
+    settings = protocol.settings("esimcse", hicl=True)
+    hicl.train_method(encoder, examples, "esimcse", *settings, config)
+    assert seen == [3e-5]
+
+
+def test_simcse_mlp_head_is_trained_and_absent_at_evaluation():
+    encoder = _minilm()
+    settings = hicl.HiclSettings(True, 8), hicl.ObjectiveSettings(alpha=0.15)
+    examples, _ = hicl.make_examples(encoder.tokenizer, SENTENCES, 64, "simcse")
+    with_head = hicl.ContrastiveModel(encoder, "simcse", *settings, seed=3, mlp_head=True).train()
+    without = hicl.ContrastiveModel(encoder, "simcse", *settings, seed=3).train()
+    head = with_head.head
+    assert isinstance(head, hicl.training.MLPHead) and without.head is None
+    # in training: the loss goes through the head (another loss on the same dropout masks) and trains it
+    torch.manual_seed(0)
+    loss_head = with_head(examples)
+    torch.manual_seed(0)
+    assert not torch.isclose(loss_head, without(examples))
+    loss_head.backward()
+    assert head.dense.weight.grad.abs().sum() > 0
+    # at evaluation: the sentence encoder the evaluations read has no head parameter and gives the plain pooling
+    head_ids = {id(p) for p in head.parameters()}
+    assert not head_ids & {id(p) for p in with_head.encoder.parameters()}
+    assert head_ids <= {id(p) for p in with_head.parameters()}  # fit's optimizer sees it
+    with_head.eval()
+    rows = with_head.segments([e.ids for e in examples], with_head.anchor_template).input_ids
+    with torch.no_grad():
+        pooled = hicl.encode_segments(encoder, rows)
+        evaluated = with_head.encoder.encode(SENTENCES[1:2])
+        plain = hicl.encode_segments(encoder, [with_head.frame[0] + examples[1].ids + with_head.frame[1]])
+    torch.testing.assert_close(evaluated, plain, rtol=1e-4, atol=1e-5)
+    assert not torch.allclose(head(pooled), pooled)
+    # the same seed gives both arms of a pair the same starting head
+    twin = hicl.ContrastiveModel(encoder, "simcse", hicl.HiclSettings(False), settings[1], seed=3, mlp_head=True)
+    torch.testing.assert_close(twin.head.dense.weight, head.dense.weight)
+    with pytest.raises(ValueError, match="SimCSE's"):
+        hicl.ContrastiveModel(encoder, "esimcse", *settings, mlp_head=True)
+
+
+def test_the_head_follows_the_backbone_to_its_device():
+    """On the ``meta`` device (a stand-in for a GPU: a CPU tensor meeting a meta one raises) a SimCSE+HiCL step with
+    the head runs and its loss and gradients stay there."""
+    from types import SimpleNamespace
+
+    from torch import nn
+
+    class Backbone(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.config = SimpleNamespace(hidden_size=8)
+            self.embed = nn.Embedding(2000, 8)
+
+        def forward(self, input_ids, attention_mask=None, **_):
+            return SimpleNamespace(last_hidden_state=self.embed(input_ids))
+
+    tokenizer = WordTokenizer()
+    tokenizer.pad_token, tokenizer.pad_token_id = "[PAD]", 0
+    encoder = models.SentenceEncoder(Backbone(), tokenizer, "mean", None, max_length=32).to("meta")
+    settings = hicl.HiclSettings(True, 3, special_tokens=False), hicl.ObjectiveSettings(alpha=0.15)
+    model = hicl.ContrastiveModel(encoder, "simcse", *settings, mlp_head=True).train()
+    assert model.head.dense.weight.device.type == "meta"
+    examples, _ = hicl.make_examples(tokenizer, SENTENCES, 64, "simcse")
+    loss = model(examples)
+    assert loss.device.type == "meta"
+    loss.backward()

@@ -10,6 +10,14 @@ of baselines" (Section 5.4). ``truncation="paper"`` does that: the baseline keep
 ``truncation="alike"``: both arms see the same sentence cut at ``max_length`` (Table 12's "identical information"
 setting, and this notebook's earlier protocol), so the difference is the objective alone.
 
+**Learning rates** (Table 13, Appendix A.4): one per baseline and backbone (BERT-base: SimCSE 5e-5, ESimCSE 3e-5,
+SNCSE 1e-5), listed as "optimized hyperparameters of HiCL". The baselines' own re-tuned rates are not printed
+(Appendix A.3 says they were re-tuned), so both arms of a pair use the method's rate here (``method_lrs``; footnote 4
+adjusts "the learning rate ... for both baseline and HiCL method"), which also keeps the pair's only difference
+HiCL. **SimCSE's MLP head** (``simcse_mlp_head``): SimCSE's unsupervised runs (``--pooler_type cls
+--mlp_only_train``) put a dense + tanh layer over [CLS] in training and evaluate without it (``MLPHead``); its code
+has the head only with [CLS] pooling.
+
 ``TrainingProtocol.train`` runs one arm (``run_training``) with the notebook's settings and named overrides (the
 ablations of Tables 3, 4, 6, 7, Figure 2 and Appendix A.8).
 """
@@ -126,12 +134,18 @@ class TrainingProtocol:
     baseline_max_length: int = SIMCSE_MAX_LENGTH
     eval_tasks: str | Sequence[str] = "all"
     eval_max_pairs: int | None = None
+    method_lrs: Mapping[str, float] | None = None  # Table 13: one learning rate per baseline (None: config.lr)
+    simcse_mlp_head: bool = False  # SimCSE's MLP over the pooled representation, in training only
 
     def __post_init__(self) -> None:
         check_truncation(self.truncation)
-        unknown = sorted(set(self.alphas) - set(METHODS))
-        if unknown:
-            raise ValueError(f"alphas for unknown method(s) {unknown}; methods: {METHODS}")
+        for name, values in (("alphas", self.alphas), ("method_lrs", self.method_lrs or {})):
+            unknown = sorted(set(values) - set(METHODS))
+            if unknown:
+                raise ValueError(f"{name} for unknown method(s) {unknown}; methods: {METHODS}")
+        bad = {m: v for m, v in (self.method_lrs or {}).items() if not float(v) > 0}
+        if bad:
+            raise ValueError(f"method_lrs must be positive, got {bad}")
         if self.baseline_max_length < 1 or self.max_length < 1:
             raise ValueError(f"max lengths must be >= 1, got {self.baseline_max_length} and {self.max_length}")
 
@@ -147,8 +161,10 @@ class TrainingProtocol:
         unknown = sorted(set(override) - set(OVERRIDES))
         if unknown:
             raise ValueError(f"unknown override(s) {unknown}; known: {OVERRIDES}")
+        if "alpha" not in override and method not in self.alphas:
+            raise ValueError(f"no alpha for {method!r} in alphas {dict(self.alphas)}")
         objective = ObjectiveSettings(
-            alpha=override.get("alpha", self.alphas[method]),
+            alpha=override["alpha"] if "alpha" in override else self.alphas[method],
             temperature=self.temperature,
             same_sequence=override.get("same_sequence", self.same_sequence),
             negative_weighting=override.get("negative_weighting", self.negative_weighting),
@@ -162,9 +178,13 @@ class TrainingProtocol:
         )
         return segmentation, objective
 
+    def lr(self, method: str) -> float:
+        """The learning rate of ``method``'s runs, both arms (Table 13's, from ``method_lrs``; else ``config.lr``)."""
+        return float((self.method_lrs or {}).get(method, self.config.lr))
+
     def train_config(self, method: str, seed: int) -> TrainConfig:
-        """The optimisation of one run: ``config`` with the run's seed."""
-        return replace(self.config, seed=seed)
+        """The optimisation of one run: ``config`` with the run's seed and the method's learning rate."""
+        return replace(self.config, seed=seed, lr=self.lr(method))
 
     def train(
         self,
@@ -195,6 +215,7 @@ class TrainingProtocol:
             self.eval_tasks,
             self.eval_max_pairs,
             count_special_tokens=counted,
+            mlp_head=self.simcse_mlp_head and method == "simcse",
         )
 
 

@@ -88,8 +88,32 @@ def sncse_encoder(encoder: SentenceEncoder, settings: MethodSettings) -> Sentenc
     return wrapped
 
 
+class MLPHead(nn.Module):
+    """SimCSE's training-only head (princeton-nlp/SimCSE ``simcse/models.py``, ``MLPLayer``): a dense layer of the
+    hidden size and a tanh over the pooled representation. With ``--mlp_only_train`` (its unsupervised runs) it is
+    used in training and dropped at evaluation. Initialised as BERT initialises a linear layer (normal, std
+    ``initializer_range`` = 0.02; bias 0), from ``seed``, so both arms of a pair start from the same head."""
+
+    def __init__(self, hidden_size: int, seed: int = 0, std: float = 0.02):
+        super().__init__()
+        self.dense = nn.Linear(hidden_size, hidden_size)
+        generator = torch.Generator().manual_seed(seed)
+        with torch.no_grad():
+            self.dense.weight.copy_(torch.randn(hidden_size, hidden_size, generator=generator) * std)
+            self.dense.bias.zero_()
+
+    def forward(self, features: torch.Tensor) -> torch.Tensor:
+        return torch.tanh(self.dense(features))
+
+
 class ContrastiveModel(nn.Module):
-    """What ``fit`` trains: ``encoder`` (evaluated on STS-B dev) and, for ESimCSE, the momentum encoder and queue."""
+    """What ``fit`` trains: ``encoder`` (evaluated on STS-B dev) and, for ESimCSE, the momentum encoder and queue;
+    with ``mlp_head`` (SimCSE only) SimCSE's training-only ``MLPHead``, which ``encoder`` does not contain, so the
+    dev and test evaluations (which read ``encoder``) never see it.
+
+    Under HiCL the head acts on every segment embedding, before the segments are pooled into the sequence
+    embedding (our decision where the paper is silent: in SimCSE's code the head follows the pooler, which is per
+    encoded input, and HiCL encodes segments); a one-segment sequence is then exactly the baseline's case."""
 
     def __init__(
         self,
@@ -99,10 +123,13 @@ class ContrastiveModel(nn.Module):
         objective: ObjectiveSettings,
         method_settings: MethodSettings | None = None,
         seed: int = 0,
+        mlp_head: bool = False,
     ):
         super().__init__()
         if method not in ("simcse", "esimcse", "sncse"):
             raise ValueError(f"method must be 'simcse', 'esimcse' or 'sncse', got {method!r}")
+        if mlp_head and method != "simcse":
+            raise ValueError(f"the MLP head is SimCSE's (its training-only MLPLayer); {method} has none here")
         self.method = method
         self.hicl = hicl
         self.objective = objective
@@ -127,6 +154,12 @@ class ContrastiveModel(nn.Module):
             if method == "esimcse"
             else None
         )
+        self.head: MLPHead | None = None
+        if mlp_head:
+            config = encoder.backbone.config
+            std = float(getattr(config, "initializer_range", 0.02))
+            device = next(encoder.backbone.parameters()).device
+            self.head = MLPHead(int(config.hidden_size), seed, std).to(device)
         self.last_parts: dict[str, float] = {}
 
     def segments(self, sequences: Sequence[Sequence[int]], template: Template, transform=None) -> SegmentBatch:
@@ -157,6 +190,8 @@ class ContrastiveModel(nn.Module):
             self.momentum.update(self.encoder.backbone)
         rows = [row for view in views for row in view.input_ids]
         embedded = encode_segments(self.encoder, rows)
+        if self.head is not None:
+            embedded = self.head(embedded)  # SimCSE's MLP, training only (absent from self.encoder)
         parts = torch.split(embedded, [len(view) for view in views])
         pooling = self.hicl.segment_pooling
         pooled = [
@@ -228,12 +263,14 @@ def train_method(
     config: TrainConfig,
     evaluate=None,
     method_settings: MethodSettings | None = None,
+    mlp_head: bool = False,
 ) -> TrainedModel:
     """Train ``encoder`` in place with ``fit``; ``evaluate(model) -> STS-B dev Spearman`` selects the checkpoint
-    (``stsnb.evaluate.dev_evaluator``: it reads ``model.encoder``). Trainable parameters: those of ``encoder``
-    that require a gradient (the momentum copy does not). The time spent in ``evaluate`` is kept apart
-    (``TrainedModel.evaluation_seconds``), so that ``train_seconds`` is the training alone (Table 12's quantity)."""
-    model = ContrastiveModel(encoder, method, hicl, objective, method_settings, seed=config.seed)
+    (``stsnb.evaluate.dev_evaluator``: it reads ``model.encoder``, never SimCSE's training-only ``mlp_head``).
+    Trainable parameters: those of ``encoder`` that require a gradient (the momentum copy does not) and the head.
+    The time spent in ``evaluate`` is kept apart (``TrainedModel.evaluation_seconds``), so that ``train_seconds`` is
+    the training alone (Table 12's quantity)."""
+    model = ContrastiveModel(encoder, method, hicl, objective, method_settings, seed=config.seed, mlp_head=mlp_head)
     parts: list[dict] = []
     evaluation_seconds = [0.0]
 
@@ -313,6 +350,7 @@ def run_training(
     eval_max_pairs: int | None = None,
     eval_sample_seed: int = 0,
     count_special_tokens: bool = False,
+    mlp_head: bool = False,
 ) -> RunOutcome:
     """Load a fresh backbone, train ``method`` (+HiCL if ``hicl.enabled``) on ``sentences`` with STS-B dev selection,
     then score the selected checkpoint on ``eval_tasks`` (per-pair predictions kept for paired intervals; a sample of
@@ -320,7 +358,8 @@ def run_training(
 
     Each training sentence keeps its first ``max_length`` tokens; with ``count_special_tokens`` the tokenizer's
     special tokens count towards ``max_length``, as SimCSE's ``max_seq_length`` does (32 in its unsupervised runs:
-    [CLS] + 30 tokens + [SEP] on BERT; SmolLM2's tokenizer adds none)."""
+    [CLS] + 30 tokens + [SEP] on BERT; SmolLM2's tokenizer adds none). ``mlp_head``: SimCSE's training-only MLP
+    (``MLPHead``), never evaluated."""
     from ...evaluate import dev_evaluator
     from .results import spearman_scores, task_predictions
 
@@ -330,7 +369,7 @@ def run_training(
         max_length -= sum(len(part) for part in special_token_frame(encoder.tokenizer))
     examples, _ = make_examples(encoder.tokenizer, sentences, max_length, method)
     trained = train_method(
-        encoder, examples, method, hicl, objective, config, dev_evaluator(dev_pairs), method_settings
+        encoder, examples, method, hicl, objective, config, dev_evaluator(dev_pairs), method_settings, mlp_head
     )
     predictions = task_predictions(trained.encoder, eval_tasks, eval_max_pairs, eval_sample_seed)
     return RunOutcome(
