@@ -268,29 +268,40 @@ def sts(
     return STSReport(results, getattr(encoder, "name", ""), time.perf_counter() - started, encoded)
 
 
-def pair_similarities(encoder, pairs: Sequence, cache: EmbeddingCache | None = DEFAULT_CACHE) -> np.ndarray:
-    """Cosine similarity of each (sent1, sent2) pair of any records with those fields (e.g. a dev set)."""
-    table, _ = embed_sentences(encoder, (s for p in pairs for s in (p.sent1, p.sent2)), cache)
-    left = torch.stack([table[p.sent1] for p in pairs])
-    right = torch.stack([table[p.sent2] for p in pairs])
+def pair_similarities(
+    encoder,
+    pairs: Sequence,
+    cache: EmbeddingCache | None = DEFAULT_CACHE,
+    preprocess: Callable[[str], str] | None = None,
+) -> np.ndarray:
+    """Cosine similarity of each (sent1, sent2) pair of any records with those fields (e.g. a dev set).
+    ``preprocess`` maps each sentence before encoding; the cache is keyed by the text encoded, so a preprocessed
+    sentence never meets the embedding of its original."""
+    prep = preprocess or (lambda s: s)
+    table, _ = embed_sentences(encoder, (prep(s) for p in pairs for s in (p.sent1, p.sent2)), cache)
+    left = torch.stack([table[prep(p.sent1)] for p in pairs])
+    right = torch.stack([table[prep(p.sent2)] for p in pairs])
     return cosine_rows(left, right)
 
 
-def dev_spearman(encoder, pairs: Sequence[stsdata.STSPair]) -> float:
+def dev_spearman(encoder, pairs: Sequence[stsdata.STSPair], preprocess: Callable[[str], str] | None = None) -> float:
     """Spearman x100 of cosine vs gold on a dev set (STS-B dev is the papers' model-selection set).
 
     Uncached: during training the weights change at every call.
     """
-    similarities = pair_similarities(encoder, pairs, cache=None)
+    similarities = pair_similarities(encoder, pairs, cache=None, preprocess=preprocess)
     return correlations(similarities, [p.score for p in pairs])[0]
 
 
-def dev_evaluator(dev_pairs: Sequence[stsdata.STSPair]) -> Callable[[torch.nn.Module], float]:
+def dev_evaluator(
+    dev_pairs: Sequence[stsdata.STSPair], preprocess: Callable[[str], str] | None = None
+) -> Callable[[torch.nn.Module], float]:
     """``evaluate(model) -> STS-B dev Spearman`` for ``stsnb.train.fit``: the cosine of the model's sentence encoder
-    (``model.encoder`` where the model wraps one, e.g. a Siamese head, else the model itself)."""
+    (``model.encoder`` where the model wraps one, e.g. a Siamese head, else the model itself), each sentence mapped
+    by ``preprocess`` first."""
 
     def score(model: torch.nn.Module) -> float:
-        return dev_spearman(getattr(model, "encoder", model), dev_pairs)
+        return dev_spearman(getattr(model, "encoder", model), dev_pairs, preprocess)
 
     return score
 
@@ -304,14 +315,16 @@ def task_predictions(
     max_pairs: int | None = None,
     seed: int = 0,
     cache: EmbeddingCache | None = DEFAULT_CACHE,
+    preprocess: Callable[[str], str] | None = None,
 ) -> TaskPredictions:
     """Task -> (gold, cosine) of every test pair (STS12-16 pooled over their subsets, the "all" setting), or of a
     fixed sample of ``max_pairs`` per task: the same draw for every model, so two models' predictions pair up
-    for ``stsnb.stats.paired_predictions_difference``. The cache is keyed by the weights' fingerprint."""
+    for ``stsnb.stats.paired_predictions_difference``. The cache is keyed by the weights' fingerprint and the text
+    encoded (after ``preprocess``, which maps each sentence before encoding)."""
     out: TaskPredictions = {}
     for task in parse_tasks(tasks):
         pairs = stsdata.sample(load_task(task), max_pairs, seed)
-        similarities = pair_similarities(encoder, pairs, cache)
+        similarities = pair_similarities(encoder, pairs, cache, preprocess)
         out[task] = (np.array([p.score for p in pairs], dtype=float), np.asarray(similarities, dtype=float))
     return out
 
@@ -319,15 +332,17 @@ def task_predictions(
 @dataclass(frozen=True)
 class EvalPairs:
     """The test pairs every model of a comparison is scored on: ``tasks``, and ``max_pairs`` per task drawn with
-    ``seed`` (None: every pair). The same draw for every model, so their predictions pair up."""
+    ``seed`` (None: every pair). The same draw for every model, so their predictions pair up. ``preprocess`` maps
+    each sentence before encoding (a module-level function, so the pairs pickle for several processes)."""
 
     tasks: str = "all"
     max_pairs: int | None = None
     seed: int = 0
+    preprocess: Callable[[str], str] | None = None
 
     def predictions(self, encoder) -> TaskPredictions:
         """Task -> (gold, cosine), uncached (trained weights change between calls)."""
-        return task_predictions(encoder, self.tasks, self.max_pairs, self.seed, cache=None)
+        return task_predictions(encoder, self.tasks, self.max_pairs, self.seed, cache=None, preprocess=self.preprocess)
 
     def scope(self) -> str:
         pairs = "every test pair" if self.max_pairs is None else f"the same {self.max_pairs} pairs per task"

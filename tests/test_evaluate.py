@@ -170,3 +170,22 @@ def test_an_untouched_model_keeps_its_key_and_the_folder_key_matches_it():
     encoder = _fresh_minilm()
     assert encoder.fingerprint() == encoder.fingerprint()
     assert folder_cache_key("minilm-l6") == encoder.fingerprint()
+
+
+class _LengthEncoder(_FixedEncoder):
+    """Vectors that depend on the text: (length, 1, number of '.')."""
+
+    def encode(self, sentences, **kwargs):
+        return torch.tensor([[float(len(s)), 1.0, float(s.count("."))] for s in sentences])
+
+
+def test_preprocess_maps_sentences_before_encoding_and_keys_the_cache_by_the_encoded_text(data_dir):
+    pairs = [data.STSPair("a cat", "a cat.", 5.0, "t", "s"), data.STSPair("dogs", "a dog", 1.0, "t", "s")]
+    cache, encoder = evaluate.EmbeddingCache(), _LengthEncoder("k", 0.0)
+    plain = evaluate.pair_similarities(encoder, pairs, cache)
+    fixed = evaluate.pair_similarities(encoder, pairs, cache, preprocess=lambda s: s if s.endswith(".") else s + ".")
+    assert plain[0] < 1.0 and fixed[0] == pytest.approx(1.0)  # "a cat" became "a cat." before encoding
+    assert set(cache.get("k")) == {"a cat", "a cat.", "dogs", "a dog", "dogs.", "a dog."}  # both texts, own entries
+    seen = []
+    evaluate.EvalPairs("stsb", 4, 0, preprocess=lambda s: seen.append(s) or s).predictions(encoder)
+    assert len(seen) >= 8  # the scored test pairs went through preprocess (data folder: real STS-B test)
