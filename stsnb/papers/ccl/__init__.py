@@ -7,6 +7,7 @@
 - ``training``: one experiment (build, fit with selection, score Spearman / Pearson x100).
 - ``claims``: our differences as ``stsnb.claims`` rows: intervals over sentence pairs, seeds, preconditions, verdicts.
 - ``reported``: the paper's numbers (Tables 3-9, Appendix A, Table 1) and hyperparameters (Tables 2, 6).
+- ``protocol``: the paper's reference, the measured runtimes, and every protocol detail of a run beside the paper's.
 """
 
 from .claims import (
@@ -65,6 +66,7 @@ from .overestimation import (
     run_flags,
     wide_gaps,
 )
+from .protocol import ProtocolRow, measured_runtimes, protocol_markdown, protocol_rows, reading_rows, runtimes_text
 from .quadruples import (
     LABEL_RANGE,
     Pairing,
