@@ -258,3 +258,75 @@ def test_the_head_follows_the_backbone_to_its_device():
     loss = model(examples)
     assert loss.device.type == "meta"
     loss.backward()
+
+
+# ---- the protocol table and ESimCSE's queue ----------------------------------------------------------------------
+
+
+def _notebook_params(plan: str | None = None) -> dict:
+    from pathlib import Path
+
+    import nbformat
+    import yaml
+
+    root = Path(__file__).resolve().parents[1]
+    notebook = nbformat.read(root / "notebooks" / "30_hicl.ipynb", as_version=4)
+    (cell,) = [c for c in notebook.cells if "parameters" in c.metadata.get("tags", [])]
+    params: dict = {}
+    exec(cell.source, params)  # the parameters cell holds assignments only
+    params = {k: v for k, v in params.items() if not k.startswith("__")}
+    if plan is not None:
+        params.update(
+            yaml.safe_load((root / "papermill_runs" / "plans" / f"{plan}.yaml").read_text())["notebooks"]["30_hicl"]
+        )
+    return params
+
+
+def test_the_protocol_table_lists_the_cpu_departures_and_little_for_the_paper_plan():
+    from stsnb.papers.hicl import differences
+
+    cpu = differences.protocol_differences(_notebook_params(), causal=True, train_count=1280, longer_than_max=1)
+    by_detail = {r["detail"]: r for r in cpu}
+    assert {"backbone", "pooling (SimCSE, ESimCSE)", "SimCSE's MLP head", "learning rate", "batch"} <= set(by_detail)
+    assert by_detail["learning rate"]["this run"] == "1e-4 for every method"
+    assert by_detail["learning rate"]["paper"] == "SimCSE 5e-5, ESimCSE 3e-5, SNCSE 1e-5 (Table 13)"
+    assert by_detail["truncation"]["this run"] == "baselines 32 tokens, +HiCL up to 128"
+    assert by_detail["checkpoint selection"]["this run"] == "300 STS-B dev pairs every 10 of 40 steps, step 0 included"
+    assert all(r["why"] for r in cpu)
+    paper = differences.protocol_differences(
+        _notebook_params("paper"), causal=False, train_count=11914, longer_than_max=0, gpu=True
+    )
+    assert [r["detail"] for r in paper] == [
+        "training data",
+        "checkpoint selection",
+        "training seeds",
+        "precision and hardware",
+    ]
+    alike = {**_notebook_params(), "truncation": "alike", "temperature": 0.1}
+    rows = {
+        r["detail"]: r for r in differences.protocol_differences(alike, causal=True, train_count=8, longer_than_max=0)
+    }
+    assert rows["truncation"]["this run"] == "both arms 128" and rows["temperature"]["this run"] == "0.1"
+    table = differences.differences_table(cpu).splitlines()
+    assert table[0] == "| detail | the paper | this run | why |" and len(table) == len(cpu) + 2
+
+
+def test_queue_fill_reading_by_hand():
+    fill = [(0, 3.3), (32, 3.9), (64, 4.5), (80, 4.3), (80, 4.5)]
+    explained = hicl.training.queue_fill_reading(fill, 3.26, 3.86)
+    assert explained.startswith("fixed untrained weights: 3.300 with an empty queue, 4.400 with a full one (mean of 2")
+    assert "The rise is the queue filling" in explained
+    assert "open hypothesis" in hicl.training.queue_fill_reading(fill, 3.26, 4.9)
+
+
+def test_queue_fill_losses_hold_the_weights_and_fill_the_queue():
+    encoder = _minilm()
+    examples, _ = hicl.make_examples(encoder.tokenizer, SENTENCES * 2, 64, "esimcse")
+    before = encoder.backbone.encoder.layer[0].attention.self.query.weight.clone()
+    fill = hicl.training.queue_fill_losses(
+        encoder, examples, 2, hicl.ObjectiveSettings(alpha=0.01), hicl.MethodSettings(queue_size=4)
+    )
+    assert [queued for queued, _ in fill] == [0, 2, 4, 4]  # full after 2 steps of 2, then two more (8 examples)
+    assert all(loss >= 0 for _, loss in fill) and fill[-1][1] > fill[0][1]  # more negatives, a larger loss
+    torch.testing.assert_close(encoder.backbone.encoder.layer[0].attention.self.query.weight, before)
+    assert not encoder.training  # the mode it came in with

@@ -8,6 +8,7 @@
 - ``training``: one model / loss per (baseline, HiCL on/off) trained with ``stsnb.train.fit`` and STS-B dev selection.
 - ``protocol``: what the notebook's runs share (``TrainingProtocol``) and the paper's truncation (Appendix A.1,
   Section 5.4: baselines cut at 32 tokens, +HiCL slicing the whole sentence) or both arms alike; the ablations.
+- ``differences``: where a run's parameters depart from the paper's protocol, and why (the notebook's table).
 - ``efficiency``: Table 12's whole-training speedup on our runs; Section 3.3's mechanism, one step whole vs in
   segments, time and peak memory in fresh processes.
 - ``results``: per-pair STS predictions, paired intervals per training seed, the Table 1 claims with the paper's
@@ -16,6 +17,7 @@
 - ``reported``: the paper's numbers.
 """
 
+from . import differences
 from .objectives import ObjectiveSettings, bml_loss, global_loss, hicl_objective, queue_info_nce
 from .probe import ProbeSetting, simcse_moves
 from .protocol import (

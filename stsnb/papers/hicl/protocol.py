@@ -156,6 +156,12 @@ class TrainingProtocol:
             return self.baseline_max_length, True
         return self.max_length, False
 
+    def kept_tokens(self, hicl_on: bool, special_tokens: int) -> int:
+        """Sentence tokens an arm keeps (``truncated_at`` with the tokenizer's ``special_tokens`` taken off the
+        baseline's SimCSE-style cut when special tokens frame each input)."""
+        length, counted = self.truncated_at(hicl_on)
+        return length - (special_tokens if counted and self.segment_special_tokens else 0)
+
     def settings(self, method: str, **override) -> tuple[HiclSettings, ObjectiveSettings]:
         """The segmentation and objective of one run; ``override`` changes named settings (``OVERRIDES``)."""
         unknown = sorted(set(override) - set(OVERRIDES))

@@ -386,6 +386,62 @@ def run_training(
     )
 
 
+def queue_fill_losses(
+    encoder: SentenceEncoder,
+    examples: Sequence[TrainingExample],
+    batch_size: int,
+    objective: ObjectiveSettings,
+    method_settings: MethodSettings | None = None,
+    steps: int | None = None,
+    seed: int = 0,
+) -> list[tuple[int, float]]:
+    """ESimCSE's loss (Eq. 1 with its queue of momentum negatives) on consecutive batches of ``examples`` with the
+    weights held fixed (no optimizer step, dropout on, as in training) while the queue fills: ``(rows in the queue
+    the batch met, loss)`` per batch, ``steps`` batches (default: until the queue is full, then two more). A rise
+    here is the queue's extra negatives alone (more terms in the denominator of Eq. 1), not training."""
+    settings = method_settings or MethodSettings()
+    steps = steps or -(-settings.queue_size // batch_size) + 2
+    model = ContrastiveModel(encoder, "esimcse", HiclSettings(False), objective, settings, seed=seed)
+    was_training = encoder.training
+    model.train()
+    torch.manual_seed(seed)
+    losses: list[tuple[int, float]] = []
+    try:
+        with torch.no_grad():
+            for k in range(steps):
+                batch = examples[k * batch_size : (k + 1) * batch_size]
+                if len(batch) < batch_size:
+                    break
+                queued = len(model.momentum.queue)
+                losses.append((queued, _value(model(batch))))
+    finally:
+        encoder.train(was_training)
+    return losses
+
+
+def queue_fill_reading(fill: Sequence[tuple[int, float]], first: float, last: float) -> str:
+    """What ``queue_fill_losses`` says about a trained ESimCSE run whose loss went from ``first`` to ``last``: with
+    the queue full, the untrained weights already score at least ``last``, so the rise is the queue filling (and
+    training lowered the loss from there); otherwise the queue does not explain it alone."""
+    if not fill:
+        raise ValueError("queue_fill_losses gave no batch")
+    empty = [loss for queued, loss in fill if queued == 0]
+    full = [loss for queued, loss in fill if queued == max(q for q, _ in fill)]
+    level = sum(full) / len(full)
+    start = f"fixed untrained weights: {empty[0]:.3f} with an empty queue, " if empty else "fixed untrained weights: "
+    text = f"{start}{level:.3f} with a full one (mean of {len(full)} batch(es)); the trained run: {first:.3f} -> "
+    text += f"{last:.3f}"
+    if last <= level:
+        return text + (
+            ". The rise is the queue filling (more negatives in Eq. 1's denominator), and training lowered the loss "
+            "from the full-queue level: first and last losses are not comparable, the loss did not get worse."
+        )
+    return text + (
+        ". The queue filling does not explain the whole rise; an open hypothesis: its negatives get harder as the "
+        "encoder trains (the momentum copy follows it)."
+    )
+
+
 def evaluation_encoder(encoder: SentenceEncoder, method: Method, settings: MethodSettings | None = None):
     """The sentence encoder a method is evaluated with: the backbone's pooling, or for SNCSE its anchor prompt."""
     return sncse_encoder(encoder, settings or MethodSettings()) if method == "sncse" else encoder
