@@ -330,3 +330,19 @@ def test_queue_fill_losses_hold_the_weights_and_fill_the_queue():
     assert all(loss >= 0 for _, loss in fill) and fill[-1][1] > fill[0][1]  # more negatives, a larger loss
     torch.testing.assert_close(encoder.backbone.encoder.layer[0].attention.self.query.weight, before)
     assert not encoder.training  # the mode it came in with
+
+
+def test_the_memory_plan_sees_each_arms_forward_under_either_truncation():
+    """``stsnb run --check``'s rows for notebook 30: the baselines' views cut at 32 tokens under the paper's
+    truncation (at ``max_length`` under "alike"), +HiCL's segments of at most L tokens, SNCSE's three views."""
+    from stsnb import plan_check
+
+    params = _notebook_params("paper")
+    rows = {r.label: r for r in plan_check.memory_rows("30_hicl", params)}
+    baseline, segments = rows["baselines, 3 views"], rows["+HiCL segments, 3 views"]
+    prompt = baseline.length - 32  # SNCSE's prompt around each view
+    assert baseline.per_gpu_sequences == 3 * 256 and 0 < prompt < 16
+    assert segments.length == 32 + 2 + prompt and segments.per_gpu_sequences > 3 * 256
+    alike = {r.label: r for r in plan_check.memory_rows("30_hicl", {**params, "truncation": "alike"})}
+    assert alike["baselines, 3 views"].length > baseline.length
+    assert all(r.with_checkpointing_gib < 24 and r.checkpointing for r in [*rows.values(), *alike.values()])
