@@ -93,13 +93,6 @@ LONG_CELLS_TO_THIN = {
     ("10_pcc_tuning", "c6e81afe"),
     ("10_pcc_tuning", "d972884e"),
     ("10_pcc_tuning", "eb4ad1f8"),
-    ("20_sts_regression", "f661cd9f"),
-    ("20_sts_regression", "09b3b9ff"),
-    ("20_sts_regression", "c8a43883"),
-    ("20_sts_regression", "f393e099"),
-    ("20_sts_regression", "e2be5307"),
-    ("20_sts_regression", "8ac2b6fe"),
-    ("20_sts_regression", "91b3ed50"),
     ("30_hicl", "faebf284"),
 }
 
