@@ -93,7 +93,6 @@ LONG_CELLS_TO_THIN = {
     ("10_pcc_tuning", "c6e81afe"),
     ("10_pcc_tuning", "d972884e"),
     ("10_pcc_tuning", "eb4ad1f8"),
-    ("30_hicl", "faebf284"),
 }
 
 
