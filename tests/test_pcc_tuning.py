@@ -323,7 +323,7 @@ def test_plan_runs_the_headline_and_section_6_on_every_seed_and_the_sweeps_on_th
         ["sth", "eol"],
         [0, 1, 2],
         lambda s: data.sample(full.pairs, 64, s),
-        lambda b, s: _config(batch_size=b, seed=s),
+        lambda t, b, s, n: _config(batch_size=b, seed=s),
         [32, 16],
         arms_of=lambda s: corpora.matched_arms(full, clean, 64, s),
         control_positive_score=4.0,
@@ -341,13 +341,13 @@ def test_plan_runs_the_headline_and_section_6_on_every_seed_and_the_sweeps_on_th
         ["sth"],
         [0],
         lambda s: data.sample(full.pairs, 64, s),
-        lambda b, s: _config(batch_size=b, seed=s),
+        lambda t, b, s, n: _config(batch_size=b, seed=s),
         [32],
         arms_of=lambda s: corpora.matched_arms(full, clean, 96, s),
     )
     assert list(other_size[0].variants) == ["batch 32", pipeline.KEPT, pipeline.DEDUP]
     with pytest.raises(ValueError, match="training_seeds must differ"):
-        pipeline.plan(["sth"], [0, 0], lambda s: [], lambda b, s: _config(), [32])
+        pipeline.plan(["sth"], [0, 0], lambda s: [], lambda t, b, s, n: _config(), [32])
 
 
 # ---- claims: preconditions, training seeds, equivalence -------------------------------------------------------

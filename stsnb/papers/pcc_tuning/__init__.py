@@ -10,12 +10,15 @@
   the same test pairs.
 - ``transfer``: Table 6's logistic-regression probe (SICK-E here; the other six need the Hub).
 - ``recipes``: the official settings per backbone and template, for the paper profile.
+- ``protocol``: the official code's choices as switches: the evaluation's text fixes, stage 2's text form, a 4-bit
+  run scored on the unquantized base, the recipe and its 100-step warmup (``Protocol``).
+- ``notebook``, ``figures``: notebook 10's plumbing (inputs, runs, results beside the paper) and its figure.
 - ``claims``: our stage differences with paired intervals per training seed, preconditions and verdicts
   (``stsnb.claims``).
 - ``reported``: the paper's numbers.
 """
 
-from . import ceiling, claims, corpora, pipeline, recipes, training, transfer
+from . import ceiling, claims, corpora, figures, notebook, pipeline, protocol, recipes, training, transfer
 from .pipeline import Scoring, Stage2Variant, StageRun, TemplateRun, run_template, stage1, stage2_from
 from .prompts import DEFAULT_TEMPLATE, TEMPLATE_NAMES, TEMPLATES, template
 from .recipes import PAPER_BACKBONES, Recipe, paper_recipe, warmup_ratio
@@ -40,6 +43,9 @@ __all__ = [
     "Recipe",
     "ceiling",
     "claims",
+    "figures",
+    "notebook",
+    "protocol",
     "control_loss",
     "corpora",
     "cut",

@@ -48,7 +48,7 @@ class Stage2Data:
 
 
 def sts_b_and_sick_train(text: stsdata.TextVariant = "raw") -> list[stsdata.STSPair]:
-    """STS-B train and SICK-R train, SICK's scores rescaled to 0-5 (Section 3.2)."""
+    """STS-B train and SICK-R train, SICK's scores rescaled to 0-5 (Section 4.1)."""
     sick = [
         stsdata.STSPair(p.sent1, p.sent2, stsdata.rescale_sick(p.score), p.dataset, p.subset, p.source)
         for p in stsdata.load_sick("train", text)

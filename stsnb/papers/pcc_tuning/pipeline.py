@@ -18,9 +18,11 @@ from ... import data as stsdata
 from ... import evaluate, models
 from ...train import TrainConfig, TrainResult, trainable_state
 from . import corpora
+from .protocol import Scorer, scores_unquantized
 from .training import train_stage
 
 Scoring = evaluate.EvalPairs  # the test pairs every model of the notebook is scored on
+Scores = evaluate.EvalPairs | Scorer  # anything with ``predictions(encoder)``: the pairs, or a protocol.Scorer
 
 
 @dataclass
@@ -66,7 +68,7 @@ def stage1(
     triplets: Sequence[stsdata.Triplet],
     config: TrainConfig,
     dev_pairs: Sequence[stsdata.STSPair] | None,
-    scoring: Scoring,
+    scoring: Scores,
     *,
     cutoff: int = 32,
     temperature: float = 0.05,
@@ -82,7 +84,7 @@ def stage2_from(
     pairs: Sequence[stsdata.STSPair],
     config: TrainConfig,
     dev_pairs: Sequence[stsdata.STSPair] | None,
-    scoring: Scoring,
+    scoring: Scores,
     *,
     cutoff: int = 64,
     objective: str = "pearson",
@@ -142,13 +144,16 @@ def run_template(
     temperature: float = 0.05,
     transfer_splits: tuple | None = None,
     score_untrained: bool = True,
+    score_unquantized: bool = True,
 ) -> TemplateRun:
     """One template on one training seed (``stage1_config.seed``) end to end, a picklable unit for
     ``stsnb.distributed.run``: load the backbone with a fresh adapter initialised from the seed, score it (when
     ``score_untrained``), stage 1, then every stage-2 variant (label -> :class:`Stage2Variant`) from the stage-1
     adapter. ``transfer_splits`` (train, dev, test of ``transfer.Labelled``) probes the untrained model and the
     first variant's. ``gradient_checkpointing`` (non-reentrant; the official code uses it) recomputes activations in
-    the backward pass, which the paper's batches on a 7B model need to fit a GPU (``stsnb run --check``)."""
+    the backward pass, which the paper's batches on a 7B model need to fit a GPU (``stsnb run --check``). With
+    ``quantize_4bit`` and ``score_unquantized`` every model is scored (and probed) on the unquantized base with its
+    adapter, as the official evaluation (``protocol.Scorer``)."""
     import time
 
     from . import transfer
@@ -168,14 +173,18 @@ def run_template(
         max_length=max_length,
         gradient_checkpointing=gradient_checkpointing,
     )
-    untrained = scoring.predictions(encoder) if score_untrained else None
+    scorer = Scorer(
+        scoring, backbone, template, lora, max_length, unquantized=scores_unquantized(quantize_4bit, score_unquantized)
+    )
+    untrained = scorer.predictions(encoder) if score_untrained else None
     probes: dict[str, object] = {}
     if transfer_splits is not None:
-        probes["untrained"] = transfer.probe(encoder, *transfer_splits)
+        with scorer.model(encoder) as model:
+            probes["untrained"] = transfer.probe(model, *transfer_splits)
     seconds["untrained"] = time.perf_counter() - tic
     tic = time.perf_counter()
     first, weights = stage1(
-        encoder, triplets, stage1_config, dev_pairs, scoring, cutoff=stage1_cutoff, temperature=temperature
+        encoder, triplets, stage1_config, dev_pairs, scorer, cutoff=stage1_cutoff, temperature=temperature
     )
     seconds["stage 1"] = time.perf_counter() - tic
     second = {}
@@ -187,7 +196,7 @@ def run_template(
             variant.pairs,
             variant.config,
             dev_pairs,
-            scoring,
+            scorer,
             cutoff=stage2_cutoff,
             objective=variant.objective,
             positive_score=variant.positive_score,
@@ -195,7 +204,8 @@ def run_template(
         )
         seconds[f"stage 2, {label}"] = time.perf_counter() - tic
         if transfer_splits is not None and label == next(iter(stage2_variants)):
-            probes["stage 2"] = transfer.probe(encoder, *transfer_splits)
+            with scorer.model(encoder) as model:
+                probes["stage 2"] = transfer.probe(model, *transfer_splits)
     return TemplateRun(template, untrained, first, second, probes, seconds, stage1_config.seed)
 
 
@@ -225,8 +235,8 @@ def plan(
     templates: Sequence[str],
     training_seeds: Sequence[int],
     pairs_of: Callable[[int], list[stsdata.STSPair]],
-    config_of: Callable[[int, int], TrainConfig],
-    batch_sizes: Sequence[int],
+    config_of: Callable[[str, int, int, int], TrainConfig],
+    batch_sizes: Sequence[int] | Callable[[str], Sequence[int]],
     *,
     arms_of: Callable[[int], corpora.Arms] | None = None,
     control_positive_score: float | None = None,
@@ -234,25 +244,33 @@ def plan(
     """The runs of the notebook, in order. The first template runs on every training seed: stage 1, then stage 2
     at the first batch size (the headline), the de-duplication arms (``arms_of(seed)``, when given) and the control
     (when ``control_positive_score`` is given). The sweeps, the other batch sizes (Table 5) and the other templates
-    (Table 4), run on the first seed only. ``pairs_of(seed)``: stage 2's pairs; ``config_of(global batch, seed)``."""
-    if not templates or not training_seeds or not batch_sizes:
+    (Table 4), run on the first seed only. ``pairs_of(seed)``: stage 2's pairs; ``config_of(template, global batch,
+    seed, number of pairs)``; ``batch_sizes``: the sizes, or a function of the template (``protocol.Protocol``'s
+    ``batch_sizes``: each template's own official batch first)."""
+
+    def sizes_of(template: str) -> list[int]:
+        return list(batch_sizes(template) if callable(batch_sizes) else batch_sizes)
+
+    if not templates or not training_seeds or any(not sizes_of(t) for t in templates):
         raise ValueError("templates, training_seeds and stage2_batch_sizes each need at least one value")
     if len(set(training_seeds)) != len(training_seeds):
         raise ValueError(f"training_seeds must differ from each other, got {list(training_seeds)}")
-    first_seed, b0 = training_seeds[0], batch_sizes[0]
+    first_seed = training_seeds[0]
     plans = []
     for number, template in enumerate(templates):
+        b0 = sizes_of(template)[0]
         for seed in training_seeds if number == 0 else training_seeds[:1]:
             pairs = pairs_of(seed)
-            sizes = batch_sizes if seed == first_seed and number == 0 else batch_sizes[:1]
-            variants = {f"batch {b}": Stage2Variant(pairs, config_of(b, seed)) for b in sizes}
+            sizes = sizes_of(template) if seed == first_seed and number == 0 else [b0]
+            variants = {f"batch {b}": Stage2Variant(pairs, config_of(template, b, seed, len(pairs))) for b in sizes}
             if number == 0 and arms_of is not None:
                 arms = arms_of(seed)
                 if list(arms.kept) != list(pairs):
-                    variants[KEPT] = Stage2Variant(arms.kept, config_of(b0, seed))
-                variants[DEDUP] = Stage2Variant(arms.removed, config_of(b0, seed))
+                    variants[KEPT] = Stage2Variant(arms.kept, config_of(template, b0, seed, len(arms.kept)))
+                variants[DEDUP] = Stage2Variant(arms.removed, config_of(template, b0, seed, len(arms.removed)))
             if number == 0 and control_positive_score is not None:
-                variants[CONTROL] = Stage2Variant(pairs, config_of(b0, seed), "infonce", control_positive_score)
+                config = config_of(template, b0, seed, len(pairs))
+                variants[CONTROL] = Stage2Variant(pairs, config, "infonce", control_positive_score)
             plans.append(SeedPlan(template, seed, variants, seed == first_seed, number == 0 and seed == first_seed))
     return plans
 

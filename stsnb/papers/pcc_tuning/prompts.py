@@ -1,7 +1,7 @@
 """Pcc-tuning's prompt templates (Table 3): the sentence goes into ``*sent_0*``, the embedding is the hidden state of
-the template's last token (Section 3.1).
+the template's last token (Section 3; Table 3 is in Section 4.3).
 
-Exact strings of the official code (ZBWpro/Pcc-tuning ``code/settings.py``, REFERENCE_NOTES A1): note the space before
+Exact strings of the official code (ZBWpro/Pcc-tuning ``code/settings.py``): note the space before
 the colon and the trailing quote of PromptEOL. PromptSTH is the paper's default.
 """
 

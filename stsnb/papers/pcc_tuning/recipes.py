@@ -1,5 +1,6 @@
-"""The official training settings per backbone and template (ZBWpro/Pcc-tuning ``train.py`` / ``tune.py`` on 4 GPUs,
-REFERENCE_NOTES A1), for the ``paper`` profile. Batches are global (all GPUs, gathered for the loss)."""
+"""The official training settings per backbone and template (ZBWpro/Pcc-tuning ``train.py`` / ``tune.py`` on 4
+GPUs), for the ``paper`` profile (``protocol.Protocol`` with ``use_paper_recipe``). Batches are global (all GPUs,
+gathered for the loss)."""
 
 from __future__ import annotations
 

@@ -2,10 +2,10 @@
 
 The sentence embedding of a causal LM is the final hidden state of the last token of a prompt that wraps the
 sentence (Table 3; PromptSTH by default): ``stsnb.models.load_encoder(..., pooling="last", template=...)`` with left
-padding. Training follows the official code (REFERENCE_NOTES A1): LoRA r=64, alpha=16, dropout 0.05 on every linear
-layer but the LM head, on a 4-bit NF4 base with double quantisation (QLoRA) where asked; each training sentence is cut
-to ``cutoff`` tokens *before* it is put into the template (32 in stage 1, 64 in stage 2), so the template's end,
-where the embedding is read, is never truncated.
+padding. Training follows the official code (ZBWpro/Pcc-tuning ``train.py``, ``tune.py``): LoRA r=64, alpha=16,
+dropout 0.05 on every linear layer but the LM head, on a 4-bit NF4 base with double quantisation (QLoRA) where asked;
+each training sentence is cut to ``cutoff`` tokens *before* it is put into the template (32 in stage 1, 64 in stage
+2), so the template's end, where the embedding is read, is never truncated.
 
 - Stage 1 (Eq. 8): InfoNCE over (anchor, entailment, contradiction) triplets, temperature 0.05, in-batch negatives
   and every row's hard negative; across processes the batch is gathered with gradients (the global batch).
@@ -42,9 +42,10 @@ def load_prompt_encoder(
     quantize_4bit: bool = False,
     max_length: int | None = None,
     gradient_checkpointing: bool = False,
+    dtype: torch.dtype | None = None,
 ) -> models.SentenceEncoder:
     """A causal LM as a sentence encoder through a Table 3 template (``"sth"``, ``"eol"``, ``"sum"``), last-token
-    pooling, with LoRA (and a 4-bit base: QLoRA) when ``lora`` is given."""
+    pooling, with LoRA (and a 4-bit base: QLoRA) when ``lora`` is given; ``dtype`` for an unquantized base."""
     return models.load_encoder(
         backbone,
         pooling="last",
@@ -53,6 +54,7 @@ def load_prompt_encoder(
         lora=lora,
         quantize_4bit=quantize_4bit,
         gradient_checkpointing=gradient_checkpointing,
+        dtype=None if quantize_4bit else dtype,
     )
 
 

@@ -1,0 +1,246 @@
+"""Notebook 10's plumbing, so its cells show the method: the inputs read from the parameters (:func:`load_inputs`),
+the runs of its Sections 3-4 (:meth:`Inputs.plans`, :meth:`Inputs.job`), the results of every run gathered per
+template and seed (:class:`Results`), each stage beside Tables 2 and 4 (:func:`beside_the_paper`) and the stage
+claims (:func:`stage_claims`)."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ... import data as stsdata
+from ... import evaluate, models
+from . import claims, corpora, pipeline, protocol, transfer
+from .prompts import TEMPLATE_NAMES
+from .reported import REPORTED
+
+# the contrastive ceilings drawn beside each stage (notebook 00): the paper's Eq. 7, and the same bound with ties
+# counted as Spearman counts them; the labels are the keys of metrics.json's "ceiling_crossings"
+LIMITS = {"87.5 (Eq. 7)": 87.5, "100 sqrt(3)/2 (ties)": 100 * 3**0.5 / 2}
+
+
+@dataclass
+class Inputs:
+    """What every run of the notebook shares: the parameters, each seed's triplets, stage 2's pairs (all, and
+    without those shared with a test set), the dev pairs, the test pairs every model is scored on, the adapter
+    settings and the training protocol."""
+
+    params: dict[str, Any]
+    triplets: dict[int, list[stsdata.Triplet]]
+    stage2_all: corpora.Stage2Data
+    stage2_clean: corpora.Stage2Data
+    dev: list[stsdata.STSPair]
+    scoring: evaluate.EvalPairs
+    lora: models.LoraSettings
+    protocol: protocol.Protocol
+
+    @property
+    def preprocess(self):
+        """What every test and dev sentence goes through before encoding (the official text fixes, or None)."""
+        return self.scoring.preprocess
+
+    def overlap(self) -> tuple[int, int]:
+        """(stage-2 pairs shared with a test set, stage-2 pairs)."""
+        return self.stage2_clean.overlap()
+
+    def overlap_metrics(self) -> dict[str, Any]:
+        shared, total = self.overlap()
+        return {"shared": shared, "total": total, "by_dataset": self.stage2_clean.removed}
+
+    def lines(self) -> list[str]:
+        """What the setup prints: the data of both stages, the overlap, selection and scoring, the protocol."""
+        p = self.params
+        shared, total = self.overlap()
+        fixes = "the official text fixes" if self.preprocess is not None else "no text fixes"
+        return [
+            f"stage 1: {len(self.triplets[p['training_seeds'][0]])} triplets per seed from {p['nli_source']!r}",
+            f"stage 2: {total} STS-B + SICK-R train pairs {self.stage2_all.before}; {shared} of them "
+            f"({shared / total:.1%}) appear verbatim in a test set of the seven tasks (either order, raw text; "
+            f"{self.stage2_clean.removed}), {len(self.stage2_clean.pairs)} do not",
+            f"selection on {len(self.dev)} STS-B dev pairs; scores on {self.scoring.scope()}; training seeds "
+            f"{p['training_seeds']}",
+            f"text: test and dev sentences with {fixes}; stage 2 trains on its {p['stage2_text']!r} form; "
+            f"4-bit runs scored on {'the unquantized base' if p['score_unquantized'] else 'their 4-bit base'}",
+            self.protocol.describe(p["templates"]),
+        ]
+
+    def stage2_form(self, pairs: Sequence[stsdata.STSPair]) -> list[stsdata.STSPair]:
+        """Stage-2 pairs (drawn from the original text) in the form stage 2 trains on (``stage2_text``)."""
+        return protocol.stage2_text_form(pairs, self.params["stage2_text"], self.preprocess)
+
+    def arms(self) -> dict[int, corpora.Arms]:
+        """Each seed's de-duplication arms (with ``dedup_study``) in stage 2's text form."""
+        p = self.params
+        if not p["dedup_study"]:
+            return {}
+        n = p["dedup_pairs"] or p["stage2_pairs"]
+        out = {}
+        for s in p["training_seeds"]:
+            arms = corpora.matched_arms(self.stage2_all, self.stage2_clean, n, s)
+            out[s] = corpora.Arms(self.stage2_form(arms.kept), self.stage2_form(arms.removed), arms.shared_in_kept)
+        return out
+
+    def plans(self, arms: Mapping[int, corpora.Arms]) -> list[pipeline.SeedPlan]:
+        """The runs of the notebook (``pipeline.plan``) with this protocol's configurations and batch sizes."""
+        p = self.params
+        return pipeline.plan(
+            p["templates"],
+            p["training_seeds"],
+            lambda s: self.stage2_form(stsdata.sample(self.stage2_all.pairs, p["stage2_pairs"], s)),
+            self.protocol.stage2_config,
+            self.protocol.batch_sizes,
+            arms_of=arms.get if p["dedup_study"] else None,
+            control_positive_score=p["control_positive_score"] if p["control_study"] else None,
+        )
+
+    def transfer_splits(self) -> tuple | None:
+        """SICK-E's train, trial (dev) and test samples for the Table 6 probe, through the text fixes (the official
+        evaluation applies them to every sentence it encodes), or None without ``transfer_pairs``."""
+        p = self.params
+        if not p["transfer_pairs"]:
+            return None
+        fix = self.preprocess or (lambda s: s)
+        return tuple(
+            [transfer.Labelled(fix(e.text), e.label, None if e.text2 is None else fix(e.text2)) for e in examples]
+            for examples in (
+                transfer.sick_entailment(split, n, p["seed"])
+                for split, n in zip(("train", "trial", "test"), p["transfer_pairs"], strict=True)
+            )
+        )
+
+    def job(self, plan: pipeline.SeedPlan, splits: tuple | None) -> functools.partial:
+        """One ``pipeline.run_template`` call for ``plan`` (a picklable job for ``stsnb.distributed.run``)."""
+        p = self.params
+        stage1_cutoff, stage2_cutoff = self.protocol.cutoffs(plan.template)
+        triplets = self.triplets[plan.seed]
+        return functools.partial(
+            pipeline.run_template,
+            p["backbone"],
+            plan.template,
+            triplets,
+            plan.variants,
+            self.protocol.stage1_config(plan.template, len(triplets), plan.seed),
+            self.dev,
+            self.scoring,
+            lora=self.lora,
+            quantize_4bit=p["quantize_4bit"],
+            gradient_checkpointing=p["gradient_checkpointing"],
+            max_length=p["max_length"],
+            stage1_cutoff=stage1_cutoff,
+            stage2_cutoff=stage2_cutoff,
+            temperature=p["temperature"],
+            transfer_splits=splits if plan.probe else None,
+            score_untrained=plan.score_untrained,
+            score_unquantized=p["score_unquantized"],
+        )
+
+
+def load_inputs(params: Mapping[str, Any]) -> Inputs:
+    """The notebook's inputs from its parameters; fails at once when the backbone's weights are out of reach."""
+    p = dict(params)
+    models.resolve(p["backbone"])  # nothing is substituted
+    preprocess = protocol.eval_preprocess(p["eval_text_fixes"])
+    dev = stsdata.sample(list(stsdata.load_stsb("dev")), p["dev_pairs"], p["seed"])
+    return Inputs(
+        params=p,
+        triplets={
+            s: list(corpora.stage1_triplets(p["nli_source"], p["stage1_triplets"], s)) for s in p["training_seeds"]
+        },
+        stage2_all=corpora.stage2_pairs(dedup=False),
+        stage2_clean=corpora.stage2_pairs(dedup=True),
+        dev=protocol.fix_pairs(dev, preprocess),
+        scoring=evaluate.EvalPairs(p["eval_tasks"], p["eval_max_pairs"], p["eval_seed"], preprocess),
+        lora=models.LoraSettings(r=p["lora_r"], alpha=p["lora_alpha"], dropout=p["lora_dropout"]),
+        protocol=protocol.Protocol.from_parameters(p),
+    )
+
+
+@dataclass
+class Results:
+    """Every ``pipeline.run_template`` result, by (template, training seed), read per stage."""
+
+    runs: dict[tuple[str, int], pipeline.TemplateRun]
+    templates: list[str]
+    protocol: protocol.Protocol
+
+    @property
+    def t0(self) -> str:
+        return self.templates[0]
+
+    @property
+    def s0(self) -> int:
+        """The first training seed (the runs come in ``pipeline.plan``'s order)."""
+        return next(iter(self.runs))[1]
+
+    @property
+    def first(self) -> pipeline.TemplateRun:
+        """The first template on the first training seed (the sweeps, the transfer probe and the figure)."""
+        return self.runs[(self.t0, self.s0)]
+
+    def headline(self, template: str) -> str:
+        """The label of ``template``'s headline stage-2 run."""
+        return self.protocol.headline_label(template)
+
+    def untrained(self) -> dict[str, evaluate.TaskPredictions | None]:
+        return {t: self.runs[(t, self.s0)].untrained for t in self.templates}
+
+    def stage1_runs(self) -> dict[str, dict[int, pipeline.StageRun]]:
+        return {t: {s: r.stage1 for (tt, s), r in self.runs.items() if tt == t} for t in self.templates}
+
+    def stage2_runs(self) -> dict[str, dict[int, pipeline.StageRun]]:
+        """Each template's headline stage-2 run per training seed."""
+        return {
+            t: {s: r.stage2[self.headline(t)] for (tt, s), r in self.runs.items() if tt == t} for t in self.templates
+        }
+
+    def all_runs(self) -> dict[str, pipeline.StageRun]:
+        """Every stage run by a readable label ("sth seed 0 stage 2, batch 32")."""
+        out = {f"{t} seed {s} stage 1": r.stage1 for (t, s), r in self.runs.items()}
+        out |= {f"{t} seed {s} stage 2, {label}": x for (t, s), r in self.runs.items() for label, x in r.stage2.items()}
+        return out
+
+
+def beside_the_paper(results: Results, paper_row: str, backbone: str, note: str) -> list[dict]:
+    """Each template's stage 1 and stage 2 (means over the training seeds) beside Table 4's averages, and PromptSTH's
+    per task beside Table 2's PromptSTH and Pcc-tuning rows. ``note`` is completed with the number of seeds."""
+    rows: list[dict] = []
+    stage1, stage2 = results.stage1_runs(), results.stage2_runs()
+    for template in results.templates:
+        name = TEMPLATE_NAMES[template]
+        setting = f"{paper_row} {name}"
+        here = f"{note}, mean of {len(stage1[template])} training seed(s)"
+        means = {
+            "stage 1": pipeline.mean_scores(list(stage1[template].values())),
+            "stage 2": pipeline.mean_scores(list(stage2[template].values())),
+        }
+        for stage, scores in means.items():
+            ours, theirs = f"{backbone} {name} {stage}", f"{setting} {stage}"
+            rows += REPORTED.compare({"avg": scores["avg"]}, "Table 4", theirs, our_setting=ours, note=here)
+        if template == "sth":
+            for stage, row in (("stage 1", "PromptSTH"), ("stage 2", "Pcc-tuning")):
+                rows += REPORTED.compare(
+                    means[stage], "Table 2", f"{paper_row} {row}", our_setting=f"{backbone} {stage}", note=here
+                )
+    return rows
+
+
+def stage_claims(results: Results, paper_row: str, *, n_resamples: int, seed: int) -> list[dict]:
+    """``claims.stage_claims`` of every template (stage 1 vs untrained, the headline stage 2 vs stage 1), each
+    claim's text prefixed with the template's name."""
+    rows = []
+    untrained, stage1, stage2 = results.untrained(), results.stage1_runs(), results.stage2_runs()
+    for template in results.templates:
+        name = TEMPLATE_NAMES[template]
+        for row in claims.stage_claims(
+            untrained[template], stage1[template], stage2[template], paper_row, name, n_resamples=n_resamples, seed=seed
+        ):
+            row["claim"] = f"{name}: {row['claim']}"
+            rows.append(row)
+    return rows
+
+
+def above_ceilings(crossings: Mapping[str, Mapping[str, bool]]) -> dict[str, list[str]]:
+    """Ceiling label -> the tasks above it (from ``claims.ceiling_crossings``)."""
+    return {name: [t for t, c in crossings.items() if c[name]] for name in LIMITS}
