@@ -7,9 +7,13 @@
 - ``training``: one experiment (build, fit with selection, score Spearman / Pearson x100).
 - ``claims``: our differences as ``stsnb.claims`` rows: intervals over sentence pairs, seeds, preconditions, verdicts.
 - ``reported``: the paper's numbers (Tables 3-9, Appendix A, Table 1) and hyperparameters (Tables 2, 6).
+- ``data_look``: real quadruples with a model's cosines, the most wrong ones, how much the condition matters.
+- ``probes``: BCL's share of the gradient by tau and its reading (Table 5, Figure 2).
+- ``figures``: the notebook's figures in one style.
 - ``protocol``: the paper's reference, the measured runtimes, and every protocol detail of a run beside the paper's.
 """
 
+from . import figures
 from .claims import (
     count_claim,
     fewest_resolvable_count,
@@ -24,6 +28,20 @@ from .claims import (
     spearman_claim,
     spearman_interval,
     trained_preconditions,
+)
+from .data_look import (
+    ConditionSpread,
+    QuadrupleLook,
+    condition_spread,
+    condition_token_share,
+    conditioning_notes,
+    looks,
+    looks_markdown,
+    looks_of_model,
+    most_wrong,
+    spread_examples,
+    spread_table,
+    wrong_order,
 )
 from .encoders import (
     ARCHITECTURES,
@@ -65,6 +83,14 @@ from .overestimation import (
     quadruple_scores,
     run_flags,
     wide_gaps,
+)
+from .probes import (
+    SIMCSE_TEMPERATURE,
+    GradientShare,
+    gradient_shares,
+    probe_settings,
+    shares_table,
+    sweep_notes,
 )
 from .protocol import ProtocolRow, measured_runtimes, protocol_markdown, protocol_rows, reading_rows, runtimes_text
 from .quadruples import (
