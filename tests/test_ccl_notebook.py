@@ -3,13 +3,18 @@ and the measured runtimes read from committed runs."""
 
 from __future__ import annotations
 
+import itertools
 import json
+import re
 
+import matplotlib.pyplot as plt
 import nbformat
+import numpy as np
 import pytest
 import yaml
+from matplotlib.text import Text
 
-from stsnb import runner
+from stsnb import data, runner
 from stsnb.papers import ccl
 
 NOTEBOOK = runner.NOTEBOOKS_DIR / "40_ccl_csts.ipynb"
@@ -80,3 +85,215 @@ def test_the_committed_cpu_run_is_read_as_the_summary_reads_it():
     seconds, cores, _ = ccl.measured_runtimes("40_ccl_csts")["cpu"]
     assert seconds == runner.run_seconds(folder, "40_ccl_csts") and cores == 2
     assert yaml.safe_load((folder / "params.yaml").read_text())["profile"] == "cpu"
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# data_look: real quadruples with a model's cosines (Section 3.1, Eq. 2)
+
+
+@pytest.fixture(scope="module")
+def validation_quads(data_dir):
+    return ccl.pair_conditions(data.load_csts("validation", data_dir)).quadruples
+
+
+@pytest.fixture(scope="module")
+def bi_encoder():
+    """The real all-MiniLM-L6-v2 as an untrained bi-encoder, mean-pooled as notebook 40's cpu profile."""
+    return ccl.ModelSettings("minilm-l6", "bi", "mean", 64, "mlp", False).build(seed=0)
+
+
+def test_spread_examples_take_one_real_quadruple_per_label_gap(validation_quads):
+    chosen = ccl.spread_examples(validation_quads, 5, seed=0)
+    assert [q.label_high - q.label_low for q in chosen] == [4, 3, 2, 1, 0]
+    assert len({(q.sent1, q.sent2) for q in chosen}) == 5 and all(q.condition_high != q.condition_low for q in chosen)
+    assert chosen == ccl.spread_examples(validation_quads, 5, seed=0)
+    assert len(ccl.spread_examples(validation_quads, 7, seed=1)) == 7  # more than the gaps: random ones after
+    with pytest.raises(ValueError, match="k must be"):
+        ccl.spread_examples(validation_quads, 0)
+
+
+def test_looks_error_and_order_on_hand_made_cosines(validation_quads):
+    quad = next(q for q in validation_quads if q.label_high == 5 and q.label_low == 1)  # labels 1.0 and 0.0
+    right, wrong = ccl.QuadrupleLook(quad, 0.9, 0.3), ccl.QuadrupleLook(quad, 0.4, 0.6)
+    assert right.error == pytest.approx(0.3) and not right.wrong_order
+    assert wrong.error == pytest.approx(0.6) and wrong.wrong_order
+    tie = next(q for q in validation_quads if q.is_tie)
+    assert not ccl.QuadrupleLook(tie, 0.1, 0.9).wrong_order  # equal labels rank nothing
+    assert ccl.most_wrong([right, wrong], 1) == [wrong]
+    assert ccl.wrong_order([right, wrong, ccl.QuadrupleLook(tie, 0.1, 0.9)]) == [wrong]
+    table = ccl.looks_markdown([right, wrong])
+    assert table.count("\n") == 3 and table.count("(order wrong)") == 1 and "| 5 (1.00) | 0.90 |" in table
+
+
+def test_looks_from_predictions_and_from_the_model_agree(validation_quads, bi_encoder):
+    quads = ccl.spread_examples(validation_quads, 5, seed=0)
+    from_model = ccl.looks_of_model(bi_encoder, quads)
+    rows = ccl.rows_of(quads)
+    predictions = dict(zip([r.source for r in rows], bi_encoder.similarities(rows), strict=True))
+    from_predictions = ccl.looks(quads, predictions)
+    assert [c for a in from_model for c in (a.cos_pos, a.cos_neg)] == pytest.approx(
+        [c for b in from_predictions for c in (b.cos_pos, b.cos_neg)]
+    )
+    assert all(-1 <= item.cos_pos <= 1 and item.quadruple in quads for item in from_model)
+
+
+def test_condition_spread_of_a_perfect_and_of_a_condition_blind_model(validation_quads):
+    quads = validation_quads[:300]
+    perfect = {}
+    for q in quads:
+        perfect[q.source_high], perfect[q.source_low] = ccl.scale_label(q.label_high), ccl.scale_label(q.label_low)
+    spread = ccl.condition_spread("perfect", ccl.looks(quads, perfect))
+    assert spread.right_order == 1.0 and spread.gap_spearman == pytest.approx(100.0)
+    assert spread.mean_cosine_gap == pytest.approx(spread.mean_label_gap)
+    blind = {source: 0.5 for source in perfect}  # the same cosine under both conditions
+    flat = ccl.condition_spread("blind", ccl.looks(quads, blind))
+    assert flat.mean_cosine_gap == 0.0 and flat.right_order == 0.0 and flat.gap_spearman == 0.0
+    notes = ccl.conditioning_notes({"bi untrained": flat, "bi CCL": flat}, 0.14, "minilm-l6")
+    assert "barely" in notes and "14%" in notes and "Hypothesis" in notes
+    assert "barely" not in ccl.conditioning_notes({"bi CCL": spread}, 0.14, "minilm-l6")
+    assert "perfect" in ccl.spread_table([spread, flat])
+
+
+def test_condition_token_share_on_real_rows(bi_encoder, data_dir):
+    rows = list(data.load_csts("validation", data_dir))[:50]
+    share = ccl.condition_token_share(bi_encoder, [r.sent1 for r in rows], [r.condition for r in rows])
+    tokenizer = bi_encoder.encoder.tokenizer
+    first = len(tokenizer.tokenize(rows[0].condition)) / len(tokenizer(rows[0].sent1, rows[0].condition)["input_ids"])
+    one = ccl.condition_token_share(bi_encoder, [rows[0].sent1], [rows[0].condition])
+    assert one == pytest.approx(first) and 0.02 < share < 0.5
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# probes: BCL's share of the gradient (Eq. 10-14)
+
+
+def test_probe_readings_and_the_even_share_at_a_large_tau(bi_encoder, data_dir):
+    quads = ccl.pair_conditions(data.load_csts("train", data_dir)).quadruples[:8]
+    objective = ccl.ccl(sigma=0.75, temperature=3.0)
+    settings = [("divisor", 1000.0), ("multiplier", 4.0), ("divisor", 0.25), ("divisor", 0.05)]
+    shares = ccl.gradient_shares(bi_encoder, quads, objective, settings, batch_size=4, batches=2, seed=0)
+    flat, multiplier, divisor, sharp = shares
+    assert flat.same_pair_share == pytest.approx(1 / 8, abs=1e-3)  # logits ~0: every one of 8 negatives alike
+    assert multiplier.bcl_ratio == pytest.approx(divisor.bcl_ratio) and multiplier.logit_bound == 4.0
+    assert sharp.logit_bound == pytest.approx(20.0) and sharp.same_pair_share > flat.same_pair_share
+    assert flat.bcl_ratio < divisor.bcl_ratio and all(s.batches == 2 for s in shares)
+    assert ccl.probe_settings(3.0, [10.0]) == [
+        ("divisor", 0.05),
+        ("divisor", 3.0),
+        ("divisor", 10.0),
+        ("multiplier", 3.0),
+        ("multiplier", 10.0),
+    ]
+    assert "+-20" in ccl.shares_table(shares)
+    with pytest.raises(ValueError, match="one batch"):
+        ccl.gradient_shares(bi_encoder, quads[:3], objective, settings, batch_size=4)
+
+
+def _share(reading, tau, ratio, same=0.07):
+    bound = 1 / tau if reading == "divisor" else tau
+    return ccl.GradientShare(reading, tau, bound, ratio, same, 2)
+
+
+def test_sweep_notes_are_written_from_the_probe_and_the_claims():
+    mean = [_share("divisor", 0.05, 0.22, 0.58), _share("divisor", 3.0, 0.19), _share("multiplier", 3.0, 1.2, 0.16)]
+    cls = [_share("divisor", 0.05, 2.49, 0.41), _share("divisor", 3.0, 0.23), _share("multiplier", 3.0, 1.9, 0.1)]
+    sigma = {"claim": "Table 5, m bi-encoder: CCL is robust to sigma (0.75 vs 0)", "interval": "-0.03 [-0.06, -0.01]"}
+    sigma |= {"verdict": "equivalent", "seeds": 1}
+    text = ccl.sweep_notes({"mean": mean, "cls": cls}, "mean", 3.0, "divisor", 16, [sigma], [])
+    assert "7.0% of BCL's softmax mass" in text and "1/16 = 6.2%" in text and "0.19x" in text
+    assert "-0.03 [-0.06, -0.01] (equivalent, 1 seed)" in text and "60x sharper" in text
+    assert "supported by this probe" in text and "a much smaller cost" in text
+    assert "Figure 2 claims: none in this run" in text
+    blunt = ccl.sweep_notes({"mean": mean, "cls": mean}, "mean", 3.0, "divisor", 16, [], [])
+    assert "does not support" in blunt
+    alone = ccl.sweep_notes({"cls": cls}, "cls", 3.0, "divisor", 16, [], [])
+    assert "earlier run" not in alone and "2.49x" in alone
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# figures: readable (9 pt or more, no overlapping text boxes)
+
+
+def _text_boxes(fig) -> list[tuple[str, object]]:
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    boxes = []
+    for ax in fig.axes:
+        ticks = [
+            label
+            for axis, (low, high) in ((ax.xaxis, ax.get_xlim()), (ax.yaxis, ax.get_ylim()))
+            for tick, label in zip(axis.get_majorticklocs(), axis.get_majorticklabels(), strict=False)
+            if min(low, high) <= tick <= max(low, high)  # shared axes hide their labels: none to zip
+        ]
+        texts = [ax.title, ax.xaxis.label, ax.yaxis.label, *ticks, *ax.texts]
+        boxes += [(t.get_text(), t.get_window_extent(renderer)) for t in texts if t.get_visible() and t.get_text()]
+        if ax.get_legend() is not None:
+            boxes.append((f"legend of {ax.get_title()!r}", ax.get_legend().get_window_extent(renderer)))
+    return boxes
+
+
+def _overlaps(fig) -> list[tuple[str, str]]:
+    boxes = _text_boxes(fig)
+    return [
+        (a, b)
+        for (a, p), (b, q) in itertools.combinations(boxes, 2)
+        if p.x0 < q.x1 - 1 and q.x0 < p.x1 - 1 and p.y0 < q.y1 - 1 and q.y0 < p.y1 - 1
+    ]
+
+
+def _readable(fig) -> bool:
+    fig.canvas.draw()
+    sizes = [t.get_fontsize() for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip()]
+    texts = re.sub(r"\$[^$]*\$", "", " ".join(t.get_text() for t in fig.findobj(Text)))  # mathtext aside
+    ascii_math = any(word in texts for word in ("alpha", "sigma", "tau", "lambda", "->", " x100"))
+    plt.close(fig)
+    return min(sizes) >= 9 and not ascii_math
+
+
+def _claim(text: str, difference: float, paper: float | None, verdict: str) -> dict:
+    return {
+        "claim": text,
+        "difference": difference,
+        "low": difference - 0.03,
+        "high": difference + 0.02,
+        "paper_difference": paper,
+        "verdict": verdict,
+    }
+
+
+def test_the_figures_are_readable_and_draw_what_the_issue_asked(data_dir, validation_quads):
+    train = data.load_csts("train", data_dir)
+    validation = data.load_csts("validation", data_dir)
+    labels = ccl.figures.labels(train, validation, ccl.pair_conditions(train).quadruples)
+    assert len(labels.axes) == 3 and {ax.get_xlabel() for ax in labels.axes} == {
+        "gold label (1-5)",
+        r"$l_{pos} - l_{neg}$ (on the 1-5 scale)",
+    }  # a label and a gap never share an axis
+    sweep = [
+        _claim("Table 5, minilm-l6 bi-encoder: CCL is robust to sigma (0.75 vs 0)", -0.03, 0.9, "equivalent"),
+        _claim("Figure 2, minilm-l6 bi-encoder: CCL is robust to tau (3 vs 10)", -0.75, None, "unresolved"),
+    ]
+    paper = {
+        s: ccl.REPORTED.value("Table 5", ccl.setting("bi", "CCL", "SimCSE-base", f"sigma={s:g}"), "spearman")
+        for s in ccl.SIGMAS
+    }
+    table5 = ccl.figures.table5_figure2(paper, "bi-encoder SimCSE-base", 0.75, sweep, 1.0)
+    ours = table5.axes[1]
+    assert ours.get_xlim() == pytest.approx((-1.25, 1.25)) and "spans $\\pm$1.2" in ours.get_xlabel()
+    assert not ours.lines or all(len(line.get_xdata()) <= 2 for line in ours.lines)  # points, no trend line
+    assert "range 1.1 points" in table5.axes[0].get_title()
+    rng = np.random.default_rng(0)
+    x, y = rng.normal(0, 0.2, 200), rng.normal(0, 0.2, 200)
+    flags = ((x > 0.25) & (y > 0)) | ((y > 0.25) & (x > 0))
+    appendix = ccl.figures.appendix_a({"bi QuMSE": (x, y, flags), "bi CCL": (x, y, flags)})
+    dashed = [line for line in appendix.axes[0].lines if line.get_linestyle() == "--"]
+    assert sorted(tuple(line.get_xdata())[0] for line in dashed) == [0, 0.25]  # both thresholds drawn
+    table3 = ccl.figures.table3(
+        [("minilm-l6 bi QuMSE", 25.8, 44.8, 0.9), ("minilm-l6 bi CCL", 25.3, 46.8, 0.9)],
+        {"minilm-l6 bi QuMSE": [(0, 10.0), (20, 30.0)], "minilm-l6 bi CCL": [(0, 10.0), (20, 31.0)]},
+    )
+    assert table3.axes[0].get_xlim()[0] == 0  # bars from zero
+    table4 = ccl.figures.table4({"ours, bi-encoder": (["CCL", "w/o BCL"], [25.3, 26.0])})
+    for fig in (labels, table5, appendix, table3, table4, ccl.figures.objectives()):
+        assert _overlaps(fig) == []
+        assert _readable(fig)
