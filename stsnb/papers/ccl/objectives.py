@@ -280,12 +280,13 @@ def untested_hypotheses(objective: Objective) -> str:
     text = (
         "differences too small to resolve at this scale may grow with the paper's 5-10 epochs over all 5,671 training "
         "pairs; the re-annotated labels change which pairs are over-estimated; at "
-        f"tau = {objective.temperature:g} read as a {objective.temperature_reading} (Eq. 10) BCL's logits lie within "
-        f"+-{bound:.2f}"
+        rf"$\tau$ = {objective.temperature:g} read as a {objective.temperature_reading} (Eq. 10) BCL's logits lie "
+        rf"within $\pm${bound:.2f}"
     )
     if bound < 1:
         text += (
-            ", so sigma, which only reweights BCL's same-pair negatives, may matter little for that reason rather than "
-            'because CCL is robust to it (`temperature_reading = "multiplier"` tests this)'
+            r", so $\sigma$, which only reweights BCL's same-pair negatives, may matter little for that reason rather "
+            "than because CCL is robust to it (Section 3's probe measures that negative's share at the start; "
+            '`temperature_reading = "multiplier"` tests the effect)'
         )
     return text + "."
