@@ -240,3 +240,82 @@ def plot_curves(
     for ax in (ax_value, ax_grad):
         if any(curve.label for curve in curves):
             ax.legend(fontsize=8)
+
+
+def _bcl_exponentials(
+    positive: np.ndarray | float,
+    same: np.ndarray | float,
+    label: float,
+    sigma: float,
+    tau: float,
+    other_cosines: Sequence[float],
+) -> tuple:
+    """The terms of Eq. 12's denominator for anchor 0: the positive's exponential, the same-pair negative's with
+    its Eq. 11 weight (``1 - l`` below ``sigma``, else 0) and the sum over every negative."""
+    alpha_same = 0.0 if label >= sigma else 1.0 - label
+    e_same = alpha_same * np.exp(np.asarray(same) / tau)
+    return np.exp(np.asarray(positive) / tau), e_same, e_same + sum(np.exp(c / tau) for c in other_cosines)
+
+
+def bcl_gradient_curves(
+    knob: str,
+    grid: np.ndarray,
+    values: Sequence[float],
+    sigma: float,
+    temperature: float,
+    *,
+    label: float = 0.2,
+    positive_cosine: float = 0.8,
+    same_pair_cosine: float = 0.5,
+    other_cosines: Sequence[float] = (0.1, 0.1, 0.1),
+) -> tuple[list[Curve], dict[str, np.ndarray]]:
+    """BCL (CCL Eq. 12) of anchor 0 along ``knob`` with autograd, beside the paper's analytic gradient.
+
+    ``knob="same_pair"``: one curve per gold label in ``values`` (at ``temperature``), against Eq. 14
+    (d l / d cos_ii = alpha e^{cos_ii / tau} / (tau D)); ``knob="positive"``: one curve per temperature in
+    ``values`` (at ``label``), against Eq. 13 (d l / d cos+_ii = -sum_j alpha e^{cos_ij / tau} / (tau D))."""
+    curves, analytic = [], {}
+    for value in values:
+        if knob == "same_pair":
+            tau, gold = temperature, value
+            fn = bcl_fn(knob, gold, sigma, tau, positive_cosine, other_cosines=other_cosines)
+            curve = evaluate(fn, grid, f"$l$ = {gold:g}")
+            e_pos, e_same, e_neg = _bcl_exponentials(positive_cosine, curve.x, gold, sigma, tau, other_cosines)
+            analytic[curve.label] = e_same / (e_pos + e_neg) / tau  # Eq. 14
+        elif knob == "positive":
+            tau, gold = value, label
+            fn = bcl_fn(knob, gold, sigma, tau, same_pair_cosine=same_pair_cosine, other_cosines=other_cosines)
+            curve = evaluate(fn, grid, f"$\\tau$ = {tau:g}")
+            e_pos, _, e_neg = _bcl_exponentials(curve.x, same_pair_cosine, gold, sigma, tau, other_cosines)
+            analytic[curve.label] = -e_neg / (e_pos + e_neg) / tau  # Eq. 13
+        else:
+            raise ValueError(f"knob must be 'positive' or 'same_pair', got {knob!r}")
+        curves.append(curve)
+    return curves, analytic
+
+
+def bcl_eq15_ratio(
+    sigma: float,
+    temperature: float,
+    *,
+    label: float = 0.2,
+    positive_cosine: float = 0.8,
+    same_pair_cosine: float = 0.5,
+    other_cosines: Sequence[float] = (0.1, 0.1, 0.1),
+) -> tuple[float, float]:
+    """CCL Eq. 15 by autograd: ``(sum_j |d l / d cos_ij| / |d l / d cos+_ii|, l)`` for anchor 0 of a batch whose
+    cosines are set exactly (``unit_vectors_with_cosines``); Eq. 15 says the ratio is 1 whatever the weights."""
+    c_pos = torch.tensor(positive_cosine, dtype=DTYPE, requires_grad=True)
+    c_same = torch.tensor(same_pair_cosine, dtype=DTYPE, requires_grad=True)
+    c_others = torch.tensor(tuple(other_cosines), dtype=DTYPE, requires_grad=True)
+    n = len(other_cosines) + 1
+    dim = 4 * n
+    negatives = unit_vectors_with_cosines(torch.cat([c_same.reshape(1), c_others]), dim)
+    positive = unit_vectors_with_cosines(c_pos.reshape(1), dim, first_axis=2 * n)
+    fill = torch.eye(dim, dtype=DTYPE)[-(n - 1) :]
+    labels = torch.tensor([label] + [0.0] * (n - 1), dtype=DTYPE)
+    value = losses.bcl(
+        torch.cat([_e0(dim), fill]), torch.cat([positive, fill]), negatives, labels, sigma, temperature, "none"
+    )[0]
+    g_pos, g_same, g_others = torch.autograd.grad(value, (c_pos, c_same, c_others))
+    return ((g_same.abs() + g_others.abs().sum()) / g_pos.abs()).item(), value.item()

@@ -534,3 +534,26 @@ def test_loss_curves_hicl_helpers():
     summation = lc.hicl_negative_count_curve([1, 2, 3], negative_weighting="summation", **kwargs)
     np.testing.assert_allclose(averaging, averaging[0])
     assert summation[0] == pytest.approx(averaging[0]) and np.all(np.diff(summation) > 0)
+
+
+def test_bcl_gradient_curves_agree_with_eq13_and_eq14():
+    from stsnb import loss_curves as lc
+
+    grid = np.linspace(-0.9, 0.9, 13)
+    for knob, values in (("same_pair", (0.2, 0.4, 0.6)), ("positive", (0.05, 1.0, 3.0))):
+        curves, analytic = lc.bcl_gradient_curves(knob, grid, values, sigma=0.5, temperature=3.0)
+        assert [c.label for c in curves] == list(analytic)
+        for curve in curves:
+            np.testing.assert_allclose(curve.grad, analytic[curve.label], atol=1e-9)
+    same, _ = lc.bcl_gradient_curves("same_pair", grid, (0.6,), sigma=0.5, temperature=3.0)
+    assert np.all(same[0].grad == 0)  # l = 0.6 >= sigma: alpha_ii = 0 (Eq. 11), the same pair is not pushed
+    with pytest.raises(ValueError, match="knob"):
+        lc.bcl_gradient_curves("negative", grid, (0.2,), sigma=0.5, temperature=3.0)
+
+
+def test_bcl_eq15_ratio_is_one_for_any_weights():
+    from stsnb import loss_curves as lc
+
+    for sigma, tau, label in ((0.5, 3.0, 0.2), (1.0, 0.05, 0.9), (0.0, 10.0, 0.0)):
+        ratio, value = lc.bcl_eq15_ratio(sigma, tau, label=label, other_cosines=(0.3, -0.2))
+        assert ratio == pytest.approx(1.0, abs=1e-9) and value > 0  # tau = 0.05: e^(1/tau) sums lose digits
