@@ -202,10 +202,13 @@ def test_sweep_notes_are_written_from_the_probe_and_the_claims():
     text = ccl.sweep_notes({"mean": mean, "cls": cls}, "mean", 3.0, "divisor", 16, [sigma], [])
     assert "7.0% of BCL's softmax mass" in text and "1/16 = 6.2%" in text and "0.19x" in text
     assert "-0.03 [-0.06, -0.01] (equivalent, 1 seed)" in text and "60x sharper" in text
-    assert "supported by this probe" in text and "a much smaller cost" in text
+    assert "which this probe supports" in text and "a much smaller cost" in text
+    assert "a small part of a small part" in text
     assert "Figure 2 claims: none in this run" in text
     blunt = ccl.sweep_notes({"mean": mean, "cls": mean}, "mean", 3.0, "divisor", 16, [], [])
     assert "does not support" in blunt
+    multiplied = ccl.sweep_notes({"mean": mean}, "mean", 3.0, "multiplier", 16, [], [])
+    assert "a sizeable part" in multiplied and "Read as a divisor" in multiplied
     alone = ccl.sweep_notes({"cls": cls}, "cls", 3.0, "divisor", 16, [], [])
     assert "earlier run" not in alone and "2.49x" in alone
 

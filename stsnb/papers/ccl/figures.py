@@ -140,13 +140,16 @@ def table3(
 
 def table4(series: Mapping[str, tuple[Sequence[str], Sequence[float]]]) -> Figure:
     """Table 4: per series (ours or the paper's, per architecture), Spearman minus full CCL's for CCL and each
-    ablation in the order given."""
+    ablation in the order given, as points (the ablations are categories, not a sweep)."""
     fig = _figure(9.0, 3.6)
     ax = fig.subplots()
-    for i, (name, (names, values)) in enumerate(series.items()):
-        ax.plot(
-            names, np.asarray(values) - values[0], "o-" if name.startswith("ours") else "s--", label=name, color=f"C{i}"
-        )
+    names = next(iter(series.values()))[0]
+    for i, (name, (_, values)) in enumerate(series.items()):
+        x = np.arange(len(values)) + 0.08 * (i - (len(series) - 1) / 2)  # side by side, not on top of each other
+        marker = "o" if name.startswith("ours") else "s"
+        ax.plot(x, np.asarray(values) - values[0], marker, ms=7, label=name, color=f"C{i}")
+    ax.set_xticks(np.arange(len(names)), names)
+    ax.set_xlim(-0.5, len(names) - 0.5)
     ax.axhline(0, color="grey", lw=0.8)
     ax.set(title="Table 4: change when one loss is removed", ylabel=f"{SPEARMAN}, minus full CCL")
     _legend_outside(ax)

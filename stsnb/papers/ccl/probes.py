@@ -189,14 +189,16 @@ def sweep_notes(
     other = "multiplier" if reading == "divisor" else "divisor"
     other_share = find(run, other, table2_temperature).same_pair_share
     batches = at_table2.batches
+    small = at_table2.bcl_ratio < 1 and at_table2.same_pair_share < 0.25
+    steer = "a small part of a small part of the gradient" if small else "a sizeable part of BCL's push"
     lines = [
-        f"**Why $\\sigma$ can move little here** (measured on the untrained {pooling}-pooled bi-encoder, {batches} "
+        f"**What $\\sigma$ can move here** (measured on the untrained {pooling}-pooled bi-encoder, {batches} "
         "training batches: the first steps, not the whole run). $\\sigma$ only changes the weight of the same-pair "
         rf"negative (Eq. 11). At Table 2's $\tau$ = {table2_temperature:g} read as a {reading}, that negative holds "
         f"{at_table2.same_pair_share:.1%} of BCL's softmax mass over the negatives (an even share would be "
         f"1/{rows_per_batch} = {1 / rows_per_batch:.1%}), and BCL's gradient on $h$ is {at_table2.bcl_ratio:.2f}x "
-        f"that of W-ACL + MSE + C-MSE together. So $\\sigma$ steers a small part of a small part of the gradient; our "
-        f"Table 5 claims: {_claims_text(sigma_claims)}. Read as a {other}, the same-pair negative would hold "
+        f"that of W-ACL + MSE + C-MSE together. So $\\sigma$ steers {steer}; our Table 5 claims: "
+        f"{_claims_text(sigma_claims)}. Read as a {other}, the same-pair negative would hold "
         f"{other_share:.1%} (exercise 9).",
     ]
     sharp = find(run, "divisor", SIMCSE_TEMPERATURE)
@@ -218,9 +220,10 @@ def sweep_notes(
         )
         if cls_sharp.bcl_ratio > 1 > cls_t2.bcl_ratio:
             lines.append(
-                "*Hypothesis, supported by this probe but not tested by a run:* with first-token pooling BCL, which "
+                "*Hypothesis, which this probe supports but no run here tests:* with first-token pooling BCL, which "
                 "sees the labels only through Eq. 11's weights, outweighs the three label terms from the first step "
-                r"at $\tau$ = 0.05 and not at Table 2's $\tau$; that is what cost the earlier run its points."
+                r"at $\tau$ = 0.05 and not at Table 2's $\tau$, so it may have overridden the labels and cost the "
+                "earlier run its points."
             )
         else:
             lines.append(
