@@ -47,3 +47,10 @@ def describe(profile: str, changed: dict[str, Any]) -> str:
     return f"profile {profile!r}: {len(changed)} values from its plan: " + ", ".join(
         f"{key}={value!r}" for key, value in changed.items()
     )
+
+
+def use(namespace: MutableMapping[str, Any], notebook: str, plans_dir: Path = runner.PLANS_DIR) -> None:
+    """``apply`` then print ``describe``'s line: the notebook's first setup statement, before ``runs.start`` (it
+    leaves no new variable behind, so ``runs.collect_params`` records exactly the parameters)."""
+    changed = apply(namespace, notebook, plans_dir)
+    print(describe(str(namespace.get("profile", DEFAULT_PROFILE)), changed))

@@ -32,3 +32,12 @@ def test_cpu_is_the_cell_itself_and_bad_profiles_are_refused_by_name(plans):
         profiles.apply({"profile": "typo", "train_pairs": 1}, "nb", plans)
     with pytest.raises(runner.PlanError, match="has no entry for other"):
         profiles.apply({"profile": "class"}, "other", plans)
+
+
+def test_use_applies_prints_one_line_and_leaves_no_variable(plans, capsys):
+    from stsnb import runs
+
+    namespace = {"profile": "class", "train_pairs": 560, "seeds": [0, 1, 2]}
+    profiles.use(namespace, "nb", plans)
+    assert capsys.readouterr().out.strip() == "profile 'class': 2 values from its plan: train_pairs=40, seeds=[0]"
+    assert runs.collect_params(namespace) == {"profile": "class", "train_pairs": 40, "seeds": [0]}
