@@ -86,13 +86,6 @@ def test_a_committed_runs_params_are_its_notebooks_parameters(params):
 
 
 MAX_CELL_LINES = 40
-# Code cells still over the limit (notebook, cell id): logic to move into stsnb (issue "notebooks a class can use").
-# The list may only shrink: a new long cell fails, and so does a listed cell that is now short (take it off).
-LONG_CELLS_TO_THIN = {
-    ("10_pcc_tuning", "c6e81afe"),
-    ("10_pcc_tuning", "d972884e"),
-    ("10_pcc_tuning", "eb4ad1f8"),
-}
 
 
 def test_code_cells_stay_short_outside_the_parameters_cell():
@@ -104,7 +97,4 @@ def test_code_cells_stay_short_outside_the_parameters_cell():
                 continue
             if len(cell.source.splitlines()) > MAX_CELL_LINES:
                 long_cells[(path.stem, cell.id)] = len(cell.source.splitlines())
-    new = {k: v for k, v in long_cells.items() if k not in LONG_CELLS_TO_THIN}
-    assert not new, f"code cells over {MAX_CELL_LINES} lines (move the logic into stsnb or split): {new}"
-    thinned = LONG_CELLS_TO_THIN - set(long_cells)
-    assert not thinned, f"these cells are no longer long (or were renamed): take them off LONG_CELLS_TO_THIN: {thinned}"
+    assert not long_cells, f"code cells over {MAX_CELL_LINES} lines (move the logic into stsnb or split): {long_cells}"
