@@ -68,5 +68,14 @@ def stages_and_ceiling(
         ylabel=r"Spearman $\times 100$",
         ylim=(0, 100),
     )
-    ax.legend(fontsize=9, ncol=3, loc="upper center", bbox_to_anchor=(0.5, -0.1))
+    handles, labels = ax.get_legend_handles_labels()
+    order = sorted(range(len(labels)), key=lambda i: not labels[i].startswith("ours"))  # our bars first
+    ax.legend(
+        [handles[i] for i in order],
+        [labels[i] for i in order],
+        fontsize=9,
+        ncol=3,
+        loc="upper center",
+        bbox_to_anchor=(0.5, -0.1),
+    )
     return fig

@@ -1,0 +1,124 @@
+"""Notebook 10's helpers (stsnb.papers.pcc_tuning.notebook, figures): the inputs read from the parameters, the runs
+planned with the protocol, the results per template and seed, and the stages_and_ceiling figure (legend off the data,
+text at 9 pt or more, no overlapping text)."""
+
+from __future__ import annotations
+
+import itertools
+import pickle
+
+import numpy as np
+import pytest
+from matplotlib.text import Text
+
+from stsnb import evaluate
+from stsnb.papers.pcc_tuning import figures, notebook, pipeline, protocol
+from stsnb.train import TrainResult
+
+
+def _profile(profile: str) -> dict:
+    """The notebook's parameters as ``profile``'s plan sets them (tests/test_pcc_protocol.py reads them so)."""
+    import test_pcc_protocol
+
+    return test_pcc_protocol._profile(profile)
+
+
+@pytest.fixture(scope="module")
+def smoke_inputs(data_dir):
+    return notebook.load_inputs(_profile("smoke"))
+
+
+def test_the_inputs_apply_the_protocol_to_every_sentence_the_model_reads(smoke_inputs):
+    inputs = smoke_inputs
+    assert inputs.scoring.preprocess is protocol.eval_text_fix and inputs.preprocess is protocol.eval_text_fix
+    assert all(p.sent1 == protocol.eval_text_fix(p.sent1) for p in inputs.dev)  # dev pairs already fixed
+    arms = inputs.arms()
+    plans = inputs.plans(arms)
+    stage2 = plans[0].variants["batch 8"].pairs
+    assert all(
+        p.sent1 == protocol.eval_text_fix(p.sent1) and p.sent1 == p.sent1.lower()
+        for p in stage2
+        if p.dataset == "STSBenchmark"
+    )
+    assert plans[0].variants[pipeline.DEDUP].pairs == arms[0].removed
+    assert pipeline.KEPT not in plans[0].variants  # the kept arm is stage 2's own draw, in the same text form
+    train, dev, test = inputs.transfer_splits()
+    assert all(e.text == protocol.eval_text_fix(e.text) for e in train + dev + test)
+    job = inputs.job(plans[0], (train, dev, test))
+    assert job.keywords["score_unquantized"] is True and job.keywords["transfer_splits"] is not None
+    assert job.args[4].warmup_ratio == 0.1 and job.args[4].batch_size == 4  # stage 1 from the smoke plan
+    pickle.dumps(job)  # distributed.run pickles the job for its worker processes
+    lines = inputs.lines()
+    assert "the official text fixes" in lines[3] and "'evaluation' form" in lines[3]
+
+
+def _predictions(seed: int, noise: float) -> evaluate.TaskPredictions:
+    rng, gold_rng = np.random.default_rng(seed), np.random.default_rng(99)  # the same test pairs for every model
+    out = {}
+    for task in evaluate.STS_TASKS:
+        gold = gold_rng.uniform(0, 5, 40)
+        out[task] = (gold, gold + rng.normal(0, noise, 40))
+    return out
+
+
+def _stage(seed: int, noise: float) -> pipeline.StageRun:
+    return pipeline.StageRun(TrainResult(4, 50.0, 4, 1.0, weight_change=1e-2), _predictions(seed, noise))
+
+
+def _template_run(template: str, seed: int, labels) -> pipeline.TemplateRun:
+    stage2 = {label: _stage(seed + 10 + i, 1.0) for i, label in enumerate(labels)}
+    return pipeline.TemplateRun(template, _predictions(seed, 6.0), _stage(seed, 2.0), stage2, {}, {}, seed)
+
+
+def test_results_read_each_templates_own_headline_run():
+    proto = protocol.Protocol(recipe_row="Mistral-7b", stage2_batch_sizes=(240, 192))
+    runs = {
+        ("sth", 3): _template_run("sth", 3, ["batch 240", "batch 192"]),
+        ("sth", 4): _template_run("sth", 4, ["batch 240"]),
+        ("eol", 3): _template_run("eol", 3, ["batch 216"]),
+    }
+    res = notebook.Results(runs, ["sth", "eol"], proto)
+    assert (res.t0, res.s0, res.first) == ("sth", 3, runs[("sth", 3)])
+    assert res.headline("eol") == "batch 216" and res.stage2_runs()["eol"][3] is runs[("eol", 3)].stage2["batch 216"]
+    assert sorted(res.stage1_runs()["sth"]) == [3, 4] and set(res.untrained()) == {"sth", "eol"}
+    assert "eol seed 3 stage 2, batch 216" in res.all_runs()
+    rows = notebook.beside_the_paper(res, "Mistral-7b", "tiny", "smoke: tiny")
+    assert {r["note"] for r in rows if "PromptEOL" in r["setting"]} == {"smoke: tiny, mean of 1 training seed(s)"}
+    claims = notebook.stage_claims(res, "Mistral-7b", n_resamples=50, seed=0)
+    assert [c["claim"].split(":")[0] for c in claims] == ["PromptSTH"] * 2 + ["PromptEOL"] * 2
+
+
+def _boxes(fig):
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    (ax,) = fig.axes
+    ticks = [
+        label
+        for axis, (low, high) in ((ax.xaxis, ax.get_xlim()), (ax.yaxis, ax.get_ylim()))
+        for tick, label in zip(axis.get_majorticklocs(), axis.get_majorticklabels(), strict=True)
+        if min(low, high) <= tick <= max(low, high)
+    ]
+    boxes = [(t.get_text(), t.get_window_extent(renderer)) for t in [ax.title, ax.xaxis.label, ax.yaxis.label, *ticks]]
+    boxes.append(("legend", ax.get_legend().get_window_extent(renderer)))
+    return [(a, b) for a, b in boxes if a], ax, renderer
+
+
+def test_stages_and_ceiling_keeps_its_legend_off_the_data_at_9_pt():
+    first = _template_run("sth", 0, ["batch 32"])
+    fig = figures.stages_and_ceiling(first, "batch 32", "Mistral-7b", "smollm2-135m", "all, 60 pairs", notebook.LIMITS)
+    boxes, ax, renderer = _boxes(fig)
+    overlaps = [
+        (a, b)
+        for (a, x), (b, y) in itertools.combinations(boxes, 2)
+        if x.x0 < y.x1 - 1 and y.x0 < x.x1 - 1 and x.y0 < y.y1 - 1 and y.y0 < x.y1 - 1
+    ]
+    assert overlaps == []
+    legend = ax.get_legend()
+    assert legend.get_window_extent(renderer).y1 <= ax.get_window_extent(renderer).y0  # below the axes
+    sizes = [t.get_fontsize() for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip()]
+    assert min(sizes) >= 9
+    labels = [t.get_text() for t in legend.get_texts()]
+    assert labels[:3] == ["ours, untrained (seed 0)", "ours, stage 1 (seed 0)", "ours, stage 2 (seed 0)"]
+    colours = {tuple(bars.patches[0].get_facecolor()) for bars in ax.containers}
+    assert len(colours) == 3  # the untrained swatch has a colour of its own
+    assert any(r"\sqrt{3}" in t for t in labels)  # mathtext, not ASCII
