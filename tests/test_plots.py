@@ -1,8 +1,23 @@
-"""``stsnb.plots.figure`` hands back axes shaped as notebooks index them."""
+"""``stsnb.plots``: ``figure`` hands back axes shaped as notebooks index them; ``figure_problems`` finds what makes a
+figure hard to read (overlapping text, text under 9 pt, a legend over the data) and ``save`` refuses such a figure
+when ``STSNB_CHECK_FIGURES=1``."""
 
 from __future__ import annotations
 
+import matplotlib
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
+
 from stsnb import plots
+
+matplotlib.use("Agg")
+
+
+@pytest.fixture(autouse=True)
+def _close_figures():
+    yield
+    plt.close("all")
 
 
 def test_figure_axes_follow_matplotlib_squeeze():
@@ -12,3 +27,105 @@ def test_figure_axes_follow_matplotlib_squeeze():
     assert hasattr(single, "plot")
     assert row.shape == (3,) and hasattr(row[0], "plot")
     assert grid.shape == (2, 2)
+
+
+def _clean_figure():
+    fig, axes = plots.figure(ncols=2)
+    x = np.linspace(0, 1, 50)
+    for ax, power in zip(axes, (1, 2), strict=True):
+        ax.plot(x, x**power, label=f"$x^{power}$")
+        ax.bar([0.2, 0.5], [0.1, 0.2], width=0.1, label="bars")
+        ax.axhline(0.5, color="k", linestyle="--", label="reference")
+        ax.set(title=f"power {power}", xlabel="x", ylabel="y")
+        ax.legend(loc="upper left", bbox_to_anchor=(0.0, -0.2), ncol=3)
+    fig.suptitle("two clean panels")
+    return fig
+
+
+def test_a_clean_figure_made_with_plots_figure_has_no_problems():
+    assert plots.figure_problems(_clean_figure()) == []
+
+
+def test_two_colliding_titles_are_flagged():
+    fig, axes = plots.figure(ncols=2)
+    for ax in axes:
+        ax.set_title("STS-B dev Spearman during NLI fine-tuning (seed 0; step 0: untrained)")
+    problems = plots.figure_problems(fig)
+    assert any("overlaps" in p and p.count("STS-B dev Spearman") == 2 for p in problems), problems
+
+
+def test_text_under_9_pt_is_flagged():
+    fig, ax = plots.figure()
+    ax.set_xlabel("a 7-pt label", fontsize=7)
+    ax.plot([0, 1], [0, 1], label="legend at 8 pt")
+    ax.legend(fontsize=8, loc="upper left")
+    problems = plots.figure_problems(fig)
+    assert "'a 7-pt label' is 7 pt (< 9)" in problems
+    assert "'legend at 8 pt' is 8 pt (< 9)" in problems
+
+
+def test_long_tick_labels_spilling_into_the_next_panel_are_flagged():
+    fig, axes = plots.figure(ncols=2)
+    axes[1].barh(range(3), [1, 2, 3])
+    axes[1].set_yticks(range(3), [f"an extremely long tick label of row {i}" for i in range(3)])
+    problems = plots.figure_problems(fig)
+    assert any("reaches into the panel" in p and "row 0" in p for p in problems), problems
+
+
+def test_crowded_tick_labels_of_one_axis_are_flagged():
+    fig, ax = plots.figure()
+    ax.set_xticks(range(8), [f"category {i}" for i in range(8)])
+    assert any("'tick label category 0' overlaps 'tick label category 1'" in p for p in plots.figure_problems(fig))
+
+
+def test_a_legend_over_lines_bars_or_markers_is_flagged_but_not_over_a_reference_line():
+    fig, ax = plots.figure()
+    ax.plot([0, 1], [0, 1], label="diagonal")
+    ax.legend(loc="center")
+    assert plots.figure_problems(fig) == ["the legend of 'axes 0' covers its data"]
+    fig, ax = plots.figure()
+    ax.bar(range(4), [1, 2, 3, 4], label="bars")
+    ax.set_title("bars")
+    ax.legend(loc="upper right")
+    assert plots.figure_problems(fig) == ["the legend of 'bars' covers its data"]
+    fig, ax = plots.figure()
+    ax.scatter([0, 0.5, 1], [0, 0.5, 1], label="points")
+    ax.legend(loc="center")
+    assert plots.figure_problems(fig) == ["the legend of 'axes 0' covers its data"]
+    fig, ax = plots.figure()
+    ax.plot([0, 1], [0, 0.2], label="low line")
+    ax.axhline(0.8, label="a reference line under the legend")
+    ax.axvspan(0.4, 0.6, alpha=0.1, label="a span")
+    ax.legend(loc="upper left")
+    assert plots.figure_problems(fig) == []
+
+
+def test_a_legend_reaching_into_the_next_panel_is_flagged():
+    fig, axes = plots.figure(ncols=2)
+    axes[0].plot([0, 1], [0, 1], label="a long legend entry")
+    axes[0].legend(loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    assert any("reaches into the panel 'axes 1'" in p for p in plots.figure_problems(fig))
+
+
+def test_empty_invisible_and_hidden_axis_texts_are_ignored():
+    fig, axes = plots.figure(ncols=2)
+    axes[0].set_title("")
+    axes[0].text(0.5, 0.5, "   ")
+    axes[0].text(0.5, 0.5, "hidden", fontsize=5, visible=False)
+    axes[1].axis("off")
+    axes[1].set_xlabel("an 8-pt label nobody sees", fontsize=8)
+    assert plots.figure_problems(fig) == []
+
+
+def test_save_refuses_an_unreadable_figure_only_when_asked(tmp_path, monkeypatch):
+    fig, ax = plots.figure()
+    ax.set_xlabel("small", fontsize=7)
+    monkeypatch.delenv(plots.CHECK_ENV, raising=False)
+    plots.save(fig, tmp_path, "small_text")
+    assert (tmp_path / "small_text.png").is_file()
+    monkeypatch.setenv(plots.CHECK_ENV, "1")
+    with pytest.raises(ValueError, match=r"figure 'small_text_checked' is not readable.*'small' is 7 pt"):
+        plots.save(fig, tmp_path, "small_text_checked")
+    assert not (tmp_path / "small_text_checked.png").exists()
+    plots.save(_clean_figure(), tmp_path, "clean")
+    assert (tmp_path / "clean.png").is_file()

@@ -1,9 +1,11 @@
 """CI's end-to-end check: ``stsnb run --profile smoke`` executes every notebook of the smoke plan successfully, and
-the executed notebooks show a reader no output noise (``stsnb.notebook_noise``)."""
+the executed notebooks show a reader no output noise (``stsnb.notebook_noise``), and every figure they save is readable
+(``STSNB_CHECK_FIGURES=1``: ``stsnb.plots.save`` raises on ``plots.figure_problems``, so the notebook fails)."""
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -19,7 +21,10 @@ STSNB = Path(sys.executable).with_name("stsnb")
 @pytest.mark.slow
 def test_smoke_plan_runs_every_notebook(tmp_path):
     finished = subprocess.run(
-        [str(STSNB), "run", "--profile", "smoke", "--out", str(tmp_path)], capture_output=True, text=True
+        [str(STSNB), "run", "--profile", "smoke", "--out", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "STSNB_CHECK_FIGURES": "1"},  # the kernels inherit it: an unreadable figure fails its cell
     )
     plan = runner.load_plan(runner.plan_path("smoke"))
     failed = {name: runner.read_status(tmp_path / "smoke" / f"{name}.failed") for name in plan.notebooks}
