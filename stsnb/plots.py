@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import itertools
 import os
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
 import matplotlib
 import numpy as np
+from matplotlib.text import Text
 
 STYLE = {
     "figure.figsize": (6.4, 4.0),
@@ -35,12 +37,14 @@ def use_style() -> None:
 def figure(ncols: int = 1, nrows: int = 1, width: float | None = None, height: float | None = None, **kwargs):
     """``plt.subplots`` in the stsnb style, sized for ``ncols`` x ``nrows`` panels.
 
-    Axes come back as matplotlib squeezes them: one ``Axes``, a 1-D array for one row or column, else 2-D.
+    Axes come back as matplotlib squeezes them: one ``Axes``, a 1-D array for one row or column, else 2-D. The layout
+    is ``"constrained"`` unless ``layout=`` says otherwise.
     """
     import matplotlib.pyplot as plt
 
     use_style()
     size = (width or 4.2 * ncols + 0.6, height or 3.4 * nrows + 0.4)
+    kwargs.setdefault("layout", "constrained")  # room for every label and for legends placed outside the axes
     return plt.subplots(nrows, ncols, figsize=size, **kwargs)
 
 
@@ -70,22 +74,20 @@ def figure_problems(fig) -> list[str]:
     fig.canvas.draw()
     renderer = fig.canvas.get_renderer() if hasattr(fig.canvas, "get_renderer") else fig._get_renderer()
     texts = list(_drawn_texts(fig))
-    boxes = [(what, owner, artist.get_window_extent(renderer)) for what, owner, artist in texts]
-    boxes += [(what, owner, legend.get_window_extent(renderer)) for what, owner, legend in _legends(fig)]
+    boxes = [(what, owner, _corners(artist, renderer)) for what, owner, artist in texts]
+    boxes += [(what, owner, _corners(legend, renderer)) for what, owner, legend in _legends(fig)]
     problems = [
-        f"{a!r} overlaps {b!r}"
-        for (a, _, p), (b, _, q) in itertools.combinations(boxes, 2)
-        if _overlap(p, q) and not (p.width == 0 or q.width == 0)
+        f"{a!r} overlaps {b!r}" for (a, _, p), (b, _, q) in itertools.combinations(boxes, 2) if _polygons_overlap(p, q)
     ]
-    panels = [(ax, ax.get_window_extent(renderer)) for ax in fig.axes if ax.get_visible() and ax.axison]
+    panels = [(ax, _corners(ax, renderer)) for ax in fig.axes if ax.get_visible() and ax.axison]
     for what, owner, box in boxes:
         for ax, area in panels:
             if owner is not None and _same_panel(owner, ax, renderer):
                 continue
-            if _overlap(box, area):
+            if _polygons_overlap(box, area):
                 problems.append(f"{what!r} reaches into the panel {_panel_name(ax)!r}")
     small = sorted({(round(float(t.get_fontsize()), 1), t.get_text()) for _, _, t in [*texts, *_legend_texts(fig)]})
-    problems += [f"{text!r} is {size:g} pt (< {MIN_POINTS})" for size, text in small if size < MIN_POINTS]
+    problems += [f"{_plain(text)!r} is {size:g} pt (< {MIN_POINTS})" for size, text in small if size < MIN_POINTS]
     for _, ax, legend in _legends(fig):
         if ax is not None and _legend_over_data(ax, legend.get_window_extent(renderer), renderer):
             problems.append(f"the legend of {_panel_name(ax)!r} covers its data")
@@ -119,7 +121,7 @@ def _drawn_texts(fig) -> Iterator[tuple[str, object, object]]:
                 if _shown(text):
                     yield text.get_text(), ax, text
             for label in _drawn_tick_labels(axis):
-                yield f"tick label {label.get_text()}", ax, label
+                yield f"tick label {_plain(label.get_text())}", ax, label
 
 
 def _drawn_tick_labels(axis) -> Iterator[object]:
@@ -161,6 +163,49 @@ def _legend_texts(fig) -> Iterator[tuple[str, object, object]]:
 def _panel_name(ax) -> str:
     title = ax.get_title() or ax.get_title("left") or ax.get_ylabel() or ax.get_xlabel()
     return title or f"axes {ax.figure.axes.index(ax)}"
+
+
+def _plain(text: str) -> str:
+    """A tick label as a reader sees it: ``$\\mathdefault{10^{1}}$`` -> ``10^{1}``."""
+    return re.sub(r"^\$\\mathdefault\{(.*)\}\$$", r"\1", text)
+
+
+def _corners(artist, renderer) -> np.ndarray:
+    """The four corners (display pixels) of what ``artist`` covers: its window extent, or for text rotated by an angle
+    that is not a multiple of 90 degrees, the rotated box itself (its extent's centre, its unrotated size)."""
+    box = artist.get_window_extent(renderer)
+    rotation = artist.get_rotation() if isinstance(artist, Text) else 0.0
+    if rotation % 90 == 0:
+        return np.array([[box.x0, box.y0], [box.x1, box.y0], [box.x1, box.y1], [box.x0, box.y1]])
+    artist.set_rotation(0)
+    flat = artist.get_window_extent(renderer)
+    artist.set_rotation(rotation)
+    half = np.array([[-1, -1], [1, -1], [1, 1], [-1, 1]]) * [flat.width / 2, flat.height / 2]
+    turn = np.deg2rad(rotation)
+    rotate = np.array([[np.cos(turn), -np.sin(turn)], [np.sin(turn), np.cos(turn)]])
+    return half @ rotate.T + [(box.x0 + box.x1) / 2, (box.y0 + box.y1) / 2]
+
+
+def _polygons_overlap(a: np.ndarray, b: np.ndarray, slack: float = _TOUCH_PX) -> bool:
+    """Whether two convex polygons overlap by more than ``slack`` pixels (separating axis theorem): boxes that only
+    touch do not count; a box of no area overlaps nothing."""
+    normals = []
+    for polygon in (a, b):
+        edges = np.roll(polygon, -1, axis=0) - polygon
+        lengths = np.hypot(edges[:, 0], edges[:, 1])
+        if np.count_nonzero(lengths > 1e-9) < 2 or _area(polygon) < 1e-9:
+            return False
+        normals += [np.array([-e[1], e[0]]) / n for e, n in zip(edges, lengths, strict=True) if n > 1e-9]
+    for normal in normals:
+        pa, pb = a @ normal, b @ normal
+        if min(pa.max(), pb.max()) - max(pa.min(), pb.min()) <= slack:
+            return False
+    return True
+
+
+def _area(polygon: np.ndarray) -> float:
+    x, y = polygon[:, 0], polygon[:, 1]
+    return abs(float(np.dot(x, np.roll(y, -1)) - np.dot(y, np.roll(x, -1)))) / 2
 
 
 def _overlap(p, q, slack: float = _TOUCH_PX) -> bool:

@@ -65,7 +65,7 @@ def test_text_under_9_pt_is_flagged():
 
 
 def test_long_tick_labels_spilling_into_the_next_panel_are_flagged():
-    fig, axes = plots.figure(ncols=2)
+    fig, axes = plots.figure(ncols=2, layout=None)  # without the constrained layout, which would make room
     axes[1].barh(range(3), [1, 2, 3])
     axes[1].set_yticks(range(3), [f"an extremely long tick label of row {i}" for i in range(3)])
     problems = plots.figure_problems(fig)
@@ -76,6 +76,16 @@ def test_crowded_tick_labels_of_one_axis_are_flagged():
     fig, ax = plots.figure()
     ax.set_xticks(range(8), [f"category {i}" for i in range(8)])
     assert any("'tick label category 0' overlaps 'tick label category 1'" in p for p in plots.figure_problems(fig))
+
+
+def test_rotated_tick_labels_are_checked_as_the_rotated_boxes_they_are():
+    fig, ax = plots.figure()
+    ax.set_xticks(range(6), [f"h+ seq{i}" for i in range(6)])
+    ax.tick_params(axis="x", rotation=45)  # their upright extents overlap, the rotated texts do not
+    assert plots.figure_problems(fig) == []
+    ax.set_xticks(range(6), [f"a much longer label {i}" for i in range(6)])
+    ax.tick_params(axis="x", rotation=10)
+    assert any("overlaps 'tick label a much longer label 1'" in p for p in plots.figure_problems(fig))
 
 
 def test_a_legend_over_lines_bars_or_markers_is_flagged_but_not_over_a_reference_line():
@@ -101,7 +111,7 @@ def test_a_legend_over_lines_bars_or_markers_is_flagged_but_not_over_a_reference
 
 
 def test_a_legend_reaching_into_the_next_panel_is_flagged():
-    fig, axes = plots.figure(ncols=2)
+    fig, axes = plots.figure(ncols=2, layout=None)
     axes[0].plot([0, 1], [0, 1], label="a long legend entry")
     axes[0].legend(loc="upper left", bbox_to_anchor=(1.0, 1.0))
     assert any("reaches into the panel 'axes 1'" in p for p in plots.figure_problems(fig))
