@@ -239,7 +239,7 @@ def plot_curves(
     ax_grad.set(xlabel=knob, ylabel=f"d loss / d {knob}", title=title)
     for ax in (ax_value, ax_grad):
         if any(curve.label for curve in curves):
-            ax.legend(fontsize=8)
+            ax.legend()  # at the stsnb style's 9 pt
 
 
 def _bcl_exponentials(

@@ -24,6 +24,8 @@ STYLE = {
     "axes.spines.right": False,
     "legend.frameon": False,
     "font.size": 10,
+    "legend.fontsize": 9,
+    "legend.title_fontsize": 9,
 }
 MIN_POINTS = 9  # the smallest text a projector still shows
 CHECK_ENV = "STSNB_CHECK_FIGURES"  # "1": ``save`` refuses a figure with problems (CI's smoke run sets it)
@@ -46,6 +48,33 @@ def figure(ncols: int = 1, nrows: int = 1, width: float | None = None, height: f
     size = (width or 4.2 * ncols + 0.6, height or 3.4 * nrows + 0.4)
     kwargs.setdefault("layout", "constrained")  # room for every label and for legends placed outside the axes
     return plt.subplots(nrows, ncols, figsize=size, **kwargs)
+
+
+def legend_outside(ax, where: str = "right", **kwargs) -> None:
+    """The legend of ``ax`` beside it (``"right"``) or under its x-axis label (``"below"``), never over the data.
+    Use it in a figure with the constrained layout (``figure``'s default), which makes room for it."""
+    from matplotlib.transforms import ScaledTranslation
+
+    if where == "right":
+        ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0, **kwargs)
+        return
+    fig = ax.figure
+    fig.draw_without_rendering()  # where the tick labels and the x label end
+    renderer = fig.canvas.get_renderer() if hasattr(fig.canvas, "get_renderer") else fig._get_renderer()
+    under = ax.get_window_extent(renderer).y0 - ax.xaxis.get_tightbbox(renderer).y0
+    shift = ScaledTranslation(0, -(under * 72 / fig.dpi + 4) / 72, fig.dpi_scale_trans)
+    kwargs.setdefault("ncol", 2)
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, 0.0), bbox_transform=ax.transAxes + shift, **kwargs)
+
+
+def plain_log_ticks(axis, subs: tuple[float, ...] = (1.0, 2.0, 5.0)) -> None:
+    """Ticks of a log-scaled ``axis`` (``ax.xaxis``) at 1, 2, 5 x 10^k, labelled as plain numbers (2, 5, 10, 20, ...:
+    token counts, sizes), the minor ticks unlabelled."""
+    from matplotlib.ticker import LogLocator, NullFormatter, StrMethodFormatter
+
+    axis.set_major_locator(LogLocator(base=10, subs=subs))
+    axis.set_major_formatter(StrMethodFormatter("{x:g}"))
+    axis.set_minor_formatter(NullFormatter())
 
 
 def save(fig, run_or_dir, name: str) -> None:
