@@ -26,6 +26,8 @@ STYLE = {
     "font.size": 10,
     "legend.fontsize": 9,
     "legend.title_fontsize": 9,
+    "xtick.labelsize": 9,
+    "ytick.labelsize": 9,
 }
 MIN_POINTS = 9  # the smallest text a projector still shows
 CHECK_ENV = "STSNB_CHECK_FIGURES"  # "1": ``save`` refuses a figure with problems (CI's smoke run sets it)
