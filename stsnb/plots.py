@@ -256,8 +256,9 @@ def _same_panel(owner, ax, renderer) -> bool:
 
 
 def _legend_over_data(ax, legend_box, renderer) -> bool:
-    """Whether the legend's box covers a line segment, a marker or a bar of ``ax`` drawn in data coordinates
-    (reference lines and spans drawn across the axes, such as ``axhline`` or ``axvspan``, are not data)."""
+    """Whether the legend's box covers a line segment, a marker, a bar or a polygon's outline (a step histogram) of
+    ``ax`` drawn in data coordinates (reference lines and spans drawn across the axes, such as ``axhline`` or
+    ``axvspan``, are not data; nor is the inside of a polygon or of a ``fill_between`` band)."""
     from matplotlib.collections import LineCollection, PathCollection
     from matplotlib.patches import Rectangle
 
@@ -279,9 +280,15 @@ def _legend_over_data(ax, legend_box, renderer) -> bool:
         if line.get_marker() not in (None, "None", " ", "") and _points_hit(xy, rect):
             return True
     for patch in ax.patches:
-        if isinstance(patch, Rectangle) and patch.get_visible() and _in_data_coordinates(patch, ax):
+        if not patch.get_visible() or not _in_data_coordinates(patch, ax):
+            continue
+        if isinstance(patch, Rectangle):  # a bar: its whole area
             extent = patch.get_window_extent(renderer)
             if extent.width > 0 and extent.height > 0 and _overlap(extent, _box(rect), 0.0):
+                return True
+            continue
+        for outline in patch.get_path().to_polygons(patch.get_transform(), closed_only=False):
+            if len(outline) > 1 and _segments_hit(outline[:-1], outline[1:], rect):  # a step histogram, a polygon
                 return True
     for collection in ax.collections:
         if not collection.get_visible():

@@ -103,6 +103,10 @@ def test_a_legend_over_lines_bars_or_markers_is_flagged_but_not_over_a_reference
     ax.legend(loc="center")
     assert plots.figure_problems(fig) == ["the legend of 'axes 0' covers its data"]
     fig, ax = plots.figure()
+    ax.hist(np.random.default_rng(0).normal(size=500), bins=20, histtype="step", label="a step histogram")
+    ax.legend(loc="upper center")
+    assert plots.figure_problems(fig) == ["the legend of 'axes 0' covers its data"]
+    fig, ax = plots.figure()
     ax.plot([0, 1], [0, 0.2], label="low line")
     ax.axhline(0.8, label="a reference line under the legend")
     ax.axvspan(0.4, 0.6, alpha=0.1, label="a span")

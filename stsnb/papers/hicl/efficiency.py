@@ -28,6 +28,8 @@ from typing import Literal
 
 import numpy as np
 
+from ... import plots
+
 Mode = Literal["whole", "segments"]
 
 
@@ -253,9 +255,12 @@ def plot_step_costs(axes, cost: Mapping[int, dict], slice_length: int, batch_siz
         yscale="log",
     )
     axes[1].plot(n, [cost[k]["measured_ratio"] for k in n], marker="o", label="measured")
-    axes[1].plot(n, [cost[k]["fitted_ratio"] for k in n], marker="x", label="fit a n + b n^2")
-    axes[1].plot(n, n / slice_length, linestyle=":", label="Section 3.3's reading, n / L")
+    axes[1].plot(n, [cost[k]["fitted_ratio"] for k in n], marker="x", label=r"fit $a n + b n^2$")
+    axes[1].plot(n, n / slice_length, linestyle=":", label="Section 3.3's reading, $n / L$")
     axes[1].set(title="one step: whole / segments time", xlabel="tokens per sequence", ylabel="ratio", xscale="log")
     axes[1].set_yscale("log")
+    plots.plain_log_ticks(axes[1].yaxis)  # ratios read as 2, 5, 10, not 2 x 10^0
     for ax in axes[:2]:
-        ax.legend(fontsize=7)
+        plots.plain_log_ticks(ax.xaxis)
+        ax.set_xticks(n, [str(k) for k in n])  # the measured lengths as token counts, not 10^2
+        ax.legend()  # at the stsnb style's 9 pt
