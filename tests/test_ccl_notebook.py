@@ -3,7 +3,6 @@ and the measured runtimes read from committed runs."""
 
 from __future__ import annotations
 
-import itertools
 import json
 import re
 
@@ -14,7 +13,7 @@ import pytest
 import yaml
 from matplotlib.text import Text
 
-from stsnb import data, runner
+from stsnb import data, plots, runner
 from stsnb.papers import ccl
 
 NOTEBOOK = runner.NOTEBOOKS_DIR / "40_ccl_csts.ipynb"
@@ -217,33 +216,6 @@ def test_sweep_notes_are_written_from_the_probe_and_the_claims():
 # figures: readable (9 pt or more, no overlapping text boxes)
 
 
-def _text_boxes(fig) -> list[tuple[str, object]]:
-    fig.canvas.draw()
-    renderer = fig.canvas.get_renderer()
-    boxes = []
-    for ax in fig.axes:
-        ticks = [
-            label
-            for axis, (low, high) in ((ax.xaxis, ax.get_xlim()), (ax.yaxis, ax.get_ylim()))
-            for tick, label in zip(axis.get_majorticklocs(), axis.get_majorticklabels(), strict=False)
-            if min(low, high) <= tick <= max(low, high)  # shared axes hide their labels: none to zip
-        ]
-        texts = [ax.title, ax.xaxis.label, ax.yaxis.label, *ticks, *ax.texts]
-        boxes += [(t.get_text(), t.get_window_extent(renderer)) for t in texts if t.get_visible() and t.get_text()]
-        if ax.get_legend() is not None:
-            boxes.append((f"legend of {ax.get_title()!r}", ax.get_legend().get_window_extent(renderer)))
-    return boxes
-
-
-def _overlaps(fig) -> list[tuple[str, str]]:
-    boxes = _text_boxes(fig)
-    return [
-        (a, b)
-        for (a, p), (b, q) in itertools.combinations(boxes, 2)
-        if p.x0 < q.x1 - 1 and q.x0 < p.x1 - 1 and p.y0 < q.y1 - 1 and q.y0 < p.y1 - 1
-    ]
-
-
 def _readable(fig) -> bool:
     fig.canvas.draw()
     sizes = [t.get_fontsize() for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip()]
@@ -298,5 +270,5 @@ def test_the_figures_are_readable_and_draw_what_the_issue_asked(data_dir, valida
     assert table3.axes[0].get_xlim()[0] == 0  # bars from zero
     table4 = ccl.figures.table4({"ours, bi-encoder": (["CCL", "w/o BCL"], [25.3, 26.0])})
     for fig in (labels, table5, appendix, table3, table4, ccl.figures.objectives()):
-        assert _overlaps(fig) == []
+        assert plots.figure_problems(fig) == []  # no overlapping text, nothing under 9 pt, no legend over data
         assert _readable(fig)

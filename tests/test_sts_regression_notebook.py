@@ -6,7 +6,6 @@ another, nothing under 9 pt, an empty table said in words). Predictions use real
 from __future__ import annotations
 
 import functools
-import itertools
 import pickle
 import random
 
@@ -14,9 +13,8 @@ import matplotlib
 import numpy as np
 import pytest
 import torch
-from matplotlib.text import Text
 
-from stsnb import data, evaluate
+from stsnb import data, evaluate, plots
 from stsnb.papers import sts_regression as reg
 from stsnb.papers.sts_regression import claims, figures, memory, sweeps, table1, two_stage
 from stsnb.train import TrainConfig, TrainResult
@@ -353,42 +351,6 @@ def test_table5_claim_names_where_it_was_run(sweep):
 # ---- the figures: bars from zero, no text over other text, nothing under 9 pt, empty tables said in words --------
 
 
-def _text_boxes(fig) -> list[tuple[str, object]]:
-    """(what, window extent) of every visible text of ``fig``: titles, axis labels, tick labels, legends (one box
-    each), bar labels, as matplotlib lays them out."""
-    fig.canvas.draw()
-    renderer = fig.canvas.get_renderer()
-    boxes = []
-    for ax in fig.axes:
-        ticks = [
-            label
-            for axis, (low, high) in ((ax.xaxis, ax.get_xlim()), (ax.yaxis, ax.get_ylim()))
-            for tick, label in zip(axis.get_majorticklocs(), axis.get_majorticklabels(), strict=True)
-            if min(low, high) <= tick <= max(low, high)  # a tick outside the view is not drawn
-        ]
-        texts = [ax.title, ax.xaxis.label, ax.yaxis.label, *ticks, *ax.texts]
-        boxes += [(t.get_text(), t.get_window_extent(renderer)) for t in texts if t.get_visible() and t.get_text()]
-        legend = ax.get_legend()
-        if legend is not None:
-            boxes.append((f"legend of {ax.get_title()!r}", legend.get_window_extent(renderer)))
-    return boxes
-
-
-def _overlaps(fig) -> list[tuple[str, str]]:
-    boxes = _text_boxes(fig)
-    return [
-        (a, b)
-        for (a, box_a), (b, box_b) in itertools.combinations(boxes, 2)
-        if box_a.x0 < box_b.x1 - 1 and box_b.x0 < box_a.x1 - 1 and box_a.y0 < box_b.y1 - 1 and box_b.y0 < box_a.y1 - 1
-    ]
-
-
-def _smallest_text(fig) -> float:
-    fig.canvas.draw()
-    sizes = [t.get_fontsize() for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip()]
-    return min(sizes)
-
-
 def _claim(a: str, b: str, difference: float, paper: float | None, verdict="unresolved", seeds=1, **extra) -> dict:
     return {
         "a": a,
@@ -433,13 +395,13 @@ def test_table1_figure_bars_start_at_zero_and_no_text_collides(table1_inputs):
     forest = panels["Table 1 claims"]
     assert [t.get_text().split("\n")[0] for t in forest.get_yticklabels()] == [f"{r['a']} - {r['b']}" for r in rows]
     assert forest.get_yticklabels()[0].get_text().endswith("unresolved (2 seeds)")
-    assert _overlaps(fig) == [] and _smallest_text(fig) >= 9
+    assert plots.figure_problems(fig) == []
 
 
 def test_table1_figure_without_claims_has_no_claims_panel(table1_inputs):
     curves, scores, untrained, _, losses = table1_inputs
     fig = figures.table1(curves, scores, untrained, [], losses, [0], "avg of stsb", "stsb, the same 32 pairs per task")
-    assert len(fig.axes) == 2 and _overlaps(fig) == []
+    assert len(fig.axes) == 2 and plots.figure_problems(fig) == []
 
 
 def test_a_forest_of_one_claim_is_one_row_high_and_shows_the_margin():
@@ -452,7 +414,7 @@ def test_a_forest_of_one_claim_is_one_row_high_and_shows_the_margin():
     assert ax.get_ylim() == (0.5, -0.5)  # one row, centred (not squeezed between two offsets)
     shaded = [p for p in ax.patches if p.get_label().startswith("equivalence margin")]
     assert len(shaded) == 1 and shaded[0].get_x() == pytest.approx(-1.0)
-    assert _overlaps(fig) == [] and _smallest_text(fig) >= 9
+    assert plots.figure_problems(fig) == []
 
 
 def figures_reason(table: str) -> str:
@@ -487,7 +449,7 @@ def test_table1_figure_of_two_backbones_groups_their_bars(table1_inputs):
     levels = next(ax for ax in fig.axes if ax.get_title().startswith("Ours"))
     assert [t.get_text() for t in levels.get_legend().get_texts()] == ["smollm2-135m-l6", "roberta-base"]
     assert len(levels.patches) == 2 * (len(losses) + 1)
-    assert _overlaps(fig) == [] and _smallest_text(fig) >= 9
+    assert plots.figure_problems(fig) == []
 
 
 def test_the_overlap_check_sees_the_old_table1_defects():
@@ -497,5 +459,5 @@ def test_the_overlap_check_sees_the_old_table1_defects():
     fig, axes = plt.subplots(1, 3, figsize=(8, 3))
     for ax in axes:
         ax.set_title("STS-B dev Spearman during NLI fine-tuning (seed 0; step 0: untrained)")
-    assert _overlaps(fig)
+    assert any(" overlaps " in problem for problem in plots.figure_problems(fig))
     plt.close(fig)
