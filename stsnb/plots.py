@@ -100,8 +100,9 @@ _TOUCH_PX = 1.0  # boxes may share an edge (one pixel) without counting as overl
 def figure_problems(fig) -> list[str]:
     """What makes ``fig`` hard to read, as matplotlib lays it out (``fig.canvas.draw()``, then each artist's window
     extent): text boxes that overlap (titles, suptitle, axis labels, drawn tick labels, legends as one box each, texts
-    and annotations), text that reaches into another panel, text under ``MIN_POINTS`` pt, and a legend over the lines,
-    markers or bars of its own axes (their vertices and segments in display coordinates). Empty [] if none."""
+    and annotations; rotated text as its rotated box), text that reaches into another panel, text under
+    ``MIN_POINTS`` pt, and a legend over the lines, markers, bars or step outlines of its own axes (in display
+    coordinates; reference lines and spans across the axes aside). Empty [] if none."""
     fig.canvas.draw()
     renderer = fig.canvas.get_renderer() if hasattr(fig.canvas, "get_renderer") else fig._get_renderer()
     texts = list(_drawn_texts(fig))
@@ -220,6 +221,9 @@ def _corners(artist, renderer) -> np.ndarray:
 def _polygons_overlap(a: np.ndarray, b: np.ndarray, slack: float = _TOUCH_PX) -> bool:
     """Whether two convex polygons overlap by more than ``slack`` pixels (separating axis theorem): boxes that only
     touch do not count; a box of no area overlaps nothing."""
+    low, high = np.maximum(a.min(axis=0), b.min(axis=0)), np.minimum(a.max(axis=0), b.max(axis=0))
+    if np.any(high - low <= slack):  # their upright extents are apart: no need for the rotated test
+        return False
     normals = []
     for polygon in (a, b):
         edges = np.roll(polygon, -1, axis=0) - polygon
