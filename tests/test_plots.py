@@ -143,3 +143,32 @@ def test_save_refuses_an_unreadable_figure_only_when_asked(tmp_path, monkeypatch
     assert not (tmp_path / "small_text_checked.png").exists()
     plots.save(_clean_figure(), tmp_path, "clean")
     assert (tmp_path / "clean.png").is_file()
+
+
+def test_legend_outside_keeps_a_crowded_legend_off_the_data_right_of_or_under_the_panel():
+    fig, axes = plots.figure(ncols=2)
+    x = np.linspace(0, 1, 20)
+    for ax in axes:
+        for i in range(6):
+            ax.plot(x, x ** (i + 1), label=f"curve number {i}")
+        ax.set(xlabel="x", ylabel="y")
+    plots.legend_outside(axes[0], "below")
+    plots.legend_outside(axes[1])
+    assert plots.figure_problems(fig) == []
+    renderer = fig.canvas.get_renderer()
+    below, right = (ax.get_legend().get_window_extent(renderer) for ax in axes)
+    assert below.y1 <= axes[0].xaxis.get_tightbbox(renderer).y0  # under the tick labels and the x label
+    assert right.x0 >= axes[1].get_window_extent(renderer).x1
+
+
+def test_plain_log_ticks_label_a_log_axis_with_plain_numbers():
+    fig, ax = plots.figure()
+    ax.plot([2, 200], [0, 1])
+    ax.set_xscale("log")
+    plots.plain_log_ticks(ax.xaxis)
+    fig.canvas.draw()
+    low, high = ax.get_xlim()
+    shown = [t.get_text() for t, loc in zip(ax.get_xticklabels(), ax.get_xticks(), strict=True) if low <= loc <= high]
+    assert shown == ["2", "5", "10", "20", "50", "100", "200"]
+    assert not any(t.get_text() for t in ax.xaxis.get_minorticklabels())
+    assert plots.figure_problems(fig) == []
