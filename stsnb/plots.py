@@ -52,6 +52,18 @@ def figure(ncols: int = 1, nrows: int = 1, width: float | None = None, height: f
     return plt.subplots(nrows, ncols, figsize=size, **kwargs)
 
 
+SPEARMAN_LABEL = r"Spearman $\times 100$"  # the y (or x) label of every score axis
+
+
+def blank_figure(width: float, height: float):
+    """An empty ``Figure`` in the stsnb style with the constrained layout, for figures that add their own panels
+    (``fig.add_subplot``, ``subfigures``)."""
+    import matplotlib.pyplot as plt
+
+    use_style()
+    return plt.figure(figsize=(width, height), layout="constrained")
+
+
 def legend_outside(ax, where: str = "right", **kwargs) -> None:
     """The legend of ``ax`` beside it (``"right"``) or under its x-axis label (``"below"``), never over the data.
     Use it in a figure with the constrained layout (``figure``'s default), which makes room for it."""

@@ -14,7 +14,6 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
-import matplotlib.pyplot as plt
 import numpy as np
 import torch
 from matplotlib.axes import Axes
@@ -26,18 +25,8 @@ from .objectives import acl, fdl, rdl
 from .quadruples import Quadruple
 from .reported import SIGMAS
 
-TEXT_PT = 9  # the smallest text of any figure (readable on a projector)
-SPEARMAN = r"Spearman $\times 100$"
-
-
-def _figure(width: float, height: float) -> Figure:
-    plots.use_style()
-    return plt.figure(figsize=(width, height), layout="constrained")
-
-
-def _legend_outside(ax: Axes) -> None:
-    """The legend right of the panel, never over the data."""
-    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=TEXT_PT, borderaxespad=0.0)
+TEXT_PT = plots.MIN_POINTS  # the smallest text of any figure (readable on a projector)
+SPEARMAN = plots.SPEARMAN_LABEL
 
 
 def _bars(ax: Axes, x, heights, **kwargs) -> None:
@@ -51,7 +40,7 @@ def labels(
 ) -> Figure:
     """Section 3.1: rows per gold label (1-5) in each split, and the training quadruples per label gap
     ``l_pos - l_neg``, each on its own panel (a label and a gap are different quantities)."""
-    fig = _figure(13.0, 3.6)
+    fig = plots.blank_figure(13.0, 3.6)
     axes = fig.subplots(1, 3)
     levels = np.arange(1, 6)
     for ax, (name, records) in zip(
@@ -75,7 +64,7 @@ def labels(
 def objectives(label_pos: float = 0.75, label_neg: float = 0.5) -> Figure:
     """Eq. 1 and 5-9 for one quadruple as a function of the cosine gap, and Eq. 11's weight of the same-pair
     negative as a function of its label, for each sigma of Table 5."""
-    fig = _figure(12.5, 3.8)
+    fig = plots.blank_figure(12.5, 3.8)
     axes = fig.subplots(1, 2)
     gap = torch.linspace(-1, 2, 301, dtype=torch.float64)
     zeros = torch.zeros_like(gap)
@@ -95,7 +84,7 @@ def objectives(label_pos: float = 0.75, label_neg: float = 0.5) -> Figure:
         xlabel=r"$\cos_{pos} - \cos_{neg}$",
         ylabel="loss",
     )
-    _legend_outside(axes[0])
+    plots.legend_outside(axes[0])
     label = torch.linspace(0, 1, 101)
     for sigma in SIGMAS:
         weight = [losses.bcl_weights(torch.tensor([x, 0.0]), sigma)[0, 0].item() for x in label]
@@ -105,7 +94,7 @@ def objectives(label_pos: float = 0.75, label_neg: float = 0.5) -> Figure:
         xlabel="label $l$ (scaled)",
         ylabel=r"$\alpha_{ii}$",
     )
-    _legend_outside(axes[1])
+    plots.legend_outside(axes[1])
     return fig
 
 
@@ -115,7 +104,7 @@ def table3(
     """Table 3: ``rows`` = (run, our Spearman, the paper's, our untrained encoder's), as horizontal bars from zero
     (ours on the validation split, the paper's on the original test split: not comparable levels); ``curves`` = the
     selection Spearman of each run by optimizer step."""
-    fig = _figure(13.0, 1.6 + 0.55 * len(rows))
+    fig = plots.blank_figure(13.0, 1.6 + 0.55 * len(rows))
     axes = fig.subplots(1, 2, width_ratios=[1.1, 1.0])
     ax = axes[0]
     y = np.arange(len(rows))
@@ -128,20 +117,20 @@ def table3(
     ax.set_xlim(0, 1.12 * max(max(r[1], r[2], r[3]) for r in rows))
     ax.set(title="Table 3 (levels not comparable)", xlabel=SPEARMAN)
     ax.grid(False, axis="y")
-    _legend_outside(ax)
+    plots.legend_outside(ax)
     ax = axes[1]
     for name, points in curves.items():
         if points:
             ax.plot(*zip(*points, strict=True), marker="o", ms=3, label=name)
     ax.set(title="selection Spearman during training", xlabel="optimizer step", ylabel=SPEARMAN)
-    _legend_outside(ax)
+    plots.legend_outside(ax)
     return fig
 
 
 def table4(series: Mapping[str, tuple[Sequence[str], Sequence[float]]]) -> Figure:
     """Table 4: per series (ours or the paper's, per architecture), Spearman minus full CCL's for CCL and each
     ablation in the order given, as points (the ablations are categories, not a sweep)."""
-    fig = _figure(9.0, 3.6)
+    fig = plots.blank_figure(9.0, 3.6)
     ax = fig.subplots()
     names = next(iter(series.values()))[0]
     for i, (name, (_, values)) in enumerate(series.items()):
@@ -152,7 +141,7 @@ def table4(series: Mapping[str, tuple[Sequence[str], Sequence[float]]]) -> Figur
     ax.set_xlim(-0.5, len(names) - 0.5)
     ax.axhline(0, color="grey", lw=0.8)
     ax.set(title="Table 4: change when one loss is removed", ylabel=f"{SPEARMAN}, minus full CCL")
-    _legend_outside(ax)
+    plots.legend_outside(ax)
     return fig
 
 
@@ -167,7 +156,7 @@ def table5_figure2(
     as Table 2's setting minus the other one with its paired 95% interval (the envelope over seeds), on an axis of
     stated span with the equivalence margin shaded, beside the paper's difference where it has one. Our points are
     differences with intervals, not a curve: two runs are no trend."""
-    fig = _figure(13.0, 1.9 + 0.6 * max(len(claim_rows), 2))
+    fig = plots.blank_figure(13.0, 1.9 + 0.6 * max(len(claim_rows), 2))
     axes = fig.subplots(1, 2, width_ratios=[0.8, 1.2])
     ax = axes[0]
     sigmas = sorted(paper_sigmas)
@@ -219,7 +208,7 @@ def table5_figure2(
         xlabel=f"{SPEARMAN} difference (axis spans $\\pm${extent:.2g})",
     )
     if claim_rows:
-        _legend_outside(ax)
+        plots.legend_outside(ax)
     return fig
 
 
@@ -246,7 +235,7 @@ def appendix_a(
     """Appendix A's plane, one panel per run: x = ``cos_pos - l_pos`` (positive too high), y = ``l_neg - cos_neg``
     (negative too low), flagged quadruples in red; Eq. 16's region (x > margin, y > 0) and, read as Eq. 16's mirror,
     Eq. 17's (y > margin, x > 0) shaded with their thresholds drawn. ``panels`` = name -> (x, y, flags)."""
-    fig = _figure(5.2 * len(panels) + 0.6, 4.6)
+    fig = plots.blank_figure(5.2 * len(panels) + 0.6, 4.6)
     axes = np.atleast_1d(fig.subplots(1, len(panels), sharex=True, sharey=True))
     for ax, (name, (x, y, flags)) in zip(axes, panels.items(), strict=True):
         ax.scatter(x[~flags], y[~flags], s=5, color="C0", alpha=0.4, label="quadruple")
@@ -279,5 +268,5 @@ def appendix_a(
             xlabel=r"$\cos_{pos} - l_{pos}$ (positive too high $\rightarrow$)",
             ylabel=r"$l_{neg} - \cos_{neg}$ (negative too low $\rightarrow$)",
         )
-    _legend_outside(axes[-1])
+    plots.legend_outside(axes[-1])
     return fig

@@ -9,25 +9,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from ... import claims, plots
 
-TEXT_PT = 9  # the smallest text of any figure (readable on a projector)
-SPEARMAN = r"Spearman $\times 100$"
-
-
-def _figure(width: float, height: float) -> Figure:
-    plots.use_style()
-    return plt.figure(figsize=(width, height), layout="constrained")
-
-
-def _legend_outside(ax: Axes) -> None:
-    """The legend right of the panel, never over the data."""
-    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=TEXT_PT, borderaxespad=0.0)
+TEXT_PT = plots.MIN_POINTS  # the smallest text of any figure (readable on a projector)
+SPEARMAN = plots.SPEARMAN_LABEL
 
 
 def claims_forest(ax: Axes, rows: Sequence[Mapping], title: str, xlabel: str, separator: str = " vs ") -> None:
@@ -61,7 +50,7 @@ def claims_forest(ax: Axes, rows: Sequence[Mapping], title: str, xlabel: str, se
     ax.set_ylim(len(rows) - 0.5, -0.5)  # the first claim on top, one row's height each (one row too)
     ax.grid(False, axis="y")
     ax.set(title=title, xlabel=xlabel)
-    _legend_outside(ax)
+    plots.legend_outside(ax)
 
 
 LOSS_NAMES = {  # Table 1's row names, on two lines where they are long (tick labels under narrow bars)
@@ -91,7 +80,7 @@ def table1(
     backbones = list(untrained)
     layout = [["curves", "levels"]] + ([["claims", "claims"]] if claim_rows else [])
     ratios = [4.0] + ([0.8 + 0.55 * len(claim_rows)] if claim_rows else [])
-    fig = _figure(14.0 + 2.0 * (len(backbones) - 1), sum(ratios) + 0.8)
+    fig = plots.blank_figure(14.0 + 2.0 * (len(backbones) - 1), sum(ratios) + 0.8)
     panels = fig.subplot_mosaic(layout, height_ratios=ratios, width_ratios=[1.0, 1.2])
     ax = panels["curves"]
     styles = ["-", "--", ":", "-."]
@@ -102,7 +91,7 @@ def table1(
             ax.plot(steps, values, marker="o", label=name if len(backbones) == 1 else f"{backbone} {name}", **style)
     ax.set(title=f"STS-B dev during NLI fine-tuning, seed {seeds[0]}", xlabel="optimizer step (0: untrained)")
     ax.set_ylabel(SPEARMAN)
-    _legend_outside(ax)
+    plots.legend_outside(ax)
 
     ax = panels["levels"]
     x = np.arange(len(losses) + 1)  # the untrained encoder first, then each loss
@@ -121,7 +110,7 @@ def table1(
     ax.set_xticks(x, ["untrained"] + [LOSS_NAMES.get(n, n) for n in losses])
     ax.set(title=f"Ours: {average_name}, mean of seeds {list(seeds)}\n({scope})", ylabel=SPEARMAN)
     if len(backbones) > 1:
-        _legend_outside(ax)
+        plots.legend_outside(ax)
 
     if claim_rows:
         claims_forest(
@@ -173,7 +162,7 @@ def table5_table6(
     missing = [f"{table}: {reasons[table]}." for table, rows, _ in panels if not rows]
     if not drawn:
         return None, missing
-    fig = _figure(11.0, sum(1.4 + 0.6 * len(rows) for rows, _ in drawn))
+    fig = plots.blank_figure(11.0, sum(1.4 + 0.6 * len(rows) for rows, _ in drawn))
     axes = fig.subplots(len(drawn), 1, squeeze=False, height_ratios=[0.6 + 0.6 * len(rows) for rows, _ in drawn])
     for ax, (rows, title) in zip(axes[:, 0], drawn, strict=True):
         claims_forest(ax, rows, title, f"{average_name} difference, {SPEARMAN}")
