@@ -122,23 +122,35 @@ def test_gradient_accumulation_equals_the_big_batch_for_a_mean_loss():
     assert torch.allclose(big.bias, small.bias, atol=1e-6)
 
 
-def test_resume_continues_where_the_interrupted_run_stopped(tmp_path):
-    data = make_data()
+def dev_score(data):
+    """``evaluate`` for fit: minus the MSE on ``data`` (higher is better)."""
 
     def evaluate(model):
         return -mse(model, collate(data)).item()
 
+    return evaluate
+
+
+def killed_at_batch(n: int):
+    """``mse`` that raises KeyboardInterrupt at its ``n``-th call, as a killed run would stop."""
+    calls = {"n": 0}
+
+    def loss(model, batch):
+        calls["n"] += 1
+        if calls["n"] == n:
+            raise KeyboardInterrupt
+        return mse(model, batch)
+
+    return loss
+
+
+def test_resume_continues_where_the_interrupted_run_stopped(tmp_path):
+    data = make_data()
+    evaluate = dev_score(data)
     config = dict(epochs=2, batch_size=8, lr=0.05, eval_every=3, max_grad_norm=None)
     reference = fresh_model()
     fit(reference, mse, data, TrainConfig(**config), collate=collate, evaluate=evaluate)
-
-    calls = {"n": 0}
-
-    def interrupted(model, batch):
-        calls["n"] += 1
-        if calls["n"] == 11:  # after the checkpoint at optimizer step 9
-            raise KeyboardInterrupt
-        return mse(model, batch)
+    interrupted = killed_at_batch(11)  # after the checkpoint at optimizer step 9
 
     checkpoint = dict(checkpoint_dir=str(tmp_path / "ckpt"))
     with pytest.raises(KeyboardInterrupt):
@@ -154,10 +166,7 @@ def test_resume_continues_where_the_interrupted_run_stopped(tmp_path):
 
 def test_a_kill_while_a_checkpoint_is_written_keeps_the_previous_one(tmp_path, monkeypatch):
     data = make_data()
-
-    def evaluate(model):
-        return -mse(model, collate(data)).item()
-
+    evaluate = dev_score(data)
     config = dict(epochs=2, batch_size=8, lr=0.05, eval_every=3, max_grad_norm=None)
     reference = fresh_model()
     fit(reference, mse, data, TrainConfig(**config), collate=collate, evaluate=evaluate)
@@ -190,20 +199,11 @@ def test_a_kill_while_a_checkpoint_is_written_keeps_the_previous_one(tmp_path, m
 
 def test_resume_finds_the_checkpoint_moved_aside_between_two_renames(tmp_path):
     data = make_data()
-
-    def evaluate(model):
-        return -mse(model, collate(data)).item()
-
+    evaluate = dev_score(data)
     config = dict(epochs=1, batch_size=8, lr=0.05, eval_every=3, max_grad_norm=None)
     reference = fresh_model()
     fit(reference, mse, data, TrainConfig(**config), collate=collate, evaluate=evaluate)
-    calls = {"n": 0}
-
-    def interrupted(model, batch):
-        calls["n"] += 1
-        if calls["n"] == 5:  # after the checkpoint at optimizer step 3
-            raise KeyboardInterrupt
-        return mse(model, batch)
+    interrupted = killed_at_batch(5)  # after the checkpoint at optimizer step 3
 
     checkpoints = tmp_path / "ckpt"
     with pytest.raises(KeyboardInterrupt):
