@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import nbformat
 import papermill
 import pytest
@@ -98,3 +100,17 @@ def test_code_cells_stay_short_outside_the_parameters_cell():
             if len(cell.source.splitlines()) > MAX_CELL_LINES:
                 long_cells[(path.stem, cell.id)] = len(cell.source.splitlines())
     assert not long_cells, f"code cells over {MAX_CELL_LINES} lines (move the logic into stsnb or split): {long_cells}"
+
+
+PAPER_LINK = re.compile(r"https://(arxiv\.org/abs/\d{4}\.\d{4,5}|aclanthology\.org/[\w.-]+/?)")
+NOT_FOR_A_STUDENT = re.compile(r"shared/|REFERENCE_NOTES|\bissues? #?\d+\b")
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_a_notebook_stands_alone_and_links_its_paper(path):
+    """A student has the notebook and the papers, not our workplace: no shared/ paths, internal notes or issue
+    numbers; the opening cell links each paper it follows (arXiv or the ACL Anthology)."""
+    cells = nbformat.read(path, as_version=4).cells
+    internal = [cell.id for cell in cells if NOT_FOR_A_STUDENT.search(cell.source)]
+    assert not internal, f"cells pointing at our workplace: {internal}"
+    assert PAPER_LINK.search(cells[0].source), "the opening cell links no paper"
