@@ -48,6 +48,8 @@ from typing import Any
 import torch
 from torch import nn
 
+from .progress import quiet as batch_run_is_quiet
+
 LossFn = Callable[[nn.Module, Any], torch.Tensor]
 EvalFn = Callable[[nn.Module], float]
 MIXED_PRECISION = ("no", "fp16", "bf16")
@@ -238,7 +240,7 @@ def run_key(model: nn.Module, loss_fn: LossFn, train_data: Sequence, config: Tra
     fits with one key would train the same weights, so sharing their checkpoints is right."""
     from .fingerprint import weights_sample
 
-    settings = {k: v for k, v in asdict(config).items() if k not in {"progress", "checkpoint_dir", "resume"}}
+    settings = _run_settings(config)
     stride = max(1, len(train_data) // 64)
     examples = [repr(train_data[i])[:500] for i in range(0, len(train_data), stride)][:64]
     digest = hashlib.blake2b(digest_size=8)
@@ -252,6 +254,13 @@ def run_key(model: nn.Module, loss_fn: LossFn, train_data: Sequence, config: Tra
 
 
 _RUN_KEYS_SEEN: dict[str, int] = {}
+
+
+def _run_settings(config: TrainConfig) -> dict[str, Any]:
+    """The settings that decide a run's weights: the config without how it is shown or where it checkpoints."""
+    return {k: v for k, v in asdict(config).items() if k not in {"progress", "checkpoint_dir", "resume"}}
+
+
 _SIMPLE = (bool, int, float, str, type(None))
 
 
@@ -425,7 +434,7 @@ def fit(
             _save_last_checkpoint(acc, checkpoints, scheduler, state)
         acc.wait_for_everyone()
 
-    quiet = not config.progress or os.environ.get("TQDM_DISABLE") == "1" or not acc.is_main_process
+    quiet = not config.progress or batch_run_is_quiet() or not acc.is_main_process
     bar = tqdm(total=total, initial=state["step"], desc="train", disable=quiet)
     model.train()
     if config.eval_at_start and state["step"] == 0 and state["evaluated_at"] is None:
@@ -497,7 +506,7 @@ def fit(
         about = {
             "loss": _describe_loss(loss_fn),
             "examples": n,
-            "config": {k: v for k, v in asdict(config).items() if k not in {"progress", "checkpoint_dir", "resume"}},
+            "config": _run_settings(config),
             **{k: state[k] for k in ("step", "best_step", "best_score")},
             "resumed_at": resumed_at,
         }
