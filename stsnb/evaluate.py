@@ -293,6 +293,13 @@ def dev_spearman(encoder, pairs: Sequence[stsdata.STSPair], preprocess: Callable
     return correlations(similarities, [p.score for p in pairs])[0]
 
 
+def dev_predictions(encoder, pairs: Sequence[stsdata.STSPair]) -> TaskPredictions:
+    """``{"STS-B dev": (gold, cosine)}`` of ``pairs``, uncached (the weights change between calls): what a training
+    probe compares, as a paired difference, before and after (``stsnb.stats.paired_predictions_difference``)."""
+    cosine = pair_similarities(encoder, pairs, cache=None)
+    return {"STS-B dev": (np.array([p.score for p in pairs], dtype=float), np.asarray(cosine, dtype=float))}
+
+
 def dev_evaluator(
     dev_pairs: Sequence[stsdata.STSPair], preprocess: Callable[[str], str] | None = None
 ) -> Callable[[torch.nn.Module], float]:

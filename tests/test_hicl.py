@@ -12,6 +12,7 @@ import pytest
 import torch
 
 from stsnb import claims as stsnb_claims
+from stsnb import evaluate
 from stsnb import losses as L
 from stsnb.papers import hicl
 from stsnb.papers.hicl import efficiency, objectives, segments, variants
@@ -318,9 +319,9 @@ def test_simcse_probe_scores_last_weights_against_the_untrained_backbone_on_the_
     assert row["difference"] == pytest.approx(row["dev_after"] - row["dev_before"], abs=1e-9)  # one task: plain
     assert row["low"] <= row["difference"] <= row["high"]
     assert row["dev_after"] != row["dev_before"]  # lr 1e-3 changes the weights: the last step is what is scored
-    untrained = hicl.probe.dev_predictions(backbone.load(), dev)
+    untrained = evaluate.dev_predictions(backbone.load(), dev)
     assert untrained["STS-B dev"][1].tolist() == pytest.approx(
-        hicl.probe.dev_predictions(backbone.load(), dev)["STS-B dev"][1].tolist()
+        evaluate.dev_predictions(backbone.load(), dev)["STS-B dev"][1].tolist()
     )  # the before-score is deterministic (eval mode, no dropout)
     with pytest.raises(ValueError, match="two batches"):
         hicl.simcse_moves(hicl.ProbeSetting(lr=1e-4), backbone, sentences[:8], dev, batch_size=8)

@@ -56,6 +56,38 @@ def test_regression_head_has_one_output_and_classifier_k(minilm):
         assert torch.allclose(regression(first, second), regression.score(u, v), atol=1e-5)
 
 
+# ---- Table 1's task: the paper's NLI or the labelled STS analogue ----------------------------------------------
+
+
+def test_the_sts_analogue_classifies_scores_rounded_to_six_classes_and_nli_keeps_its_three(filtered):
+    sts, nli = reg.table1_task("sts"), reg.table1_task("nli")
+    assert (sts.classes, sts.label_range, nli.classes, nli.label_range) == (6, (0.0, 5.0), 3, (0.0, 2.0))
+    targets = torch.tensor([p.target for p in filtered.pairs[:200]])
+    ids = sts.class_ids(targets)
+    assert ids.min() >= 0 and ids.max() <= 5 and torch.all((ids - targets).abs() <= 0.5)  # the nearest label
+    assert nli.class_ids(torch.tensor([0.0, 1.0, 2.0])).tolist() == [0, 1, 2]
+    with pytest.raises(ValueError, match="table1_task must be one of"):
+        reg.table1_task("snli")
+
+
+def test_cross_entropy_on_sts_scores_is_the_softmax_loss_of_the_nearest_class():
+    """Cross entropy -log softmax(z)_y (Section 3.1's classifier) with y the score rounded: 3.8 is class 4, 1.2 is 1."""
+    logits = torch.tensor([[0.1, 0.3, -0.2, 0.5, 1.5, 0.0], [2.0, 0.4, 0.1, 0.0, -1.0, 0.2]])
+    expected = -(torch.log_softmax(logits, dim=-1)[[0, 1], [4, 1]]).mean()
+    assert torch.allclose(reg.LossSpec("cross_entropy")(logits, torch.tensor([3.8, 1.2])), expected)
+
+
+def test_the_sts_task_gives_cross_entropy_a_six_way_head_and_reads_accuracy_on_its_classes(minilm, filtered):
+    model = reg.seeded_model(minilm, reg.LossSpec("cross_entropy"), seed=0, classes=reg.STS_TASK.classes)
+    assert model.head.weight.shape == (6, 3 * minilm.dim)
+    heldout = filtered.pairs[:4]
+    gold = reg.STS_TASK.class_ids(torch.tensor([p.target for p in heldout]))
+    exact = torch.tensor([p.target for p in heldout])
+    assert reg.heldout_accuracy(exact, heldout, reg.STS_TASK) == pytest.approx(100.0)  # regression, rounded
+    wrong = torch.nn.functional.one_hot((gold + 1) % 6, 6).float()  # every argmax one class off
+    assert reg.heldout_accuracy(wrong, heldout, reg.STS_TASK) == pytest.approx(0.0)
+
+
 # ---- clamp (Section 3.3) and labels (Section 4.1) -------------------------------------------------------------
 
 

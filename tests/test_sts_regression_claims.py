@@ -298,7 +298,7 @@ def test_a_real_run_whose_dev_selection_kept_step_0_is_not_tested(data_dir):
     config = TrainConfig(batch_size=16, lr=0.0, eval_every=1, progress=False)
     evaluation = reg.Evaluation("stsb", 60)
     before = evaluation.predictions(reg.load_backbone("minilm-l6", 64))
-    model, result = reg.fine_tune_nli(
+    model, result = reg.fine_tune_table1(
         "minilm-l6", pairs, reg.table2_loss("smooth_k2"), config, dev_pairs=dev, max_length=64, head_lr=0.0
     )
     run = claims.Trained.of(evaluation.predictions(model.encoder), result)

@@ -16,7 +16,7 @@ import torch
 
 from stsnb import data, evaluate, plots
 from stsnb.papers import sts_regression as reg
-from stsnb.papers.sts_regression import claims, figures, memory, sweeps, table1, two_stage
+from stsnb.papers.sts_regression import claims, figures, memory, sweeps, two_stage
 from stsnb.train import TrainConfig, TrainResult
 
 matplotlib.use("Agg")
@@ -91,14 +91,14 @@ def test_dev_curve_keeps_the_dev_evaluations_in_order():
     assert reg.dev_curve(_result(best_step=20, best=71.5)) == [(0, 60.0), (20, 71.5)]
 
 
-def test_split_nli_holds_out_first_and_trains_on_the_next_pairs():
+def test_split_pairs_holds_out_first_and_trains_on_the_next_pairs():
     pairs = [reg.TrainingPair(f"a{i}", f"b{i}", float(i % 3)) for i in range(50)]
-    split = reg.split_nli(pairs, seed=4, heldout=10, train=15)
+    split = reg.split_pairs(pairs, seed=4, heldout=10, train=15)
     shuffled = list(pairs)
     random.Random(4).shuffle(shuffled)  # the notebook's shuffle, in place
     assert split.heldout == shuffled[:10] and split.pool == shuffled[10:] and split.train == shuffled[10:25]
     assert not set(split.heldout) & set(split.pool)
-    assert reg.split_nli(pairs, seed=4, heldout=10, train=None).train == split.pool
+    assert reg.split_pairs(pairs, seed=4, heldout=10, train=None).train == split.pool
     assert pairs[0] == reg.TrainingPair("a0", "b0", 0.0)  # the input is left as it was
 
 
@@ -124,9 +124,9 @@ def test_table1_job_binds_every_argument_and_pickles(gold):
 
 def test_heldout_accuracy_rounds_regression_outputs_and_takes_the_classifiers_argmax():
     heldout = [reg.TrainingPair("a", "b", t) for t in (0.0, 1.0, 2.0, 2.0)]
-    assert table1.heldout_accuracy(torch.tensor([0.2, 1.6, 1.6, 0.9]), heldout) == pytest.approx(50.0)
+    assert reg.heldout_accuracy(torch.tensor([0.2, 1.6, 1.6, 0.9]), heldout) == pytest.approx(50.0)
     logits = torch.tensor([[3.0, 0, 0], [0, 3.0, 0], [0, 0, 3.0], [3.0, 0, 0]])
-    assert table1.heldout_accuracy(logits, heldout) == pytest.approx(75.0)
+    assert reg.heldout_accuracy(logits, heldout) == pytest.approx(75.0)
 
 
 def test_table1_runs_keep_each_run_and_give_its_metrics_and_line(gold):

@@ -15,8 +15,6 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-import numpy as np
-
 from ... import evaluate, stats
 from ...data import STSPair
 from ...train import TrainConfig
@@ -34,12 +32,6 @@ class ProbeSetting:
 
     def label(self) -> str:
         return f"lr {self.lr:g}, dropout {self.dropout}, {self.pooling} pooling"
-
-
-def dev_predictions(encoder, dev_pairs: Sequence[STSPair]) -> evaluate.TaskPredictions:
-    """``{"STS-B dev": (gold, cosine)}``, uncached (the weights change between calls)."""
-    cosine = evaluate.pair_similarities(encoder, dev_pairs, cache=None)
-    return {"STS-B dev": (np.array([p.score for p in dev_pairs], dtype=float), np.asarray(cosine, dtype=float))}
 
 
 def simcse_moves(
@@ -60,7 +52,7 @@ def simcse_moves(
         raise ValueError(f"need at least two batches of {batch_size} sentences, got {len(sentences)}")
     started = time.perf_counter()
     encoder = replace(backbone, pooling=setting.pooling, dropout=setting.dropout).load()
-    before = dev_predictions(encoder, dev_pairs)
+    before = evaluate.dev_predictions(encoder, dev_pairs)
     examples, _ = make_examples(encoder.tokenizer, sentences, backbone.max_length, "simcse")
     config = TrainConfig(
         batch_size=batch_size,
@@ -79,7 +71,7 @@ def simcse_moves(
         ObjectiveSettings(alpha=0.0, temperature=temperature),
         config,
     )
-    after = dev_predictions(trained.encoder, dev_pairs)
+    after = evaluate.dev_predictions(trained.encoder, dev_pairs)
     gap = stats.paired_predictions_difference(after, before, n_resamples=n_resamples, seed=seed)
     row = stats.claim_row(f"SimCSE ({setting.label()}) improves STS-B dev", [gap], paper_direction=+1)
     row.pop("per_seed")

@@ -43,7 +43,7 @@ from .recipes import (
     Table1Run,
     contrast_loss,
     dev_curve,
-    fine_tune_nli,
+    fine_tune_table1,
     head_outputs_for,
     pair_loss,
     seeded_model,
@@ -65,18 +65,19 @@ from .sweeps import (
     sweep_table6_claims,
 )
 from .table1 import Table1Runs, losses_on_seed, table1_job
+from .tasks import NLI_TASK, STS_TASK, TASKS, Table1Task, heldout_accuracy, table1_task
 from .training_data import (
     NLI_RANGE,
     NLI_TARGETS,
     SENTENCE_BERT_LABELS,
     STS_RANGE,
     FilteredSTSTrain,
-    NLISplit,
+    PairSplit,
     TrainingPair,
     filtered_sts_train,
     nli_training_pairs,
     positive_pairs,
-    split_nli,
+    split_pairs,
     sts_training_pairs,
 )
 from .two_stage import (
@@ -86,7 +87,6 @@ from .two_stage import (
     TwoStageRun,
     contrast_line,
     contrast_run,
-    heldout_accuracy,
     stage2_config,
     stage2_sweep_line,
     two_stage_run,

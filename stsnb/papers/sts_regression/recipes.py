@@ -20,6 +20,7 @@ from ... import evaluate, losses, models
 from ...train import TrainConfig, TrainResult, fit, layerwise_param_groups
 from .backbones import load_backbone
 from .model import ClampMode, Concatenation, SiameseModel, clamp_prediction, head_output, predict
+from .tasks import NLI_TASK, Table1Task
 from .training_data import NLI_RANGE, TrainingPair
 
 # ---- losses (Eq. 1-2, Tables 1-2) ------------------------------------------------------------------------------
@@ -73,9 +74,10 @@ class LossSpec:
         return self.name
 
     def __call__(self, output: Tensor, target: Tensor) -> Tensor:
-        """Loss of head outputs: logits ``(N, K)`` + class ids for cross entropy, else predictions ``(N,)``."""
+        """Loss of head outputs: logits ``(N, K)`` + targets for cross entropy (a target between two labels is the
+        class of the nearer one, ``Table1Task.class_ids``), else predictions ``(N,)``."""
         if self.name == "cross_entropy":
-            return losses.softmax_cross_entropy(output, target.long())
+            return losses.softmax_cross_entropy(output, target.round().long())
         if self.name == "l1":
             return losses.l1_loss(output, target)
         if self.name == "mse":
@@ -105,11 +107,12 @@ def seeded_model(
     loss: LossSpec | None = None,
     concatenation: Concatenation = "(u,v,|u-v|)",
     seed: int = 0,
+    classes: int = 3,
 ) -> SiameseModel:
     """A Siamese model whose new head is drawn after seeding torch with ``seed``: runs with the same seed and
-    shapes start from the same head (one output, or ``head_outputs_for(loss)``)."""
+    shapes start from the same head (one output, or ``head_outputs_for(loss, classes)``)."""
     torch.manual_seed(seed)
-    return SiameseModel(encoder, concatenation, head_outputs_for(loss) if loss is not None else 1)
+    return SiameseModel(encoder, concatenation, head_outputs_for(loss, classes) if loss is not None else 1)
 
 
 def pair_loss(
@@ -160,7 +163,7 @@ def train_siamese(
     )
 
 
-def fine_tune_nli(
+def fine_tune_table1(
     backbone: str,
     pairs: Sequence[TrainingPair],
     loss: LossSpec,
@@ -176,9 +179,11 @@ def fine_tune_nli(
     seed: int = 0,
     freeze_embeddings: bool = False,
     gradient_checkpointing: bool = False,
+    task: Table1Task = NLI_TASK,
 ) -> tuple[SiameseModel, TrainResult]:
     """One Table 1 / 5 / 6 run: a fresh backbone (``load_backbone``'s options), a new head (seeded: the same initial
-    head for every regression loss), NLI fine-tuning with STS-B dev selection (Section 4.1)."""
+    head for every regression loss; ``task.classes`` outputs for cross entropy), fine-tuning on ``pairs`` of
+    ``task`` (the paper's NLI, Section 4.1, or the STS analogue) with STS-B dev selection."""
     encoder = load_backbone(
         backbone,
         max_length,
@@ -186,7 +191,7 @@ def fine_tune_nli(
         freeze_embeddings=freeze_embeddings,
         gradient_checkpointing=gradient_checkpointing,
     )
-    model = seeded_model(encoder, loss, concatenation, seed)
+    model = seeded_model(encoder, loss, concatenation, seed, task.classes)
     result = train_siamese(
         model,
         pairs,
@@ -194,7 +199,7 @@ def fine_tune_nli(
         config,
         dev_pairs=dev_pairs,
         clamp=clamp,
-        label_range=NLI_RANGE,
+        label_range=task.label_range,
         lr_decay=lr_decay,
         head_lr=head_lr,
     )
@@ -227,11 +232,11 @@ def table1_run(
     eval_seed: int = 0,
     **fine_tune: object,
 ) -> Table1Run:
-    """``fine_tune_nli`` then the STS predictions (``evaluate.task_predictions``: every test pair, or the same
+    """``fine_tune_table1`` then the STS predictions (``evaluate.task_predictions``: every test pair, or the same
     ``eval_max_pairs`` per task drawn with ``eval_seed`` for every run and training seed) and the head's outputs on
-    held-out NLI pairs: the unit a notebook's ``num_processes`` parameter runs on several processes
+    held-out pairs of its task: the unit a notebook's ``num_processes`` parameter runs on several processes
     (``stsnb.distributed.run``)."""
-    model, result = fine_tune_nli(backbone, pairs, loss, config, dev_pairs=dev_pairs, **fine_tune)
+    model, result = fine_tune_table1(backbone, pairs, loss, config, dev_pairs=dev_pairs, **fine_tune)
     predictions = evaluate.task_predictions(model.encoder, eval_tasks, eval_max_pairs, eval_seed, cache=None)
     return Table1Run(predictions, result, predict(model, heldout).cpu())
 

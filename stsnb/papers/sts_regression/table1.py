@@ -9,14 +9,13 @@ import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-import torch
 from torch import Tensor
 
 from ... import data as stsdata
 from .claims import HEADLINE_LOSSES, Trained
-from .model import classify
 from .recipes import LossSpec, Table1Run, dev_curve, table1_run
 from .scoring import Evaluation
+from .tasks import NLI_TASK, Table1Task, heldout_accuracy
 from .training_data import TrainingPair
 
 Key = tuple[str, str, int]  # (backbone, loss name, training seed)
@@ -55,19 +54,13 @@ def table1_job(
     )
 
 
-def heldout_accuracy(outputs: Tensor, heldout: Sequence[TrainingPair]) -> float:
-    """3-way NLI accuracy (%) of head outputs on the held-out pairs: a regression prediction rounded to the nearest
-    of 0 / 1 / 2, a classifier's argmax (Section 3.1, ``classify``)."""
-    gold = torch.tensor([int(p.target) for p in heldout])
-    return 100 * (classify(outputs) == gold).float().mean().item()
-
-
 @dataclass
 class Table1Runs:
     """Every Table 1 run of a notebook by ``(backbone, loss, seed)``: what dev selection kept (``trained``, for the
-    claims), its scores, its STS-B dev curve, the head's outputs and accuracy on the held-out NLI pairs."""
+    claims), its scores, its STS-B dev curve, the head's outputs and accuracy on the held-out pairs of ``task``."""
 
     heldout: Sequence[TrainingPair]
+    task: Table1Task = NLI_TASK
     trained: dict[Key, Trained] = field(default_factory=dict)
     scores: dict[Key, dict[str, float]] = field(default_factory=dict)
     curves: dict[Key, list[tuple[int, float]]] = field(default_factory=dict)
@@ -81,12 +74,12 @@ class Table1Runs:
         self.trained[key], self.scores[key] = Trained.of(outcome.predictions, result), outcome.scores
         self.curves[key] = dev_curve(result)
         self.heldout_outputs[key] = outcome.heldout_outputs
-        self.heldout_accuracy[key] = heldout_accuracy(outcome.heldout_outputs, self.heldout)
+        self.heldout_accuracy[key] = heldout_accuracy(outcome.heldout_outputs, self.heldout, self.task)
         return {
             **evaluation.comparable(outcome.scores),
             "best_dev": result.best_score,
             **{k: getattr(result, k) for k in ("best_step", "steps", "weight_change")},
-            "heldout_nli_accuracy": self.heldout_accuracy[key],
+            f"heldout_{self.task.name}_accuracy": self.heldout_accuracy[key],
         }
 
     def line(self, key: Key, outcome: Table1Run, loss: LossSpec, seconds: float) -> str:
@@ -96,5 +89,6 @@ class Table1Runs:
         return (
             f"{backbone} seed {seed} {loss.label():<28} avg {outcome.scores['avg']:.2f}  best dev "
             f"{result.best_score:.2f} @ step {result.best_step}/{result.steps} (largest weight change "
-            f"{result.weight_change:.1e})  held-out NLI acc {self.heldout_accuracy[key]:.1f}%  [{seconds:.0f} s]"
+            f"{result.weight_change:.1e})  held-out {self.task.name.upper()} acc {self.heldout_accuracy[key]:.1f}%  "
+            f"[{seconds:.0f} s]"
         )

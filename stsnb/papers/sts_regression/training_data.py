@@ -78,20 +78,20 @@ def filtered_sts_train(text: stsdata.TextVariant = "raw", data_dir=None) -> Filt
 
 
 @dataclass(frozen=True)
-class NLISplit:
-    """The NLI pairs of a notebook (Section 4.1), shuffled once: ``heldout`` (never trained on, for the heads' 3-way
-    accuracy), ``pool`` (the rest; stage 1 of Section 4.2 draws from it too) and ``train`` (the first pairs of the
-    pool, for Tables 1, 5 and 6)."""
+class PairSplit:
+    """The labelled pairs of a notebook (NLI, Section 4.1, or the STS analogue), shuffled once: ``heldout`` (never
+    trained on, for the heads' accuracy), ``pool`` (the rest; stage 1 of Section 4.2 draws NLI from it too) and
+    ``train`` (the first pairs of the pool, for Tables 1, 5 and 6)."""
 
     heldout: list[TrainingPair]
     pool: list[TrainingPair]
     train: list[TrainingPair]
 
 
-def split_nli(pairs: Sequence[TrainingPair], seed: int, heldout: int, train: int | None) -> NLISplit:
+def split_pairs(pairs: Sequence[TrainingPair], seed: int, heldout: int, train: int | None) -> PairSplit:
     """Shuffle ``pairs`` with ``random.Random(seed)``, keep the first ``heldout`` out, train on the next ``train``
     (None: all the rest)."""
     shuffled = list(pairs)
     random.Random(seed).shuffle(shuffled)
     held, pool = shuffled[:heldout], shuffled[heldout:]
-    return NLISplit(held, pool, pool[:train] if train is not None else pool)
+    return PairSplit(held, pool, pool[:train] if train is not None else pool)

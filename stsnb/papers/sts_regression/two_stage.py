@@ -11,14 +11,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-import torch
-
 from ... import data as stsdata
 from ... import evaluate
 from ...train import TrainConfig, TrainResult
 from .backbones import load_backbone
 from .claims import Trained
-from .model import ClampMode, classify, predict
+from .model import ClampMode, predict
 from .recipes import (
     STAGE_SETTINGS,
     LossSpec,
@@ -29,6 +27,7 @@ from .recipes import (
     train_siamese,
 )
 from .scoring import Evaluation, compare
+from .tasks import heldout_accuracy
 from .training_data import NLI_RANGE, STS_RANGE, TrainingPair, positive_pairs
 
 
@@ -72,14 +71,6 @@ def stage2_config(config: TrainConfig, schedule_steps_factor: float = 1.0) -> Tr
     return replace(config, schedule_steps_factor=schedule_steps_factor)
 
 
-def heldout_accuracy(model, heldout_nli: Sequence[TrainingPair]) -> float:
-    """3-way NLI accuracy (%) of a regression head read as a class (Section 3.1: rounded to 0 / 1 / 2)."""
-    if not heldout_nli:
-        return float("nan")
-    gold = torch.tensor([int(p.target) for p in heldout_nli])
-    return 100 * (classify(predict(model, heldout_nli)) == gold).float().mean().item()
-
-
 def two_stage_run(
     backbone: str,
     nli_pairs: Sequence[TrainingPair],
@@ -104,10 +95,7 @@ def two_stage_run(
     encoder = load_backbone(backbone, max_length, gradient_checkpointing=gradient_checkpointing)
     model = seeded_model(encoder, seed=seed)
     stage1 = train_head_frozen(model, nli_pairs, stage1_loss, stage1_config, clamp=clamp, label_range=NLI_RANGE)
-    gold = torch.tensor([int(p.target) for p in heldout_nli])
-    accuracy = (
-        100 * (classify(predict(model, heldout_nli)) == gold).float().mean().item() if heldout_nli else float("nan")
-    )
+    accuracy = heldout_accuracy(predict(model, heldout_nli), heldout_nli) if heldout_nli else float("nan")
     stage2 = train_siamese(
         model,
         sts_pairs,

@@ -1,0 +1,87 @@
+"""Does Table 1's fine-tuning move the raw backbone ``smollm2-135m-l6``? A grid of settings, each against the named
+baseline: the same backbone untrained, on the same STS-B dev pairs.
+
+Each setting fine-tunes as notebook 20 does (``stsnb.papers.sts_regression.probe.table1_moves``: the Siamese head on
+(u, v, |u-v|), layer-wise decay 0.95, head lr 1e-3, warmup 0.2, the token embedding frozen, no clamp) for one epoch
+with no selection, on NLI (SNLI dev + test, the stand-in for the train splits) or on the STS analogue
+(de-duplicated STS-B + SICK-R train, Appendix A), and prints STS-B dev Spearman before and after, the paired
+bootstrap interval of the difference with its verdict, the loss at the first and last logged interval and the
+seconds it took. The grid's defaults are the settings notebook 20's cpu profile was chosen from. Not a timed test:
+figures for the notebook's parameters section.
+
+    STSNB_DATA_DIR=../shared/data python benchmarks/bench_sts_regression_moves.py [--dev-pairs 500]
+        [--setting sts,smooth_k2,5e-5,960,16,64 ...] [--json rows.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+
+from stsnb import data
+from stsnb.papers import sts_regression as reg
+from stsnb.papers.sts_regression.probe import ProbeSetting, table1_moves
+
+DEFAULT_GRID = [
+    "nli,cross_entropy,5e-4,960,16,256",  # the earlier cpu profile: did not move the slice
+    "nli,cross_entropy,5e-5,4800,32,48",  # moved STS-B dev +2.5 in about 4 minutes in an earlier single run
+    "nli,smooth_k2,5e-5,4800,32,48",
+    "sts,cross_entropy,5e-5,960,16,64",
+    "sts,smooth_k2,5e-5,960,16,64",
+    "sts,cross_entropy,1e-4,960,16,64",
+    "sts,smooth_k2,1e-4,960,16,64",
+]
+
+
+def parse_setting(text: str) -> ProbeSetting:
+    try:
+        task, loss, lr, pairs, batch, length = text.split(",")
+        return ProbeSetting(task, loss, float(lr), int(pairs), int(batch), int(length))
+    except ValueError as error:
+        raise SystemExit(
+            f"--setting takes task,loss,lr,pairs,batch,length (e.g. sts,smooth_k2,5e-5,960,16,64), got {text!r}: "
+            f"{error}"
+        ) from None
+
+
+def training_pairs(task: str, seed: int) -> list[reg.TrainingPair]:
+    """The pool a notebook 20 run of ``task`` draws from, shuffled with ``seed`` (as ``split_pairs`` does)."""
+    if task == "nli":
+        pairs = reg.nli_training_pairs(data.load_nli("snli-dev-test"))
+    else:
+        pairs = reg.filtered_sts_train("raw").pairs
+    random.Random(seed).shuffle(pairs)
+    return pairs
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--backbone", default="smollm2-135m-l6")
+    parser.add_argument("--dev-pairs", type=int, default=500)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--setting", nargs="+", default=DEFAULT_GRID, help="task,loss,lr,pairs,batch,length")
+    parser.add_argument("--json", help="also write the rows to this file")
+    args = parser.parse_args()
+    settings = [parse_setting(s) for s in args.setting]
+    for setting in settings:
+        reg.table1_task(setting.task)  # refuse a typo before an hour of training
+    dev = data.sample(list(data.load_stsb("dev")), args.dev_pairs, args.seed)
+    pools = {task: training_pairs(task, args.seed) for task in {s.task for s in settings}}
+    rows = []
+    for setting in settings:
+        row = table1_moves(setting, args.backbone, pools[setting.task], dev, seed=args.seed)
+        rows.append(row)
+        print(
+            f"{row['setting']:<58} dev {row['dev_before']:.2f} -> {row['dev_after']:.2f}: "
+            f"{row['difference']:+.2f} [{row['low']:+.2f}, {row['high']:+.2f}] {row['verdict']:<12} "
+            f"loss {row['loss_first']:.3f} -> {row['loss_last']:.3f}  {row['steps']} steps, {row['seconds']:.0f} s",
+            flush=True,
+        )
+        if args.json:  # after every row: an interrupted grid keeps what it measured
+            with open(args.json, "w") as handle:
+                json.dump(rows, handle, indent=1)
+
+
+if __name__ == "__main__":
+    main()
