@@ -592,24 +592,38 @@ def load_simcse_triplets(path: str | os.PathLike) -> Loaded:
 
 
 WIKI_SOURCES = ("sample", "hub")
+WIKI_FILE = "wiki1m_for_simcse.txt"  # SimCSE's unsupervised corpus: 1M Wikipedia sentences, one per line
 
 
 def load_wiki_corpus(source: str = "sample", limit: int | None = None, data_dir=None) -> list[str]:
-    """The unsupervised training corpus, chosen apart from where the evaluation data come from.
+    """The unsupervised training corpus (HiCL Section 4.1: wiki1m), chosen apart from where the evaluation data
+    come from: STS evaluation stays on the SentEval folder whatever the source.
 
     - ``"sample"``: the data folder's first 11,914 lines of SimCSE's wiki1m file (``load_wiki``);
-    - ``"hub"``: all 1M sentences from the Hugging Face Hub (``princeton-nlp/datasets-for-simcse``), the papers'
-      corpus, while STS evaluation stays on the SentEval folder;
-    - a path to a ``wiki1m_for_simcse.txt`` (one sentence per line).
+    - ``"hub"``: all 1M sentences from the Hugging Face Hub (``princeton-nlp/datasets-for-simcse``, its
+      ``wiki1m_for_simcse.txt``), the papers' corpus;
+    - a path to a text file with one sentence per line, such as a local ``wiki1m_for_simcse.txt``.
+
+    A path that is not a file, an empty corpus or an empty line is a ``DataError`` naming the file.
     """
     if source == "sample":
-        return load_wiki(limit, data_dir, hub=False)
-    if source == "hub":
-        return _hub_wiki(limit)
-    path = Path(source).expanduser()
-    if not path.is_file():
-        raise DataError(f"wiki source {source!r} is neither one of {WIKI_SOURCES} nor an existing file")
-    return _read_sentences(path, limit)
+        sentences = load_wiki(limit, data_dir, hub=False)
+        where = "the data folder's wiki1m sample"
+    elif source == "hub":
+        sentences = _hub_wiki(limit)
+        where = f"{HUB_DATASETS['wiki1m']}/{WIKI_FILE}"
+    else:
+        path = Path(source).expanduser()
+        if not path.is_file():
+            raise DataError(
+                f"{path}: no such file; the training corpus source must be one of {WIKI_SOURCES} or a text file with "
+                f"one sentence per line (e.g. SimCSE's {WIKI_FILE})"
+            )
+        sentences = _read_sentences(path, limit)
+        where = str(path)
+    if not sentences:
+        raise DataError(f"{where}: no sentences (empty); expected one sentence per line")
+    return sentences
 
 
 def sample(items: Sequence, n: int | None, seed: int) -> list:
@@ -742,7 +756,7 @@ def _hub_snli(split: str) -> Loaded:
 
 
 def _hub_wiki(limit: int | None) -> list[str]:
-    rows = _load_dataset(HUB_DATASETS["wiki1m"], data_files="wiki1m_for_simcse.txt", split="train")
+    rows = _load_dataset(HUB_DATASETS["wiki1m"], data_files=WIKI_FILE, split="train")
     sentences = [r["text"].strip() for r in rows if r["text"].strip()]
     return sentences[:limit] if limit is not None else sentences
 

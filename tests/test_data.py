@@ -330,5 +330,33 @@ def test_wiki_corpus_source_is_chosen_apart_from_the_evaluation_data(tmp_path, d
     path = tmp_path / "wiki1m_for_simcse.txt"
     path.write_text("\n".join(sample) + "\n")
     assert data.load_wiki_corpus(str(path)) == sample
-    with pytest.raises(data.DataError, match="neither one of"):
+    with pytest.raises(data.DataError, match=r"wiki2m: no such file; the training corpus source must be one of"):
         data.load_wiki_corpus("wiki2m")
+    empty = tmp_path / "empty.txt"
+    empty.write_text("")
+    with pytest.raises(data.DataError, match=r"empty.txt: no sentences"):
+        data.load_wiki_corpus(str(empty))
+
+
+def test_wiki_corpus_from_the_hub_reads_wiki1m_through_datasets_text_rows(tmp_path, data_dir, monkeypatch):
+    """The Hub is unreachable here: the Hub dataset is served from a local copy of the real sample's lines, read by
+    the same ``datasets`` text builder that reads ``wiki1m_for_simcse.txt`` on the Hub."""
+    import datasets
+
+    sample = data.load_wiki(6, data_dir)
+    local = tmp_path / data.WIKI_FILE
+    local.write_text("\n".join(sample[:3]) + "\n\n" + "\n".join(sample[3:]) + "\n")  # the Hub path drops blank rows
+    real_load = datasets.load_dataset
+    calls = []
+
+    def hub_from_local(dataset_id, *args, data_files=None, split=None, **kwargs):
+        calls.append((dataset_id, data_files, split))
+        return real_load("text", data_files=str(tmp_path / data_files), split=split, cache_dir=str(tmp_path / "c"))
+
+    monkeypatch.setattr(datasets, "load_dataset", hub_from_local)
+    assert data.load_wiki_corpus("hub") == sample
+    assert data.load_wiki_corpus("hub", limit=2) == sample[:2]
+    assert calls[0] == ("princeton-nlp/datasets-for-simcse", "wiki1m_for_simcse.txt", "train")
+    local.write_text("\n")
+    with pytest.raises(data.DataError, match=r"princeton-nlp/datasets-for-simcse/wiki1m_for_simcse.txt: no sentences"):
+        data.load_wiki_corpus("hub")

@@ -293,11 +293,12 @@ def test_the_protocol_table_lists_the_cpu_departures_and_little_for_the_paper_pl
     assert by_detail["truncation"]["this run"] == "baselines 32 tokens, +HiCL up to 128"
     assert by_detail["checkpoint selection"]["this run"] == "300 STS-B dev pairs every 10 of 40 steps, step 0 included"
     assert all(r["why"] for r in cpu)
-    paper = differences.protocol_differences(
-        _notebook_params("paper"), causal=False, train_count=11914, longer_than_max=0, gpu=True
-    )
-    assert [r["detail"] for r in paper] == [
-        "training data",
+    assert by_detail["training data"]["this run"] == "1,280 of the 11,914-sentence wiki1m sample"
+    paper_params = _notebook_params("paper")
+    assert paper_params["corpus_source"] == "hub"
+    wiki1m = dict(train_count=1_000_000, corpus_count=1_000_000)
+    paper = differences.protocol_differences(paper_params, causal=False, longer_than_max=0, gpu=True, **wiki1m)
+    assert [r["detail"] for r in paper] == [  # the whole wiki1m from the Hub: no training-data departure
         "checkpoint selection",
         "training seeds",
         "precision and hardware",
@@ -307,6 +308,19 @@ def test_the_protocol_table_lists_the_cpu_departures_and_little_for_the_paper_pl
         r["detail"]: r for r in differences.protocol_differences(alike, causal=True, train_count=8, longer_than_max=0)
     }
     assert rows["truncation"]["this run"] == "both arms 128" and rows["temperature"]["this run"] == "0.1"
+    local = {**paper_params, "corpus_source": "/data/wiki1m_for_simcse.txt"}
+    assert "training data" not in {r["detail"] for r in differences.protocol_differences(local, causal=False,
+        longer_than_max=0, **wiki1m)}  # fmt: skip
+    for source, count, shown in [
+        ("hub", 1_000_000, "5,000 of wiki1m from the Hub (1,000,000 sentences)"),
+        ("/data/other.txt", 9_000, "5,000 of other.txt (9,000 sentences)"),
+        ("sample", 11_914, "5,000 of the 11,914-sentence wiki1m sample"),
+    ]:
+        params = {**paper_params, "corpus_source": source}
+        rows = differences.protocol_differences(params, causal=False, train_count=5000, longer_than_max=0,
+            corpus_count=count)  # fmt: skip
+        (row,) = [r for r in rows if r["detail"] == "training data"]
+        assert row["this run"] == shown and row["why"], source
     table = differences.differences_table(cpu).splitlines()
     assert table[0] == "| detail | the paper | this run | why |" and len(table) == len(cpu) + 2
 

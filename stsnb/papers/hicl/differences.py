@@ -11,8 +11,10 @@ only; ESimCSE's repetition rate, momentum and queue of 2.5 x batch; SNCSE's [MAS
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
+from ...data import WIKI_FILE
 from .reported import TABLE13
 from .results import PAPER_METHODS, PAPER_MODELS
 from .variants import METHODS
@@ -58,11 +60,14 @@ def protocol_differences(
     train_count: int,
     longer_than_max: int,
     gpu: bool = False,
+    corpus_count: int = WIKI_SAMPLE,
 ) -> list[dict[str, str]]:
     """One row ``{"detail", "paper", "this run", "why"}`` per protocol detail in which the run with parameters ``p``
     (the notebook's, ``runs.collect_params``) differs from the paper's for its ``paper_backbone`` row of Table 1.
     ``causal``: the backbone is a decoder; ``train_count``: training sentences; ``longer_than_max``: sentences of
-    the sample longer than ``max_length`` tokens; ``gpu``: the run trains on a GPU."""
+    the corpus longer than ``max_length`` tokens; ``gpu``: the run trains on a GPU; ``corpus_count``: sentences of
+    the corpus read from ``p["corpus_source"]`` (``data.load_wiki_corpus``: the sample, the Hub's wiki1m or a file).
+    """
     rows: list[dict[str, str]] = []
 
     def add(detail: str, paper: str, ours: str, why: str) -> None:
@@ -93,16 +98,22 @@ def protocol_differences(
     if p["freeze_embeddings"]:
         why = "cheaper steps (README, 'The raw backbone')" if probed else "this run's choice"
         add("token embedding", "trained", "frozen", why)
-    data = f"{train_count:,} of the {WIKI_SAMPLE:,}-sentence wiki1m sample"
+    source = str(p.get("corpus_source", "sample"))
+    wiki1m = source == "hub" or Path(source).name == WIKI_FILE
+    if source == "sample":
+        corpus = f"the {corpus_count:,}-sentence wiki1m sample"
+    else:
+        corpus = f"{'wiki1m from the Hub' if source == 'hub' else Path(source).name} ({corpus_count:,} sentences)"
+    data = f"{train_count:,} of {corpus}"
     if p.get("long_sentences") is not None:
         data += f", {p['long_sentences']:.0%} of them drawn from those the baselines' cut shortens (not wiki1m's mix)"
-    hub = "wiki1m itself is on the Hub only (data.load_wiki(hub=True))"
-    add(
-        "training data",
-        "1M Wikipedia sentences (wiki1m)",
-        data,
-        f"{BUDGET}; {hub}" if train_count < WIKI_SAMPLE else hub,
-    )
+    if source == "sample":
+        hub = "wiki1m itself: corpus_source='hub' (or a path to a local wiki1m_for_simcse.txt)"
+        add("training data", "1M Wikipedia sentences (wiki1m)", data,
+            f"{BUDGET}; {hub}" if train_count < corpus_count else hub)  # fmt: skip
+    elif not wiki1m or train_count < corpus_count or p.get("long_sentences") is not None:
+        why = "this run's corpus (corpus_source)" if not wiki1m else "this run's draw (train_sentences, long_sentences)"
+        add("training data", "1M Wikipedia sentences (wiki1m)", data, why)
     paper_batch = 128 if large else 256
     if p["batch_size"] != paper_batch:
         queue = "2.5 x batch, as ESimCSE" if p["queue_size"] == round(2.5 * p["batch_size"]) else "not 2.5 x batch"
@@ -125,7 +136,7 @@ def protocol_differences(
         add("truncation", "baselines 32 tokens (SimCSE's), +HiCL the whole sentence", f"both arms {p['max_length']}",
             "isolates the objective from the extra text (Table 12's 'identical information')")  # fmt: skip
     elif p["baseline_max_length"] != 32 or p["max_length"] < 512:
-        why = f"{BUDGET}; {longer_than_max} sentence(s) of the sample are longer than {p['max_length']} tokens"
+        why = f"{BUDGET}; {longer_than_max} sentence(s) of the corpus are longer than {p['max_length']} tokens"
         add("truncation", "baselines 32 tokens, +HiCL the whole sentence (unstated; Table 12: 512)", cut, why)
     steps = (train_count // p["batch_size"]) * p["epochs"]
     dev = "all 1,500" if p["dev_pairs"] is None else f"{p['dev_pairs']}"
