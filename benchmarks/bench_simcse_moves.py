@@ -19,7 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from stsnb import data
+from stsnb import data, probe_tables
 from stsnb.papers import hicl
 
 DEFAULT_GRID = [
@@ -62,13 +62,7 @@ def main() -> None:
             row = {**hicl.simcse_moves(setting, backbone, sentences, dev, batch_size=args.batch_size, seed=seed)}
             row["seed"], row["max_length"] = seed, args.max_length
             rows.append(row)
-            print(
-                f"{row['setting']:<38} seed {seed}, length {args.max_length}: dev {row['dev_before']:.2f} -> "
-                f"{row['dev_after']:.2f}: "
-                f"{row['difference']:+.2f} [{row['low']:+.2f}, {row['high']:+.2f}] {row['verdict']:<12} "
-                f"loss {row['loss_first']:.2f} -> {row['loss_last']:.2f}  {row['steps']} steps, {row['seconds']:.0f} s",
-                flush=True,
-            )
+            print(probe_tables.row_line(row), flush=True)
             if args.json:  # after every row: an interrupted grid keeps what it measured
                 with open(args.json, "w") as handle:
                     json.dump(rows, handle, indent=1)

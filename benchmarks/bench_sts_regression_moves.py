@@ -19,7 +19,7 @@ import argparse
 import json
 import random
 
-from stsnb import data
+from stsnb import data, probe_tables
 from stsnb.papers import sts_regression as reg
 from stsnb.papers.sts_regression.probe import ProbeSetting, table1_moves
 
@@ -72,12 +72,7 @@ def main() -> None:
     for setting in settings:
         row = table1_moves(setting, args.backbone, pools[setting.task], dev, seed=args.seed)
         rows.append(row)
-        print(
-            f"{row['setting']:<58} dev {row['dev_before']:.2f} -> {row['dev_after']:.2f}: "
-            f"{row['difference']:+.2f} [{row['low']:+.2f}, {row['high']:+.2f}] {row['verdict']:<12} "
-            f"loss {row['loss_first']:.3f} -> {row['loss_last']:.3f}  {row['steps']} steps, {row['seconds']:.0f} s",
-            flush=True,
-        )
+        print(probe_tables.row_line(row), flush=True)
         if args.json:  # after every row: an interrupted grid keeps what it measured
             with open(args.json, "w") as handle:
                 json.dump(rows, handle, indent=1)
