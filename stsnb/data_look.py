@@ -159,9 +159,10 @@ def rank_table(
 ) -> str:
     """A Markdown table of ``items`` (e.g. :func:`most_wrong`'s) with each pair's gold and cosine and their ranks
     among the pairs scored (1 = least similar); ``before``, the same pairs' look under another model (e.g. the
-    untrained one, :func:`look` of its predictions on the same draw), adds that model's cosine rank."""
+    untrained one, :func:`look` of its predictions on the same draw), adds that model's cosine rank, in a column
+    "cos (``before_name``) rank"."""
     of = items[0].of if items else 0
-    extra = f" | {cosine} rank, {before_name} |" if before is not None else " |"
+    extra = f" | cos ({before_name}) rank |" if before is not None else " |"
     lines = [
         f"| sentence 1 | sentence 2 | {_gold(items)} | {cosine} | gold rank | {cosine} rank{extra}",
         "|---|---|---:|---:|---:|---:|" + ("---:|" if before is not None else ""),

@@ -94,7 +94,9 @@ def test_rank_table_and_spread_on_real_pairs(minilm, stsb_predictions):
     worst = data_look.most_wrong(items, 5)
     assert abs(worst[0].rank_gap) == max(abs(i.rank_gap) for i in items)
     text = data_look.rank_table(worst, "cos (MiniLM)", before=items, before_name="again")
-    assert len(text.split("\n\n")[0].splitlines()) == 7 and "among the 40 pairs" in text
+    header, rule, *rows = text.split("\n\n")[0].splitlines()
+    assert len(rows) == 5 and "among the 40 pairs" in text
+    assert header.count("|") == rule.count("|") == rows[0].count("|") == 8 and "| cos (again) rank |" in header
     assert f"| {worst[0].cosine:.3f} |" in text
     other = data_look.look(evaluate.task_predictions(minilm, "stsb", 40, 4, cache=None), max_pairs=40, seed=4)
     with pytest.raises(ValueError, match="not the same pair"):
