@@ -2,7 +2,7 @@
 ``stsnb book`` (a static HTML site of the executed runs); ``stsnb summary`` rewrites a profile's summary.md from its
 run folders without running anything.
 
-    stsnb run [--profile smoke|cpu|paper] [--only NOTEBOOK,...] [--out DIR]
+    stsnb run [--profile smoke|class|cpu|paper|rehearsal] [--only NOTEBOOK,...] [--out DIR]
     stsnb summary [--profile cpu] [--out DIR]
     stsnb eval --model NAME [--pooling mean|cls|last] [--template TEXT] [--tasks all|sts12,...]
                [--text senteval|raw] [--data-dir DIR] [--json]

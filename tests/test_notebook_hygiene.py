@@ -11,7 +11,7 @@ import pytest
 from stsnb import runner
 
 NOTEBOOKS = sorted(runner.NOTEBOOKS_DIR.glob("*.ipynb"))
-PROFILES = ("smoke", "cpu", "paper", "rehearsal")
+PROFILES = ("smoke", "class", "cpu", "paper", "rehearsal")
 
 
 def test_there_are_notebooks_and_plans():

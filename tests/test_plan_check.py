@@ -82,7 +82,7 @@ def test_pcc_paper_plan_per_gpu_batch_and_the_fit_decision():
     assert stage1.without_checkpointing_gib > 24  # the reason the paper plan turns checkpointing on
 
 
-@pytest.mark.parametrize("profile", ["smoke", "cpu"])
+@pytest.mark.parametrize("profile", ["smoke", "class", "cpu"])
 def test_every_committed_plan_passes_the_check(profile):
     gpus, memory = (4, 24) if profile == "paper" else (None, None)
     report = plan_check.check(runner.load_plan(PLANS / f"{profile}.yaml"), NOTEBOOKS, gpus, memory)

@@ -41,3 +41,37 @@ def test_use_applies_prints_one_line_and_leaves_no_variable(plans, capsys):
     profiles.use(namespace, "nb", plans)
     assert capsys.readouterr().out.strip() == "profile 'class': 2 values from its plan: train_pairs=40, seeds=[0]"
     assert runs.collect_params(namespace) == {"profile": "class", "train_pairs": 40, "seeds": [0]}
+
+
+def _parameters_cell(notebook: str) -> dict:
+    """The values of a notebook's parameters cell (plain literals), as a kernel would hold them."""
+    import nbformat
+
+    cells = nbformat.read(runner.NOTEBOOKS_DIR / f"{notebook}.ipynb", as_version=4).cells
+    source = next(c.source for c in cells if "parameters" in c.metadata.get("tags", []))
+    namespace: dict = {}
+    exec(source, {}, namespace)  # noqa: S102 - the committed parameters cell: literal assignments only
+    return namespace
+
+
+CLASS_PLAN = runner.load_plan(runner.plan_path("class"))
+
+
+@pytest.mark.parametrize("notebook", sorted(CLASS_PLAN.notebooks))
+def test_the_committed_class_plan_applies_to_every_notebook_as_in_jupyterlab(notebook):
+    """``profile = "class"`` in the parameters cell gives the class plan's values, with their types; a notebook
+    with a ``profile`` parameter is cut (its plan entry changes more than the label)."""
+    cell = _parameters_cell(notebook)
+    values = CLASS_PLAN.notebooks[notebook]
+    if "profile" not in cell:
+        assert "profile" not in values  # 00 and 01: nothing to select in the notebook
+        return
+    assert values.get("profile") == "class", "each class entry sets profile: class (the label its results carry)"
+    namespace = {**cell, "profile": "class"}
+    changed = profiles.apply(namespace, notebook)
+    assert set(changed) - {"profile"}, f"the class plan cuts nothing in {notebook}"
+    for name, value in values.items():
+        default = cell[name]
+        assert namespace[name] == value
+        if default is not None and value is not None:
+            assert isinstance(value, type(default)) or (isinstance(default, float) and isinstance(value, int)), name
