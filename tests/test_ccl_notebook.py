@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+import warnings
 
 import matplotlib.pyplot as plt
 import nbformat
@@ -257,6 +258,10 @@ def test_the_figures_are_readable_and_draw_what_the_issue_asked(data_dir, valida
     assert ours.get_xlim() == pytest.approx((-1.25, 1.25)) and "spans $\\pm$1.2" in ours.get_xlabel()
     assert not ours.lines or all(len(line.get_xdata()) <= 2 for line in ours.lines)  # points, no trend line
     assert "range 1.1 points" in table5.axes[0].get_title()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no "identical low and high ylims" when no sigma / tau ran (class profile)
+        no_sweep = ccl.figures.table5_figure2(paper, "bi-encoder SimCSE-base", 0.75, [], 1.0)
+    assert "no $\\sigma$ or $\\tau$ run" in " ".join(t.get_text() for t in no_sweep.axes[1].texts)
     rng = np.random.default_rng(0)
     x, y = rng.normal(0, 0.2, 200), rng.normal(0, 0.2, 200)
     flags = ((x > 0.25) & (y > 0)) | ((y > 0.25) & (x > 0))
@@ -269,6 +274,6 @@ def test_the_figures_are_readable_and_draw_what_the_issue_asked(data_dir, valida
     )
     assert table3.axes[0].get_xlim()[0] == 0  # bars from zero
     table4 = ccl.figures.table4({"ours, bi-encoder": (["CCL", "w/o BCL"], [25.3, 26.0])})
-    for fig in (labels, table5, appendix, table3, table4, ccl.figures.objectives()):
+    for fig in (labels, table5, no_sweep, appendix, table3, table4, ccl.figures.objectives()):
         assert plots.figure_problems(fig) == []  # no overlapping text, nothing under 9 pt, no legend over data
         assert _readable(fig)

@@ -201,7 +201,9 @@ def table5_figure2(
     ax.axvline(0, color="black", lw=0.8)
     ax.set_xlim(-extent, extent)
     ax.set_yticks(y, [f"{sweep_label(r['claim'])}\n{r['verdict']}" for r in claim_rows])
-    ax.set_ylim(len(claim_rows) - 0.5, -0.5)
+    ax.set_ylim(max(len(claim_rows), 1) - 0.5, -0.5)  # one empty row when no sigma / tau run (class profile)
+    if not claim_rows:
+        ax.text(0, 0, r"no $\sigma$ or $\tau$ run in this profile", ha="center", va="center", fontsize=TEXT_PT)
     ax.grid(False, axis="y")
     ax.set(
         title=r"ours: Table 2's $\sigma$, $\tau$ minus another (one run each)",
