@@ -114,3 +114,21 @@ def test_a_notebook_stands_alone_and_links_its_paper(path):
     internal = [cell.id for cell in cells if NOT_FOR_A_STUDENT.search(cell.source)]
     assert not internal, f"cells pointing at our workplace: {internal}"
     assert PAPER_LINK.search(cells[0].source), "the opening cell links no paper"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_a_profile_parameter_is_applied_before_the_run_starts(path):
+    """``profile = "class"`` in the parameters cell does something only through ``profiles.use``: a notebook that
+    declares ``profile`` calls it (with its own name) in the cell that starts the run, just before ``runs.start``,
+    and its comment lists the profiles a reader can pick."""
+    if "profile" not in runner.assigned_parameters(path):
+        return
+    cells = nbformat.read(path, as_version=4).cells
+    parameters = next(c.source for c in cells if "parameters" in c.metadata.get("tags", []))
+    line = next(x for x in parameters.splitlines() if x.startswith("profile = "))
+    assert "smoke | class | cpu | paper" in line
+    setup = next(c.source for c in cells if c.cell_type == "code" and "runs.start(" in c.source)
+    statements = [x for x in setup.splitlines() if x and not x.startswith((" ", "#", "import ", "from ", ")"))]
+    use = f'profiles.use(globals(), "{path.stem}")'
+    assert statements[0].startswith(use), f"the setup's first statement is {statements[0]!r}, not {use}"
+    assert statements[1].startswith(f'run = runs.start("{path.stem}"')
