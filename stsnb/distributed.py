@@ -14,6 +14,11 @@ kernel that touched CUDA or holds an ``Accelerator`` cannot leak either into the
 use CUDA, and an inherited Accelerator trains without DDP). The job must pickle: a module-level function, or a
 ``functools.partial`` of one with picklable arguments. The child's output is relayed line by line.
 
+Work that needs no other process (scoring the test sets) runs once, on the main process: ``is_main_process()``
+guards it, the other processes return None, and ``run`` hands back the main process's result. While the main
+process scores, the others wait in their next collective (the next run's first step, or the end of the job), so the
+process group's timeout is ``COLLECTIVE_TIMEOUT``, longer than NCCL's default of 10 minutes.
+
 ``launch(fn, args, num_processes)`` is the in-process launcher the tests use for functions defined on the fly: it
 runs ``fn(*args)`` here when ``num_processes`` is 1, else through ``accelerate.debug_launcher`` (CPU processes over
 gloo) and, on GPUs, ``accelerate.notebook_launcher``, refusing when this process already initialised CUDA or holds
@@ -29,14 +34,26 @@ import sys
 import tempfile
 from collections import deque
 from collections.abc import Callable, Sequence
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import torch
 
+# how long a process may wait in a collective for the others: the main process scores the test sets alone (a 7B
+# model's 16-bit copy loaded and every test pair encoded) while the others wait; a crashed worker still stops every
+# process at once (torchrun), a non-finite loss too (stsnb.train)
+COLLECTIVE_TIMEOUT = timedelta(hours=2)
+
 
 def world_size() -> int:
     return torch.distributed.get_world_size() if torch.distributed.is_initialized() else 1
+
+
+def is_main_process() -> bool:
+    """True on the process whose result ``run`` hands back (rank 0), and when there is one process: the one that
+    scores the test sets."""
+    return world_size() == 1 or torch.distributed.get_rank() == 0
 
 
 def gather_with_grad(tensor: torch.Tensor) -> torch.Tensor:
@@ -100,11 +117,11 @@ def run_job(job: str | Path) -> None:
     job = Path(job)
     # joins the process group torchrun describes: NCCL on GPUs; on a machine without, accelerate needs cpu=True to
     # see the processes at all (else every worker thinks it is alone), and then uses gloo
-    PartialState(cpu=not torch.cuda.is_available())
+    PartialState(cpu=not torch.cuda.is_available(), timeout=COLLECTIVE_TIMEOUT)
     with job.open("rb") as handle:
         function, args = pickle.load(handle)
     result = function(*args)
-    if world_size() == 1 or torch.distributed.get_rank() == 0:
+    if is_main_process():
         tmp = job.with_name("result.pt.tmp")
         torch.save(result, tmp)
         tmp.replace(job.with_name("result.pt"))

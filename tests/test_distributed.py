@@ -397,3 +397,110 @@ def test_pcc_tuning_stage_losses_on_two_processes_equal_the_global_batch_on_one(
     from accelerate import debug_launcher
 
     debug_launcher(_pcc_two_processes_equal_one, num_processes=2)
+
+
+# ---- the test sets are scored once, on the main process -----------------------------------------------------------
+
+
+def _counting_scores(calls: str, job):
+    """``job()`` with each call of ``evaluate.task_predictions`` (every test-set scoring goes through it) in this
+    process appended to the file ``calls`` as this process's rank."""
+    from stsnb import evaluate
+
+    rank = torch.distributed.get_rank() if torch.distributed.is_initialized() else 0
+    real = evaluate.task_predictions
+
+    def counted(*args, **kwargs):
+        with open(calls, "a") as handle:
+            handle.write(f"{rank}\n")
+        return real(*args, **kwargs)
+
+    evaluate.task_predictions = counted
+    try:
+        return job()
+    finally:
+        evaluate.task_predictions = real
+
+
+def _scored_on_one_and_two_processes(tmp_path, job) -> tuple[object, object, list[str], list[str]]:
+    import functools
+
+    from stsnb.distributed import run
+
+    one, two = tmp_path / "one.txt", tmp_path / "two.txt"
+    single = run(functools.partial(_counting_scores, str(one), job), (), num_processes=1)
+    double = run(functools.partial(_counting_scores, str(two), job), (), num_processes=2)
+    return single, double, one.read_text().split(), two.read_text().split()
+
+
+def _same_predictions(a, b) -> bool:
+    import numpy as np
+
+    return a.keys() == b.keys() and all(
+        np.array_equal(a[t][0], b[t][0]) and np.allclose(a[t][1], b[t][1], atol=1e-6) for t in a
+    )
+
+
+def test_a_table1_run_scores_the_test_sets_once_on_the_main_process(tmp_path, data_dir):
+    """Notebook 20's num_processes path (a tiny random BERT, mechanics only): both processes train, only rank 0
+    scores, and what comes back equals the one-process run's scores. lr 0 keeps the weights where seeded
+    initialisation put them (two processes share out the batches differently, so trained weights would differ):
+    the comparison is of the scoring alone."""
+    import functools
+
+    from stsnb import data
+    from stsnb.papers import sts_regression as reg
+    from stsnb.train import TrainConfig
+
+    pairs = reg.nli_training_pairs(list(data.load_snli("dev", data_dir=data_dir))[:24])
+    job = functools.partial(
+        reg.table1_run,
+        "tiny-random-bert",
+        pairs[:16],
+        reg.table2_loss("smooth_k2"),
+        TrainConfig(batch_size=4, lr=0.0, progress=False),
+        None,
+        pairs[16:],
+        "stsb",
+        12,
+        max_length=24,
+    )
+    single, double, calls_one, calls_two = _scored_on_one_and_two_processes(tmp_path, job)
+    assert calls_one == ["0"] and calls_two == ["0"]  # once, and on rank 0 only
+    assert _same_predictions(single.predictions, double.predictions)
+    assert torch.allclose(single.heldout_outputs, double.heldout_outputs, atol=1e-6)
+    assert (single.result.steps, double.result.steps) == (4, 2)  # both processes trained: 2 batches of 4 each
+
+
+def test_pcc_tuning_scores_every_stage_once_on_the_main_process(tmp_path, data_dir):
+    """Notebook 10's num_processes path with the paper's 4-bit base scored on its 16-bit copy (a tiny random
+    Mistral, mechanics only): the untrained model, stage 1 and stage 2 are each scored once, on rank 0; the run that
+    comes back equals the one-process run's (lr 0, as above)."""
+    import functools
+
+    from stsnb import data, evaluate, models
+    from stsnb.papers.pcc_tuning import pipeline
+    from stsnb.train import TrainConfig
+
+    config = TrainConfig(batch_size=4, lr=0.0, progress=False)
+    triplets = list(data.nli_triplets(list(data.load_snli("dev", data_dir=data_dir))[:200]))[:8]
+    stage2 = list(data.load_stsb("train", data_dir=data_dir))[:8]
+    job = functools.partial(
+        pipeline.run_template,
+        "tiny-random-mistral",
+        "sth",
+        triplets,
+        {"batch 4": pipeline.Stage2Variant(stage2, config)},
+        config,
+        None,
+        evaluate.EvalPairs("stsb", 8),
+        lora=models.LoraSettings(r=4),
+        quantize_4bit=True,
+        score_unquantized=True,
+        max_length=48,
+    )
+    single, double, calls_one, calls_two = _scored_on_one_and_two_processes(tmp_path, job)
+    assert calls_one == ["0", "0", "0"] and calls_two == ["0", "0", "0"]  # untrained, stage 1, stage 2
+    assert _same_predictions(single.untrained, double.untrained)
+    assert _same_predictions(single.stage1.predictions, double.stage1.predictions)
+    assert _same_predictions(single.stage2["batch 4"].predictions, double.stage2["batch 4"].predictions)

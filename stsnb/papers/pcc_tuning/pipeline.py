@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import torch
 
 from ... import data as stsdata
-from ... import evaluate, models
+from ... import distributed, evaluate, models
 from ...train import TrainConfig, TrainResult, trainable_state
 from . import corpora
 from .protocol import Scorer, scores_unquantized
@@ -126,6 +126,13 @@ class TemplateRun:
     seed: int = 0
 
 
+class _NotScored:
+    """The scorer of every process but the main one: the test sets are scored once, on the main process."""
+
+    def predictions(self, encoder) -> None:
+        return None
+
+
 def run_template(
     backbone: str,
     template: str,
@@ -145,7 +152,7 @@ def run_template(
     transfer_splits: tuple | None = None,
     score_untrained: bool = True,
     score_unquantized: bool = True,
-) -> TemplateRun:
+) -> TemplateRun | None:
     """One template on one training seed (``stage1_config.seed``) end to end, a picklable unit for
     ``stsnb.distributed.run``: load the backbone with a fresh adapter initialised from the seed, score it (when
     ``score_untrained``), stage 1, then every stage-2 variant (label -> :class:`Stage2Variant`) from the stage-1
@@ -153,7 +160,9 @@ def run_template(
     first variant's. ``gradient_checkpointing`` (non-reentrant; the official code uses it) recomputes activations in
     the backward pass, which the paper's batches on a 7B model need to fit a GPU (``stsnb run --check``). With
     ``quantize_4bit`` and ``score_unquantized`` every model is scored (and probed) on the unquantized base with its
-    adapter, as the official evaluation (``protocol.Scorer``)."""
+    adapter, as the official evaluation (``protocol.Scorer``). On several processes every process trains, and only
+    the main one scores and probes (each model once, and the 16-bit copy on one GPU only); the others return None
+    (``stsnb.distributed.run`` hands back the main process's run)."""
     import time
 
     from . import transfer
@@ -173,18 +182,20 @@ def run_template(
         max_length=max_length,
         gradient_checkpointing=gradient_checkpointing,
     )
+    main = distributed.is_main_process()
     scorer = Scorer(
         scoring, backbone, template, lora, max_length, unquantized=scores_unquantized(quantize_4bit, score_unquantized)
     )
-    untrained = scorer.predictions(encoder) if score_untrained else None
+    scores = scorer if main else _NotScored()
+    untrained = scores.predictions(encoder) if score_untrained else None
     probes: dict[str, object] = {}
-    if transfer_splits is not None:
+    if transfer_splits is not None and main:
         with scorer.model(encoder) as model:
             probes["untrained"] = transfer.probe(model, *transfer_splits)
     seconds["untrained"] = time.perf_counter() - tic
     tic = time.perf_counter()
     first, weights = stage1(
-        encoder, triplets, stage1_config, dev_pairs, scorer, cutoff=stage1_cutoff, temperature=temperature
+        encoder, triplets, stage1_config, dev_pairs, scores, cutoff=stage1_cutoff, temperature=temperature
     )
     seconds["stage 1"] = time.perf_counter() - tic
     second = {}
@@ -196,16 +207,18 @@ def run_template(
             variant.pairs,
             variant.config,
             dev_pairs,
-            scorer,
+            scores,
             cutoff=stage2_cutoff,
             objective=variant.objective,
             positive_score=variant.positive_score,
             temperature=temperature,
         )
         seconds[f"stage 2, {label}"] = time.perf_counter() - tic
-        if transfer_splits is not None and label == next(iter(stage2_variants)):
+        if transfer_splits is not None and main and label == next(iter(stage2_variants)):
             with scorer.model(encoder) as model:
                 probes["stage 2"] = transfer.probe(model, *transfer_splits)
+    if not main:
+        return None
     return TemplateRun(template, untrained, first, second, probes, seconds, stage1_config.seed)
 
 

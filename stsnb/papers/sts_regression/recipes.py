@@ -16,7 +16,7 @@ import torch
 from torch import Tensor, nn
 
 from ... import data as stsdata
-from ... import evaluate, losses, models
+from ... import distributed, evaluate, losses, models
 from ...train import TrainConfig, TrainResult, fit, layerwise_param_groups
 from .backbones import load_backbone
 from .model import ClampMode, Concatenation, SiameseModel, clamp_prediction, head_output, predict
@@ -231,12 +231,15 @@ def table1_run(
     eval_max_pairs: int | None = None,
     eval_seed: int = 0,
     **fine_tune: object,
-) -> Table1Run:
+) -> Table1Run | None:
     """``fine_tune_table1`` then the STS predictions (``evaluate.task_predictions``: every test pair, or the same
     ``eval_max_pairs`` per task drawn with ``eval_seed`` for every run and training seed) and the head's outputs on
     held-out pairs of its task: the unit a notebook's ``num_processes`` parameter runs on several processes
-    (``stsnb.distributed.run``)."""
+    (``stsnb.distributed.run``). Every process trains; only the main one scores (the test sets once), the others
+    return None."""
     model, result = fine_tune_table1(backbone, pairs, loss, config, dev_pairs=dev_pairs, **fine_tune)
+    if not distributed.is_main_process():
+        return None
     predictions = evaluate.task_predictions(model.encoder, eval_tasks, eval_max_pairs, eval_seed, cache=None)
     return Table1Run(predictions, result, predict(model, heldout).cpu())
 
