@@ -189,6 +189,44 @@ def estimate(shape: ModelShape, setup: TrainingSetup) -> MemoryEstimate:
     )
 
 
+@dataclass(frozen=True)
+class ScoringSetup:
+    """The test-set scoring of a 4-bit LoRA run on its unquantized base (Pcc-tuning's official evaluation loads
+    the base at 16 bits, ``--load_kbit 16``; ``stsnb.papers.pcc_tuning.protocol.Scorer``), on the main process."""
+
+    sequences: int  # per forward pass: ``stsnb.models.SentenceEncoder.encode``'s batches of padded tokens
+    length: int
+    lora_r: int
+    copy_bytes: float = 2.0  # the copy's weights: bf16 on a GPU
+    activation_bytes: int = 2
+
+
+def scoring_estimate(shape: ModelShape, setup: ScoringSetup) -> MemoryEstimate:
+    """Peak memory while a 4-bit LoRA run is scored on its 16-bit copy (bytes): what is alive at the same time.
+
+    ``pcc_tuning.pipeline.run_template`` keeps the training model (its 4-bit base and fp32 adapter) through every
+    scoring, since stage 2 trains it again afterwards; ``protocol.unquantized_copy`` then loads the whole base
+    at 16 bits with a copy of the adapter (fp32: PEFT keeps adapters of a 16-bit base in fp32) and frees it after.
+    ``stsnb.train.fit`` has returned by then: its optimizer state went with ``Accelerator.free_memory``, the
+    gradients with the last ``zero_grad`` (set to None), and the stage-1 weights kept for stage 2 are a CPU copy.
+    The forward passes run without autograd, so the activations are one layer's widest moment at a time: the
+    layer's input and its residual (2h per token) and the MLP's intermediate tensors (a decoder's gate, up and
+    their product, 3 I; an encoder's intermediate and GELU output, 2 I)."""
+    if setup.sequences < 1 or setup.length < 1:
+        raise ValueError(f"sequences and length must be >= 1, got {setup.sequences} and {setup.length}")
+    adapter = shape.lora_parameters(setup.lora_r) * 4.0
+    training_model = shape.linear_parameters() * NF4_BYTES + shape.other_parameters() * 2 + adapter
+    copy = shape.parameters() * setup.copy_bytes + adapter
+    widest = 2 * shape.hidden + (3 if shape.family == "decoder" else 2) * shape.intermediate
+    return MemoryEstimate(
+        weights=float(training_model + copy),
+        gradients=0.0,
+        optimizer=0.0,
+        activations=float(setup.sequences * setup.length * widest * setup.activation_bytes),
+        backward_work=0.0,
+    )
+
+
 def fits(total_bytes: float, gpu_gib: float, margin: float = 0.9) -> bool:
     """Whether an estimated peak fits a GPU of ``gpu_gib`` GiB, keeping the CUDA context and 10% for the
     allocator's fragmentation."""

@@ -26,6 +26,13 @@ HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$")
 MODEL_PARAMETER = re.compile(r"(^|_)(backbone|backbones|model|models|encoder)($|_)")
 
 
+HOW_RUN = {
+    "checkpointing": "with gradient checkpointing",
+    "none": "without gradient checkpointing",
+    "no backward": "scoring, no backward pass",
+}
+
+
 @dataclass(frozen=True)
 class MemoryRow:
     """One training setting of a notebook: where it runs and its estimated peak per GPU, without and with
@@ -39,10 +46,15 @@ class MemoryRow:
     without_checkpointing_gib: float
     with_checkpointing_gib: float
     checkpointing: bool
+    backward: bool = True  # False: a scoring row (no backward pass, so checkpointing changes nothing)
 
     @property
     def used_gib(self) -> float:
         return self.with_checkpointing_gib if self.checkpointing else self.without_checkpointing_gib
+
+    @property
+    def used(self) -> str:
+        return "no backward" if not self.backward else "checkpointing" if self.checkpointing else "none"
 
 
 def _literal(text: str) -> Any:
@@ -132,6 +144,10 @@ def memory_rows(notebook: str, params: Mapping[str, Any]) -> list[MemoryRow]:
             shape = _shape_from_folder(model)
         if shape is None:
             continue
+        if isinstance(setup, memory_estimate.ScoringSetup):
+            total = memory_estimate.scoring_estimate(shape, setup).total / memory_estimate.GIB
+            rows.append(MemoryRow(notebook, label, model, setup.sequences, setup.length, total, total, False, False))
+            continue
         plain = memory_estimate.estimate(shape, _with(setup, gradient_checkpointing=False)).total
         checkpointed = memory_estimate.estimate(shape, _with(setup, gradient_checkpointing=True)).total
         rows.append(
@@ -217,7 +233,7 @@ def memory_table(rows: Sequence[MemoryRow], gpu_gib: float | None) -> str:
         lines.append(
             f"| {row.notebook} | {row.label} | {row.model} | {row.per_gpu_sequences} x {row.length} | "
             f"{row.without_checkpointing_gib:.1f} GiB | {row.with_checkpointing_gib:.1f} GiB | "
-            f"{'checkpointing' if row.checkpointing else 'none'} |{fits}"
+            f"{row.used} |{fits}"
         )
     return "\n".join(lines)
 
@@ -297,7 +313,7 @@ def check(plan, notebooks_dir: Path, gpus: int | None = None, gpu_memory: float 
                 if not memory_estimate.fits(row.used_gib * memory_estimate.GIB, gpu_memory):
                     problems.append(
                         f"{name}: {row.label} on {row.model} needs about {row.used_gib:.1f} GiB per GPU "
-                        f"({'with' if row.checkpointing else 'without'} gradient checkpointing), more than "
+                        f"({HOW_RUN[row.used]}), more than "
                         f"{gpu_memory:g} GiB less the CUDA context and 10%"
                     )
     return CheckReport(plan.profile, problems, rows, gpus, gpu_memory)

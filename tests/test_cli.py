@@ -65,6 +65,6 @@ def test_run_check_prints_the_memory_table_and_fails_on_too_few_gpus(capsys):
 
     assert main(["run", "--check", "--profile", "smoke"]) == 0
     out = capsys.readouterr().out
-    assert "stsnb run --check --profile smoke: ok" in out and "| 10_pcc_tuning | stage 1 (Eq. 8) |" in out
+    assert "stsnb run --check --profile smoke: ok" in out and "| 10_pcc_tuning | stage 1 (Eq. 8), sth |" in out
     assert main(["run", "--check", "--profile", "paper", "--gpus", "2"]) == 1
     assert "num_processes: 4 processes need 4 GPUs, --gpus gives 2" in capsys.readouterr().out

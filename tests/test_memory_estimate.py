@@ -81,3 +81,55 @@ def test_bert_base_has_its_parameter_count_and_full_fine_tuning_pays_adam_state(
 def test_bad_setups_are_refused():
     with pytest.raises(ValueError, match="sequences and length must be >= 1"):
         me.estimate(me.KNOWN_SHAPES["bert-base-uncased"], me.TrainingSetup(sequences=0, length=64))
+
+
+def test_scoring_a_4bit_run_counts_its_16bit_copy_beside_the_training_model():
+    """Pcc-tuning's official evaluation scores a QLoRA run on the base loaded at 16 bits, while the 4-bit training
+    model stays alive (stage 2 trains it again): both sets of weights, two fp32 adapters, no gradients or AdamW
+    state, and one layer's inference activations."""
+    mistral = me.KNOWN_SHAPES["mistralai/Mistral-7B-v0.1"]
+    scoring = me.scoring_estimate(mistral, me.ScoringSetup(sequences=16, length=512, lora_r=64))
+    adapter = 4 * mistral.lora_parameters(64)
+    four_bit = me.estimate(mistral, me.TrainingSetup(16, 512, quantize_4bit=True, lora_r=64)).weights
+    assert scoring.weights == pytest.approx(four_bit + 2 * mistral.parameters() + adapter)
+    assert 19 * me.GIB < scoring.total < 21 * me.GIB  # 14.2 GiB of bf16 copy on top of ~4.6 GiB of QLoRA model
+    assert scoring.gradients == scoring.optimizer == scoring.backward_work == 0
+    assert scoring.activations == 16 * 512 * (2 * 4096 + 3 * 14336) * 2  # 8,192 tokens through the widest MLP step
+    assert me.fits(scoring.total, 24) and not me.fits(scoring.total, 20)
+    with pytest.raises(ValueError, match="sequences and length must be >= 1"):
+        me.scoring_estimate(mistral, me.ScoringSetup(sequences=0, length=512, lora_r=64))
+
+
+def _pcc_rows(**params) -> dict:
+    from stsnb import plan_check
+
+    base = {"backbone": "mistralai/Mistral-7B-v0.1", "num_processes": 4, "profile": "paper", "paper_row": "Mistral-7b"}
+    return {r.label.split(",")[0]: r for r in plan_check.memory_rows("10_pcc_tuning", {**base, **params})}
+
+
+def test_pcc_memory_uses_the_recipes_batch_per_gpu_and_counts_the_scoring_copy():
+    """With use_paper_recipe the stage-1 batch is each template's official one (recipes.paper_recipe: Mistral 224 for
+    PromptSTH, 240 for the others), not stage1_batch_size; the first template also runs every stage-2 batch size.
+    The scoring row appears only when a 4-bit run is scored on its 16-bit copy."""
+    from stsnb.papers.pcc_tuning import recipes
+
+    small = {"stage1_batch_size": 16, "stage2_batch_sizes": [32]}
+    own = _pcc_rows(templates=["sth"], use_paper_recipe=True, **small)
+    assert own["stage 1 (Eq. 8)"].per_gpu_sequences == 3 * (recipes.paper_recipe("Mistral-7b", "sth").stage1_batch // 4)
+    assert own["stage 1 (Eq. 8)"].per_gpu_sequences == 3 * 56
+    assert own["stage 2 (Eq. 9)"].per_gpu_sequences == 2 * (240 // 4)  # the recipe's 240 beats the swept 32
+    three = _pcc_rows(templates=["sth", "eol", "sum"], use_paper_recipe=True, **small)
+    assert three["stage 1 (Eq. 8)"].per_gpu_sequences == 3 * 60  # eol / sum: 240
+    assert three["stage 1 (Eq. 8)"].label.split(", ")[1] in ("eol", "sum")
+    plain = _pcc_rows(templates=["sth"], use_paper_recipe=False, **small)
+    assert plain["stage 1 (Eq. 8)"].per_gpu_sequences == 3 * 4 and plain["stage 2 (Eq. 9)"].per_gpu_sequences == 2 * 8
+    assert "scoring on the 16-bit copy (main process)" not in plain  # no 4-bit base: scored on the model itself
+
+    qlora = _pcc_rows(templates=["sth"], quantize_4bit=True, score_unquantized=True, max_length=512)
+    scoring = qlora["scoring on the 16-bit copy (main process)"]
+    assert (scoring.per_gpu_sequences, scoring.length, scoring.backward) == (16, 512, False)
+    assert scoring.used_gib == pytest.approx(
+        me.scoring_estimate(me.KNOWN_SHAPES["mistralai/Mistral-7B-v0.1"], me.ScoringSetup(16, 512, 64)).total / me.GIB
+    )
+    on_itself = _pcc_rows(templates=["sth"], quantize_4bit=True, score_unquantized=False)
+    assert "scoring on the 16-bit copy (main process)" not in on_itself

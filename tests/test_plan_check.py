@@ -76,13 +76,15 @@ def test_pcc_paper_plan_per_gpu_batch_and_the_fit_decision():
             "profile": "paper",
         },
     )
-    stage1, stage2 = rows
+    stage1, stage2, scoring = rows
     assert stage1.per_gpu_sequences == 3 * 56 and stage2.per_gpu_sequences == 2 * 60
     assert stage1.checkpointing and stage1.used_gib == stage1.with_checkpointing_gib < 24
     assert stage1.without_checkpointing_gib > 24  # the reason the paper plan turns checkpointing on
+    assert not scoring.backward and scoring.used == "no backward" and scoring.used_gib > stage1.used_gib
+    assert "| scoring on the 16-bit copy (main process) |" in plan_check.memory_table(rows, 24)
 
 
-@pytest.mark.parametrize("profile", ["smoke", "class", "cpu"])
+@pytest.mark.parametrize("profile", ["smoke", "class", "cpu", "paper", "rehearsal"])
 def test_every_committed_plan_passes_the_check(profile):
     gpus, memory = (4, 24) if profile == "paper" else (None, None)
     report = plan_check.check(runner.load_plan(PLANS / f"{profile}.yaml"), NOTEBOOKS, gpus, memory)
