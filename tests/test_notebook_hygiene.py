@@ -132,3 +132,50 @@ def test_a_profile_parameter_is_applied_before_the_run_starts(path):
     use = f'profiles.use(globals(), "{path.stem}")'
     assert statements[0].startswith(use), f"the setup's first statement is {statements[0]!r}, not {use}"
     assert statements[1].startswith(f'run = runs.start("{path.stem}"')
+
+
+def exercises(path) -> list[str]:
+    """The numbered exercises of the last markdown cell with a line opening with "Exercises": each item with its
+    continuation lines (indented), from the first numbered line after it to the end of the list."""
+    cells = [c for c in nbformat.read(path, as_version=4).cells if c.cell_type == "markdown"]
+    source = next(c.source for c in reversed(cells) if re.search(r"^Exercises\b", c.source, re.M))
+    lines = source[re.search(r"^Exercises\b", source, re.M).start() :].splitlines()[1:]
+    items: list[str] = []
+    for line in lines:
+        if re.match(r"\d+\. ", line):
+            items.append(line)
+        elif line.startswith("   ") and items:
+            items[-1] += " " + line.strip()
+        elif line.strip() and items:
+            break  # the list ended (lines before its first item are the heading's)
+    return items
+
+
+RUNTIME = re.compile(r"\*Runtime:\*[^*]*?(on 2 cores|no run)")
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_every_exercise_has_a_runtime_and_a_hint(path):
+    """A student picks exercises by time: each names its runtime on 2 cores (or that it needs no run) and a hint."""
+    items = exercises(path)
+    assert len(items) >= 3, f"found {len(items)} exercises"
+    assert [int(item.split(".")[0]) for item in items] == list(range(1, len(items) + 1)), "numbered 1, 2, 3, ..."
+    missing = {
+        item[:60]: [k for k in ("runtime", "hint") if not (RUNTIME if k == "runtime" else HINT).search(item)]
+        for item in items
+    }
+    assert not {k: v for k, v in missing.items() if v}, missing
+
+
+HINT = re.compile(r"\*Hint:\* \S")
+
+
+def test_the_exercise_check_fails_on_an_exercise_without_runtime_or_hint(tmp_path):
+    cell = nbformat.v4.new_markdown_cell(
+        "Exercises:\n1. Do a thing. *Runtime:* about 2 min on 2 cores. *Hint:* look.\n2. Do another.\n   Still it."
+    )
+    path = tmp_path / "nb.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(cells=[cell]), path)
+    first, second = exercises(path)
+    assert RUNTIME.search(first) and HINT.search(first)
+    assert second == "2. Do another. Still it." and not RUNTIME.search(second) and not HINT.search(second)
