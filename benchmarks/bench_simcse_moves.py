@@ -17,7 +17,6 @@ from. Not a timed test: figures for the notebook's parameters section and the RE
 from __future__ import annotations
 
 import argparse
-import json
 
 from stsnb import data, probe_tables
 from stsnb.papers import hicl
@@ -61,11 +60,7 @@ def main() -> None:
         for seed in args.seeds:
             row = {**hicl.simcse_moves(setting, backbone, sentences, dev, batch_size=args.batch_size, seed=seed)}
             row["seed"], row["max_length"] = seed, args.max_length
-            rows.append(row)
-            print(probe_tables.row_line(row), flush=True)
-            if args.json:  # after every row: an interrupted grid keeps what it measured
-                with open(args.json, "w") as handle:
-                    json.dump(rows, handle, indent=1)
+            probe_tables.add(rows, row, args.json)
 
 
 if __name__ == "__main__":

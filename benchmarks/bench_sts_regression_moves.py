@@ -16,7 +16,6 @@ figures for the notebook's parameters section.
 from __future__ import annotations
 
 import argparse
-import json
 import random
 
 from stsnb import data, probe_tables
@@ -70,12 +69,9 @@ def main() -> None:
     pools = {task: training_pairs(task, args.seed) for task in {s.task for s in settings}}
     rows = []
     for setting in settings:
-        row = table1_moves(setting, args.backbone, pools[setting.task], dev, seed=args.seed)
-        rows.append(row)
-        print(probe_tables.row_line(row), flush=True)
-        if args.json:  # after every row: an interrupted grid keeps what it measured
-            with open(args.json, "w") as handle:
-                json.dump(rows, handle, indent=1)
+        probe_tables.add(
+            rows, table1_moves(setting, args.backbone, pools[setting.task], dev, seed=args.seed), args.json
+        )
 
 
 if __name__ == "__main__":

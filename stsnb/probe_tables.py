@@ -30,6 +30,15 @@ def row_line(row: Mapping) -> str:
     )
 
 
+def add(rows: list[dict], row: dict, json_path: str | Path | None = None) -> None:
+    """A benchmark's new row: appended to ``rows``, printed, and all rows so far written to ``json_path`` (if any),
+    so an interrupted grid keeps what it measured."""
+    rows.append(row)
+    print(row_line(row), flush=True)
+    if json_path:
+        Path(json_path).write_text(json.dumps(rows, indent=1))
+
+
 def load(name: str, results_dir: Path = RESULTS_DIR) -> list[dict]:
     """The rows of ``<results_dir>/<name>.json``; a missing file or a row without the fields a table shows raises
     with the file named."""

@@ -39,3 +39,12 @@ def test_load_reads_the_rows_and_names_the_file_of_a_bad_one(tmp_path):
         probe_tables.load("bench_y", tmp_path)
     with pytest.raises(FileNotFoundError, match="bench_z.json"):
         probe_tables.load("bench_z", tmp_path)
+
+
+def test_add_prints_each_row_and_rewrites_the_file_with_all_rows_so_far(tmp_path, capsys):
+    rows: list[dict] = []
+    path = tmp_path / "grid.json"
+    probe_tables.add(rows, ROW, path)
+    probe_tables.add(rows, {**ROW, "seed": 1}, path)
+    assert json.loads(path.read_text()) == rows == [ROW, {**ROW, "seed": 1}]
+    assert capsys.readouterr().out.splitlines() == [probe_tables.row_line(r) for r in rows]
