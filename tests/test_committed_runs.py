@@ -158,7 +158,7 @@ def test_summary_shows_the_averages_only_each_as_recorded(summary):
 
 # Committed runs executed before the output fixes (library warnings on stderr, Out[] paths, machine paths): rerun
 # them, then take them off. The set can only shrink.
-RUNS_AWAITING_A_CLEAN_RERUN = {"20_sts_regression", "40_ccl_csts"}
+RUNS_AWAITING_A_CLEAN_RERUN = {"40_ccl_csts"}
 
 
 @pytest.mark.parametrize("name", sorted(set(PLAN.notebooks) - RUNS_AWAITING_A_CLEAN_RERUN))
