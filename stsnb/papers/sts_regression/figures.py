@@ -89,7 +89,7 @@ def table1(
             steps, values = zip(*points, strict=True)
             style = {"color": f"C{list(losses).index(name)}", "linestyle": styles[backbones.index(backbone) % 4]}
             ax.plot(steps, values, marker="o", label=name if len(backbones) == 1 else f"{backbone} {name}", **style)
-    ax.set(title=f"STS-B dev during NLI fine-tuning, seed {seeds[0]}", xlabel="optimizer step (0: untrained)")
+    ax.set(title=f"STS-B dev during fine-tuning, seed {seeds[0]}", xlabel="optimizer step (0: untrained)")
     ax.set_ylabel(SPEARMAN)
     plots.legend_outside(ax)
 

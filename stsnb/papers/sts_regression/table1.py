@@ -1,6 +1,6 @@
 """Table 1's runs (Section 4.1): which losses train on which seed, one run as a picklable job for
 ``stsnb.distributed.run``, and what the notebook keeps of each run (its kept predictions and scores, the STS-B dev
-curve, the head's outputs and 3-way accuracy on held-out NLI pairs, the ``metrics.json`` entry and printed line).
+curve, the head's outputs and accuracy on held-out pairs of its task, the ``metrics.json`` entry and printed line).
 """
 
 from __future__ import annotations
