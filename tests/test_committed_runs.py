@@ -156,19 +156,8 @@ def test_summary_shows_the_averages_only_each_as_recorded(summary):
             assert f"({name}/results.csv)" in summary["Averages"], f"{name}: no link to its per-task rows"
 
 
-# Committed runs executed before the output fixes (library warnings on stderr, Out[] paths, machine paths): rerun
-# them, then take them off. The set can only shrink.
-RUNS_AWAITING_A_CLEAN_RERUN = {"40_ccl_csts"}
-
-
-@pytest.mark.parametrize("name", sorted(set(PLAN.notebooks) - RUNS_AWAITING_A_CLEAN_RERUN))
+@pytest.mark.parametrize("name", sorted(PLAN.notebooks))
 def test_committed_runs_show_no_output_noise(name):
+    """Every committed run reads clean: no stray Out[] values, machine paths, library noise on stderr or widgets."""
     notebook = json.loads((CPU / name / f"{name}.ipynb").read_text())
     assert not output_noise(notebook), output_noise(notebook)
-
-
-@pytest.mark.parametrize("name", sorted(RUNS_AWAITING_A_CLEAN_RERUN))
-def test_a_run_awaiting_its_rerun_is_still_noisy(name):
-    """Keeps RUNS_AWAITING_A_CLEAN_RERUN honest: a run that came back clean must leave the set."""
-    notebook = json.loads((CPU / name / f"{name}.ipynb").read_text())
-    assert output_noise(notebook), f"{name} is clean now: take it off RUNS_AWAITING_A_CLEAN_RERUN"
