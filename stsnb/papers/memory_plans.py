@@ -79,8 +79,13 @@ def pcc_tuning(params: Mapping[str, Any]) -> list[Row]:
         gradient_checkpointing=bool(params.get("gradient_checkpointing", False)),
     )
     widest: dict[int, tuple[int, int, str]] = {}  # stage -> (sequences per GPU, prompt tokens, template)
-    for template, stage, batch, cutoff in _pcc_stages(params):
-        tokens = _measured(lambda t=template: [prompts.template(t)], "smollm2-135m", 1, 10**6) + cutoff
+    stages = _pcc_stages(params)
+    template_tokens = {  # each template's own tokens, measured once (a tokenizer load per measurement)
+        t: _measured(lambda t=t: [prompts.template(t)], "smollm2-135m", 1, 10**6)
+        for t in dict.fromkeys(s[0] for s in stages)
+    }
+    for template, stage, batch, cutoff in stages:
+        tokens = template_tokens[template] + cutoff
         sequences = (3 if stage == 1 else 2) * max(1, batch // processes)
         if stage not in widest or sequences * tokens > widest[stage][0] * widest[stage][1]:
             widest[stage] = (sequences, tokens, template)
