@@ -2,10 +2,10 @@
 and, after training, the pairs the model ranks furthest from the gold.
 
 The predictions a notebook holds (``stsnb.evaluate.TaskPredictions``: task -> (gold, cosine) arrays) carry no text.
-:func:`look` draws the same pairs again, exactly as ``evaluate.task_predictions`` draws them (``eval_max_pairs`` per
-task with ``eval_seed``: ``data.sample(evaluate.load_task(task), max_pairs, seed)``), checks that their gold scores
-are the predictions' gold scores, and puts text, gold and cosine side by side with each one's rank. STS-B test (the
-``"STSBenchmark"`` task) is the look of every notebook: one-sentence captions, scored 0-5 by several annotators.
+:func:`look` draws the same pairs again with the draw ``evaluate.task_predictions`` uses (``evaluate.drawn_pairs``:
+``eval_max_pairs`` per task with ``eval_seed``), checks that their gold scores are the predictions' gold scores, and
+puts text, gold and cosine side by side with each one's rank. STS-B test (the ``"STSBenchmark"`` task) is the look
+of every notebook: one-sentence captions, scored 0-5 by several annotators.
 """
 
 from __future__ import annotations
@@ -44,11 +44,6 @@ class ScoredPair:
         return self.cosine_rank - self.gold_rank
 
 
-def task_pairs(task: str, max_pairs: int | None = None, seed: int = 0, data_dir=None) -> list[stsdata.STSPair]:
-    """The test pairs of ``task`` in the order ``evaluate.task_predictions(..., max_pairs, seed)`` scores them."""
-    return stsdata.sample(evaluate.load_task(task, data_dir=data_dir), max_pairs, seed)
-
-
 def look_task(predictions: evaluate.TaskPredictions) -> str:
     """STS-B test when it was scored, else the first task scored."""
     if not predictions:
@@ -67,7 +62,7 @@ def look(
     and ``seed`` must be those the predictions were drawn with; a ValueError says so if the gold scores disagree."""
     task = task or look_task(predictions)
     gold, cosine = (np.asarray(a, dtype=float) for a in predictions[task])
-    pairs = task_pairs(task, max_pairs, seed, data_dir)
+    pairs = evaluate.drawn_pairs(task, max_pairs, seed, data_dir)
     texts_gold = np.array([p.score for p in pairs], dtype=float)
     if len(pairs) != len(gold) or not np.allclose(texts_gold, gold):
         raise ValueError(

@@ -316,6 +316,12 @@ def dev_evaluator(
 TaskPredictions = dict[str, tuple[np.ndarray, np.ndarray]]  # task -> (gold scores, cosine of each pair)
 
 
+def drawn_pairs(task: str, max_pairs: int | None = None, seed: int = 0, data_dir=None) -> list[stsdata.STSPair]:
+    """The test pairs of ``task`` that ``task_predictions(..., max_pairs, seed)`` scores, in its order: every pair,
+    or ``max_pairs`` drawn with ``seed`` (the same draw for every model)."""
+    return stsdata.sample(load_task(task, data_dir=data_dir), max_pairs, seed)
+
+
 def task_predictions(
     encoder,
     tasks: str | Iterable[str] = "all",
@@ -330,7 +336,7 @@ def task_predictions(
     encoded (after ``preprocess``, which maps each sentence before encoding)."""
     out: TaskPredictions = {}
     for task in parse_tasks(tasks):
-        pairs = stsdata.sample(load_task(task), max_pairs, seed)
+        pairs = drawn_pairs(task, max_pairs, seed)
         similarities = pair_similarities(encoder, pairs, cache, preprocess)
         out[task] = (np.array([p.score for p in pairs], dtype=float), np.asarray(similarities, dtype=float))
     return out
