@@ -49,8 +49,30 @@ def save_tiny_causal_lm(folder: Path, config_class) -> Path:
     return folder
 
 
+CLASS_PROFILE_OPTION = "--class-profile"
+
+
+def pytest_addoption(parser):
+    parser.addoption(
+        CLASS_PROFILE_OPTION,
+        action="store_true",
+        help="also run the tests marked class_profile (notebooks 10, 30, 40 with profile = 'class' in JupyterLab)",
+    )
+
+
 def pytest_collection_modifyitems(config, items):
     """Tests marked ``distributed`` run first: their launcher forks this pytest process, and a fork taken after torch
     has run its intra-op thread pool (any earlier training test) can deadlock in the children. Measured here: after a
-    CCL training test in the same process, the two-process tests hung."""
+    CCL training test in the same process, the two-process tests hung.
+
+    Tests marked ``class_profile`` (tests/test_browser_class.py, minutes per test) are skipped unless pytest gets
+    ``--class-profile``: the default run, README's Command 2 and CI, stays short."""
     items.sort(key=lambda item: item.get_closest_marker("distributed") is None)
+    if not config.getoption(CLASS_PROFILE_OPTION):
+        skip = pytest.mark.skip(
+            reason="class-profile browser run (about 15 minutes on 2 cores, estimated); to run it: "
+            f"pytest tests/test_browser_class.py {CLASS_PROFILE_OPTION}"
+        )
+        for item in items:
+            if item.get_closest_marker("class_profile") is not None:
+                item.add_marker(skip)

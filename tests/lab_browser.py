@@ -15,9 +15,14 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+
+import nbformat
+import pytest
+
+from stsnb import runner
 
 CHROMIUM_CANDIDATES = ("/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome")
 # flags for a root user on a machine with no network beyond loopback (no background traffic, no sandbox as root)
@@ -46,6 +51,16 @@ def missing_requirements() -> str | None:
     if chromium_path() is None:
         return f"no Chromium found at {', '.join(CHROMIUM_CANDIDATES)}"
     return None
+
+
+def require_browser() -> None:
+    """Skip the calling test (fixture) where the browser tests cannot run, saying how to enable them; in CI
+    (``CI=true``) fail instead: CI must run them."""
+    missing = missing_requirements()
+    if missing:
+        if os.environ.get("CI"):
+            pytest.fail(f"browser tests must run in CI, but {missing}; {ENABLE_HINT}")
+        pytest.skip(f"{missing}; {ENABLE_HINT}")
 
 
 def chromium_path() -> str | None:
@@ -247,3 +262,29 @@ def screenshot_at_first_figure(page, path: Path) -> None:
         with contextlib.suppress(Exception):
             figure.first.scroll_into_view_if_needed(timeout=5000)
     page.screenshot(path=str(path), full_page=False)
+
+
+def parameters_code_cell_index(name: str) -> int:
+    """Index among the code cells of ``notebooks/<name>.ipynb`` of its cell tagged ``parameters``."""
+    notebook = nbformat.read(runner.NOTEBOOKS_DIR / f"{name}.ipynb", as_version=4)
+    code = [c for c in notebook.cells if c.cell_type == "code"]
+    return next(i for i, c in enumerate(code) if "parameters" in c.metadata.get("tags", []))
+
+
+def run_through_the_ui(
+    page, server: LabServer, name: str, timeout: float, screenshot: Path, before_run: Callable[[], None] | None = None
+) -> dict:
+    """Open ``<name>.ipynb``, call ``before_run`` (typing into cells, say), Run All Cells, screenshot it and return
+    ``notebook_report``; asserts the page asked for nothing beyond this machine."""
+    started = time.monotonic()
+    open_notebook(page, server, f"{name}.ipynb")
+    if before_run is not None:
+        before_run()
+    try:
+        seconds = run_all_cells(page, timeout)
+    finally:
+        screenshot_at_first_figure(page, screenshot)
+    report = notebook_report(page)
+    print(f"{name}: ran all cells in {seconds:.1f} s ({time.monotonic() - started:.1f} s with opening): {report}")
+    assert page.offsite == [], f"the page asked for off-machine resources: {page.offsite[:5]}"
+    return report

@@ -10,11 +10,9 @@ from __future__ import annotations
 
 import os
 import shutil
-import time
 from pathlib import Path
 
 import lab_browser as browser
-import nbformat
 import pytest
 import yaml
 
@@ -29,11 +27,7 @@ FIXTURES = Path(__file__).parent / "fixtures" / "notebooks"
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory):
-    missing = browser.missing_requirements()
-    if missing:
-        if os.environ.get("CI"):
-            pytest.fail(f"browser tests must run in CI, but {missing}; {browser.ENABLE_HINT}")
-        pytest.skip(f"{missing}; {browser.ENABLE_HINT}")
+    browser.require_browser()
     root = tmp_path_factory.mktemp("lab")
     for name in ("00_contrastive_ceiling", "01_loss_functions", "20_sts_regression"):
         shutil.copy(runner.NOTEBOOKS_DIR / f"{name}.ipynb", root)
@@ -51,18 +45,7 @@ def page():
 
 
 def _run_through_the_ui(page, lab, name: str, timeout: float, before_run=None) -> dict:
-    started = time.monotonic()
-    browser.open_notebook(page, lab, f"{name}.ipynb")
-    if before_run is not None:
-        before_run()
-    try:
-        seconds = browser.run_all_cells(page, timeout)
-    finally:
-        browser.screenshot_at_first_figure(page, OUTPUT / f"{name}.png")
-    report = browser.notebook_report(page)
-    print(f"{name}: ran all cells in {seconds:.1f} s ({time.monotonic() - started:.1f} s with opening): {report}")
-    assert page.offsite == [], f"the page asked for off-machine resources: {page.offsite[:5]}"
-    return report
+    return browser.run_through_the_ui(page, lab, name, timeout, OUTPUT / f"{name}.png", before_run)
 
 
 def test_notebook_00_runs_in_jupyterlab_with_math_figures_and_progress_bars(lab, page):
@@ -85,25 +68,19 @@ def _smoke_overrides(name: str) -> str:
     return "\n".join(f"{key} = {value!r}" for key, value in overrides.items())
 
 
-def _parameters_code_cell_index(name: str) -> int:
-    notebook = nbformat.read(runner.NOTEBOOKS_DIR / f"{name}.ipynb", as_version=4)
-    code = [c for c in notebook.cells if c.cell_type == "code"]
-    return next(i for i, c in enumerate(code) if "parameters" in c.metadata.get("tags", []))
-
-
 def test_notebook_20_runs_in_jupyterlab_with_smoke_values_typed_in(lab, page):
     name = "20_sts_regression"
     overrides = _smoke_overrides(name)
     assert yaml.safe_load(runner.plan_path("smoke").read_text())["notebooks"][name], "smoke plan has no values"
 
     def type_smoke_values():
-        browser.insert_cell_below(page, _parameters_code_cell_index(name), overrides)
+        browser.insert_cell_below(page, browser.parameters_code_cell_index(name), overrides)
 
     report = _run_through_the_ui(page, lab, name, timeout=900, before_run=type_smoke_values)
     assert report["errors"] == []
     assert report["images"] >= 1 and report["images_not_loaded"] == 0
     shown = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-CodeCell").nth(
-        _parameters_code_cell_index(name) + 1
+        browser.parameters_code_cell_index(name) + 1
     )
     assert "profile = 'smoke'" in shown.inner_text().replace('"', "'")
 

@@ -1,0 +1,82 @@
+"""The training notebooks 10, 30 and 40 in JupyterLab with ``profile = "class"`` typed in, as a teacher would run them.
+
+Each test opens the notebook in headless Chromium, types only ``profile = "class"`` into a new cell below the
+parameters cell, runs all cells through the menu and checks: no cell shows an error, every figure loaded, the setup
+cell applied the class plan (``stsnb.profiles``; the run recorded the plan's values), nothing was asked of the network.
+
+Opt-in: marked ``class_profile`` (and ``browser``, ``slow``), and skipped unless pytest gets ``--class-profile``
+(``tests/conftest.py``), because the three class runs take about 15 minutes on 2 cores (estimated, not measured yet)
+and the default ``pytest`` (README's Command 2, CI) must stay short. Run them with
+
+    .venv/bin/python -m pytest tests/test_browser_class.py --class-profile -v -s
+
+The copied notebooks find the class plan, the data folder and the packaged models through the installed package
+(``stsnb.runner.PLANS_DIR``, ``$STSNB_DATA_DIR`` or ``data/`` at the repository root, ``stsnb.models``), not through
+the working directory, so they run from the temporary root JupyterLab serves. Needs what ``tests/test_browser.py``
+needs (Debian's ``chromium`` and ``playwright``); screenshots go to ``test-output/browser/<notebook>-class.png``.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import lab_browser as browser
+import pytest
+import yaml
+
+from stsnb import runner
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.class_profile]
+
+REPO = Path(__file__).resolve().parent.parent
+OUTPUT = Path(os.environ.get("STSNB_TEST_OUTPUT", REPO / "test-output")) / "browser"
+NOTEBOOKS = ("10_pcc_tuning", "30_hicl", "40_ccl_csts")
+TIMEOUT = 900  # seconds per notebook: the class plan allows 600 s of cells, plus the browser's own pace
+PROFILE_LINE = 'profile = "class"'
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory):
+    browser.require_browser()
+    root = tmp_path_factory.mktemp("lab-class")
+    for name in NOTEBOOKS:
+        shutil.copy(runner.NOTEBOOKS_DIR / f"{name}.ipynb", root)
+    OUTPUT.mkdir(parents=True, exist_ok=True)
+    env = {"STSNB_RUN_DIR": str(root / "runs")}  # every run records here, none under the repository's runs/
+    with browser.jupyter_lab(root, OUTPUT / "jupyter-lab-class.log", env=env) as server:
+        yield server
+
+
+@pytest.fixture
+def page():
+    with browser.chromium_page() as page:
+        yield page
+
+
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_notebook_runs_in_jupyterlab_with_profile_class_typed_in(lab, page, name):
+    plan_values = runner.load_plan(runner.plan_path("class")).notebooks[name]
+    assert plan_values.get("profile") == "class", f"class.yaml has no class values for {name}"
+    recorded = lab.root / "runs" / "params.yaml"
+    recorded.unlink(missing_ok=True)  # the previous notebook's record must not pass for this one's
+    parameters = browser.parameters_code_cell_index(name)
+
+    def type_profile():
+        browser.insert_cell_below(page, parameters, PROFILE_LINE)
+
+    screenshot = OUTPUT / f"{name}-class.png"
+    report = browser.run_through_the_ui(page, lab, name, TIMEOUT, screenshot, before_run=type_profile)
+    assert report["errors"] == []
+    assert report["images"] >= 1 and report["images_not_loaded"] == 0
+
+    panel = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden)")
+    typed = panel.locator(".jp-CodeCell").nth(parameters + 1)
+    assert "profile = 'class'" in typed.inner_text().replace('"', "'")
+    applied = panel.locator(".jp-OutputArea-output", has_text="profile 'class':")
+    assert applied.count() >= 1, "the setup cell did not print which profile it applied (stsnb.profiles.describe)"
+
+    params = yaml.safe_load(recorded.read_text())
+    differing = {key: (params.get(key), value) for key, value in plan_values.items() if params.get(key) != value}
+    assert differing == {}, f"the run recorded other values than class.yaml's (recorded, plan): {differing}"
