@@ -431,6 +431,44 @@ def test_tables_5_and_6_with_nothing_to_draw_say_why_instead_of_an_empty_figure(
     assert [ax.get_title().split(":")[0] for ax in fig.axes] == ["Table 6"] and len(nothing) == 1
 
 
+def _table3_inputs(backbones):
+    """Synthetic Table 3 results: the arms a few points apart near 80, where bars from zero would hide them."""
+    tasks = [*SEVEN, "avg"]
+    scores = {
+        b: {
+            arm: {t: 76.0 + i + 1.5 * j + 0.3 * k for k, t in enumerate(tasks)}
+            for j, arm in enumerate(figures.TABLE3_ARMS)
+        }
+        for i, b in enumerate(backbones)
+    }
+    curves = {
+        b: {"+Ours": [(0, 80.0 + i), (20, 82.5 + i)], "+Contrast": [(0, 80.0 + i), (20, 81.0 + i)]}
+        for i, b in enumerate(backbones)
+    }
+    return scores, curves, {b: 80.0 + i for i, b in enumerate(backbones)}
+
+
+@pytest.mark.parametrize(
+    "backbones", [["minilm-l6"], ["jinaai/jina-embeddings-v2-base-en", "nomic-ai/nomic-embed-text-v1"]]
+)
+def test_table3_figure_draws_points_not_bars_and_no_text_collides(backbones):
+    scores, curves, before_dev = _table3_inputs(backbones)
+    fig = figures.table3(scores, curves, before_dev, "all, the same 300 pairs per task")
+    left, right = fig.axes
+    assert not left.patches  # points, not bars cut off above zero
+    assert left.get_xlabel() == figures.TABLE3_NOTE  # the figure says why its axis does not start at 0
+    drawn = {line.get_label(): list(line.get_ydata()) for line in left.get_lines()}
+    prefix = (lambda b: f"{b} ") if len(backbones) > 1 else (lambda b: "")
+    assert drawn == {prefix(b) + arm: list(scores[b][arm].values()) for b in backbones for arm in figures.TABLE3_ARMS}
+    low, high = left.get_ylim()
+    assert 0 < low < min(min(v) for v in drawn.values()) and high > max(max(v) for v in drawn.values())
+    assert [t.get_text() for t in left.get_xticklabels()][-3:] == ["STS-B", "SICK-R", "avg"]
+    assert all(float(t) == int(t) for t in left.get_yticks())  # ticks at whole points
+    labels = [line.get_label() for line in right.get_lines()]
+    assert labels == [f"{prefix(b)}{arm}" for b in backbones for arm in ("+Ours", "+Contrast", "before")]
+    assert plots.figure_problems(fig) == []
+
+
 def test_table4_memory_stacks_what_training_added_on_the_loaded_model():
     rows = [_memory_row("regression", training=100.0), _memory_row("infonce", baseline=510.0, training=250.0)]
     fig = figures.table4_memory(rows, "minilm-l6")

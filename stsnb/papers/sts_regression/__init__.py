@@ -13,7 +13,7 @@
 - ``backbones``: the paper profile's encoders (Jina / Nomic need the Hub's remote code).
 - ``table1``: the Table 1 runs: which losses on which seed, one run as a job, what the notebook keeps of each.
 - ``memory``: Table 4, peak training memory of regression vs InfoNCE, and the sanity check on it.
-- ``figures``: the figures of Tables 1, 4, 5 and 6 (a claims forest plot shared by them).
+- ``figures``: the figures of Tables 1, 3, 4, 5 and 6 (a claims forest plot shared by them).
 - ``reported``: the paper's numbers.
 """
 

@@ -1,5 +1,6 @@
 """The notebook's figures of STS-Regression's tables, in the ``stsnb.plots`` style (text at 9 pt or more, legends off
-the data, bars from zero): Table 1 (Section 4.1), Table 4 (Section 4.3), Tables 5 and 6 (Sections 4.4-4.5).
+the data, bars from zero, or points where bars from zero would hide the differences): Table 1 (Section 4.1), Table 3
+(Section 4.2), Table 4 (Section 4.3), Tables 5 and 6 (Sections 4.4-4.5).
 
 Each function takes the notebook's results and returns a figure (``None`` when there is nothing to draw, with
 the reason in a sentence the notebook prints instead of an empty panel).
@@ -12,6 +13,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
 
 from ... import claims, plots
 
@@ -120,6 +122,52 @@ def table1(
             f"{average_name} difference, {SPEARMAN}",
             separator=" - ",
         )
+    return fig
+
+
+TASK_NAMES = {"STSBenchmark": "STS-B", "SICKRelatedness": "SICK-R"}  # short tick labels
+TABLE3_ARMS = ("before", "+Contrast", "+Ours")  # Table 3's rows of one encoder: untrained, the baseline, ours
+TABLE3_NOTE = "points, not bars: the arms differ by a few points (the axis does not start at 0)"
+
+
+def table3(
+    scores: Mapping[str, Mapping[str, Mapping[str, float]]],
+    curves: Mapping[str, Mapping[str, Sequence[tuple[int, float]]]],
+    before_dev: Mapping[str, float],
+    scope: str,
+) -> Figure:
+    """Table 3 (Section 4.2) on our contrastive encoders. Left: each arm's test score per task (``scores``: backbone
+    -> arm of ``TABLE3_ARMS`` -> task -> Spearman x100) as a **point**, the arms side by side, one marker shape per
+    backbone. Not bars: the arms of a contrastively trained encoder lie a few points apart near 80, which bars from
+    zero would flatten into equal heights, so the axis spans the points (``TABLE3_NOTE`` says so on the figure).
+    Right: the STS-B dev curve of stage 2 (+Ours) and of +Contrast (``curves``: backbone -> arm -> (step, score)),
+    the encoder's dev score before training (``before_dev``) as a grey reference line."""
+    backbones = list(scores)
+    wider = 5.0 * (len(backbones) > 1)  # room for the legends' backbone names
+    fig, (left, right) = plots.figure(ncols=2, width=13.0 + wider, height=4.2)
+    tasks = list(scores[backbones[0]]["before"]) if backbones else []
+    x = np.arange(len(tasks))
+    group = 0.8 / max(1, len(backbones))  # each backbone's share of a task's slot, its arms a quarter of it apart
+    markers, styles = "os^D", [("-", ":"), ("--", "-.")]
+    for i, backbone in enumerate(backbones):
+        prefix = f"{backbone} " if len(backbones) > 1 else ""
+        for j, arm in enumerate(TABLE3_ARMS):
+            offset = (i - (len(backbones) - 1) / 2) * group + (j - 1) * group / 4
+            values = [scores[backbone][arm][t] for t in tasks]
+            left.plot(x + offset, values, linestyle="none", marker=markers[i % 4], color=f"C{j}", label=prefix + arm)
+        line, reference = styles[i % 2]
+        for arm, points in curves.get(backbone, {}).items():
+            if points:
+                steps, values = zip(*points, strict=True)
+                style = {"color": f"C{TABLE3_ARMS.index(arm)}", "linestyle": line, "marker": markers[i % 4]}
+                right.plot(steps, values, label=prefix + arm, **style)
+        right.axhline(before_dev[backbone], color="grey", linestyle=reference, label=f"{prefix}before")
+    left.set_xticks(x, [TASK_NAMES.get(t, t) for t in tasks], rotation=30)
+    left.yaxis.set_major_locator(MaxNLocator(steps=[1, 2, 5, 10]))  # ticks at whole points, not 72.5
+    left.set(title=f"Table 3, ours ({scope})", xlabel=TABLE3_NOTE, ylabel=SPEARMAN)
+    right.set(title="STS-B dev Spearman: stage 2 vs +Contrast", xlabel="optimizer step", ylabel=SPEARMAN)
+    for ax in (left, right):
+        plots.legend_outside(ax)
     return fig
 
 
