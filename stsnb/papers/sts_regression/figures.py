@@ -163,7 +163,7 @@ def table3(
                 right.plot(steps, values, label=prefix + arm, **style)
         right.axhline(before_dev[backbone], color="grey", linestyle=reference, label=f"{prefix}before")
     left.set_xticks(x, [TASK_NAMES.get(t, t) for t in tasks], rotation=30)
-    left.yaxis.set_major_locator(MaxNLocator(steps=[1, 2, 5, 10]))  # ticks at whole points, not 72.5
+    left.yaxis.set_major_locator(MaxNLocator(steps=[1, 2, 5, 10]))  # ticks 1, 2 or 5 x 10^k apart, never 2.5
     left.set(title=f"Table 3, ours ({scope})", xlabel=TABLE3_NOTE, ylabel=SPEARMAN)
     right.set(title="STS-B dev Spearman: stage 2 vs +Contrast", xlabel="optimizer step", ylabel=SPEARMAN)
     for ax in (left, right):
