@@ -216,6 +216,43 @@ def test_table5_is_a_robustness_claim_judged_by_equivalence(arms, stsb_gold):
     assert row["verdict"] == "not tested" and "changed the encoder' does not hold" in row["not_tested_because"]
 
 
+def _named_claims(arms, backbone: str, row: str, contrastive_row: str) -> list[dict]:
+    """Every claim builder of Tables 1, 3, 5 and 6 on the same runs, for one ``backbone`` ("": none named)."""
+    before, good, fair = arms["untrained"], _run(arms["good"]), _run(arms["fair"])
+    losses = {(name, 0): good if name == "smooth_k2" else fair for name in reg.LOSSES}
+    heads = {(head, 0): good if head == claims.FULL_HEAD else fair for head in ("(u,v,|u-v|)", "(u,v)", "|u-v|")}
+    sweep = {("smooth_k2 k=2 x0=0.25", 0): good, ("smooth_k2 k=3 x0=0.25", 0): good}
+    named = {"n_resamples": 100, "backbone": backbone}
+    return [
+        *claims.table1_claims(losses, before, row, **named),
+        *claims.table3_claims(before, {0: fair}, {0: good}, contrastive_row, **named),
+        *claims.table5_claims(sweep, "smooth_k2 k=2 x0=0.25", row, before, **named),
+        *claims.table6_claims(heads, before, row, **named),
+    ]
+
+
+def test_claims_of_two_backbones_name_each_and_never_read_alike(arms):
+    bert = _named_claims(arms, "bert-base-uncased", "BERT-base", "Jina v2")
+    roberta = _named_claims(arms, "roberta-base", "RoBERTa-base", "Nomic Embed v1")
+    texts = [r["claim"] for r in bert + roberta]
+    assert len(bert) == len(roberta) == 5 + 2 + 1 + 2 and len(set(texts)) == len(texts)
+    for backbone, rows in (("bert-base-uncased", bert), ("roberta-base", roberta)):
+        assert all(backbone in r["claim"] and r["backbone"] == backbone for r in rows), backbone
+    assert bert[0]["claim"] == "Table 1, bert-base-uncased: " + claims.HEADLINE.text
+    assert bert[5]["claim"] == "Table 3, bert-base-uncased: +Ours (two stages) improves the contrastive encoder"
+    assert bert[7]["claim"].endswith("the setting hardly matters (bert-base-uncased)")
+    assert bert[8]["claim"] == "Table 6, bert-base-uncased: the head input (u,v,|u-v|) beats (u,v)"
+    # one backbone names none: the texts (and every other entry of a row) are those of a single-backbone run
+    plain = _named_claims(arms, "", "BERT-base", "Jina v2")
+    assert plain[0]["claim"] == "Table 1, " + claims.HEADLINE.text and "backbone" not in plain[0]
+    assert not any("bert-base-uncased" in r["claim"] for r in plain)
+    for one, other in zip(plain, bert, strict=True):
+        assert {k: v for k, v in one.items() if k != "claim"} == {
+            k: v for k, v in other.items() if k not in ("claim", "backbone")
+        }
+    assert claims.takeaway(roberta).startswith("roberta-base: " + claims.HEADLINE.text + ": ours +")
+
+
 def test_different_test_pairs_cannot_be_compared(stsb_gold):
     a = _predictions(stsb_gold, 1.0, 1)
     b = {"STSBenchmark": (stsb_gold[::-1].copy(), stsb_gold)}

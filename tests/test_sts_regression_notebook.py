@@ -417,6 +417,18 @@ def test_a_forest_of_one_claim_is_one_row_high_and_shows_the_margin():
     assert plots.figure_problems(fig) == []
 
 
+def test_a_forest_of_two_backbones_names_each_rows_backbone():
+    rows = [
+        _claim("(u,v,|u-v|)", "(u,v)", 0.4 + i, 22.7, backbone=b)
+        for i, b in enumerate(["bert-base-uncased", "roberta-base"])
+    ]
+    fig, _ = figures.table5_table6([], rows, "avg")
+    (ax,) = fig.axes
+    labels = [t.get_text().split("\n")[0] for t in ax.get_yticklabels()]
+    assert labels == ["bert-base-uncased: (u,v,|u-v|) vs (u,v)", "roberta-base: (u,v,|u-v|) vs (u,v)"]
+    assert plots.figure_problems(fig) == []
+
+
 def figures_reason(table: str) -> str:
     return next(m for m in figures.table5_table6([], [], "avg")[1] if m.startswith(table))
 

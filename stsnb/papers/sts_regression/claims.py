@@ -162,6 +162,17 @@ def missing(what: str, seeds: Sequence[int]) -> claims.Precondition:
     return claims.precondition(f"{what} was run", False, f"no run on seed(s) {list(seeds)}")
 
 
+def _opening(table: str, backbone: str = "") -> str:
+    """A claim's opening, "Table 1, " or, with a ``backbone``, "Table 1, roberta-base: ": the notebook names the
+    backbone when it runs several (the ``paper`` profile's BERT and RoBERTa), so that no two claims read alike."""
+    return f"{table}, {backbone}: " if backbone else f"{table}, "
+
+
+def _backbone(backbone: str) -> dict:
+    """The row's ``backbone`` entry when one is named (figures label their rows with it), else nothing."""
+    return {"backbone": backbone} if backbone else {}
+
+
 def pair_claim(
     text: str,
     a: SeedPredictions,
@@ -220,13 +231,19 @@ def nli_moved(
 
 
 def table1_claims(
-    runs: Mapping[tuple[str, int], Trained], before: TaskPredictions, row: str, *, n_resamples: int = 2000
+    runs: Mapping[tuple[str, int], Trained],
+    before: TaskPredictions,
+    row: str,
+    *,
+    n_resamples: int = 2000,
+    backbone: str = "",
 ) -> list[dict]:
     """Section 4.1's claims on our Table 1 runs ``{(loss, seed): Trained}``, directions from the paper's ``row``
     ("BERT-base" or "RoBERTa-base"). Each claim stands on the seeds where both its losses ran (the headline,
     Smooth K2 vs cross entropy, on more seeds than the rest when the notebook runs them); a claim whose losses never
     ran together is left out, not guessed. Preconditions: cross entropy moved the encoder on those seeds, both
-    losses left their start. ``before``: the untrained encoder's predictions on the same pairs."""
+    losses left their start. ``before``: the untrained encoder's predictions on the same pairs. ``backbone``, when
+    given, is named in each claim's text and stored in its row (``_opening``)."""
     return _pair_claims(
         runs,
         "Table 1",
@@ -234,13 +251,16 @@ def table1_claims(
         row,
         lambda c, seeds, a, b: [nli_moved(runs, before, seeds, n_resamples), left(c.a, a), left(c.b, b)],
         n_resamples,
+        backbone,
     )
 
 
-def _pair_claims(runs, table: str, listed, row: str, preconditions_of, n_resamples: int) -> list[dict]:
+def _pair_claims(
+    runs, table: str, listed, row: str, preconditions_of, n_resamples: int, backbone: str = ""
+) -> list[dict]:
     """The claims of ``listed`` on the seeds where both settings of each ran (a claim whose settings never ran
     together is left out, not guessed); ``preconditions_of(claim, seeds, a_runs, b_runs)`` gives its
-    preconditions."""
+    preconditions; ``backbone`` (when given) is named in each text (``_opening``)."""
     out = []
     for c in listed:
         seeds = _seeds(runs, c.a, c.b)
@@ -249,7 +269,7 @@ def _pair_claims(runs, table: str, listed, row: str, preconditions_of, n_resampl
         a, b = _of(runs, c.a, seeds), _of(runs, c.b, seeds)
         out.append(
             pair_claim(
-                f"{table}, {c.text}",
+                _opening(table, backbone) + c.text,
                 _predictions(a),
                 _predictions(b),
                 paper_difference(table, row, c.a, c.b),
@@ -258,6 +278,7 @@ def _pair_claims(runs, table: str, listed, row: str, preconditions_of, n_resampl
                 preconditions=preconditions_of(c, seeds, a, b),
                 n_resamples=n_resamples,
                 **({"headline": c == HEADLINE} if table == "Table 1" else {}),
+                **_backbone(backbone),
             )
         )
     return out
@@ -298,14 +319,16 @@ def table3_claims(
     row: str,
     *,
     n_resamples: int = 2000,
+    backbone: str = "",
 ) -> list[dict]:
     """Table 3 on a contrastive encoder: "+Ours improves it" and "+Ours beats +Contrast" (directions from the
     paper's ``row``, "Jina v2" or "Nomic Embed v1").
 
     Both need +Ours (stage 2) to have left its start; the second needs +Contrast to have too, and to differ from
     the encoder it started from: a +Contrast that kept step 0 is that encoder, and its claim would count the first
-    comparison a second time (``same_comparison_as`` names it, and the claim is not tested)."""
-    first = "Table 3, +Ours (two stages) improves the contrastive encoder"
+    comparison a second time (``same_comparison_as`` names it, and the claim is not tested). ``backbone``, when
+    given, is named in both texts and stored in the rows (``_opening``)."""
+    first = _opening("Table 3", backbone) + "+Ours (two stages) improves the contrastive encoder"
     ours_left = left("+Ours (stage 2)", ours)
     duplicate = all(same_predictions(r.predictions, before) for r in contrast.values())
     distinct = claims.precondition(
@@ -325,9 +348,10 @@ def table3_claims(
             names=("+Ours", "before"),
             preconditions=[ours_left],
             n_resamples=n_resamples,
+            **_backbone(backbone),
         ),
         pair_claim(
-            "Table 3, +Ours beats +Contrast",
+            _opening("Table 3", backbone) + "+Ours beats +Contrast",
             _predictions(ours),
             _predictions(contrast),
             paper_difference("Table 3", row, "+Ours", "+Contrast"),
@@ -336,16 +360,22 @@ def table3_claims(
             preconditions=[ours_left, left("+Contrast", contrast), distinct],
             n_resamples=n_resamples,
             same_comparison_as=first if duplicate else None,
+            **_backbone(backbone),
         ),
     ]
 
 
 def table6_claims(
-    runs: Mapping[tuple[str, int], Trained], before: TaskPredictions, row: str, *, n_resamples: int = 2000
+    runs: Mapping[tuple[str, int], Trained],
+    before: TaskPredictions,
+    row: str,
+    *,
+    n_resamples: int = 2000,
+    backbone: str = "",
 ) -> list[dict]:
     """Table 6's claims on our runs ``{(head input, seed): Trained}``. Preconditions: the full head input's run
     moved the encoder above the untrained one, and both runs left their start (a run that kept step 0 is the
-    untrained encoder, whatever its head)."""
+    untrained encoder, whatever its head). ``backbone``, when given, is named in each text (``_opening``)."""
     return _pair_claims(
         runs,
         "Table 6",
@@ -357,6 +387,7 @@ def table6_claims(
             left(f"the head on {c.b}", b),
         ],
         n_resamples,
+        backbone,
     )
 
 
@@ -370,17 +401,18 @@ def table5_claims(
     margin: float = stats.DEFAULT_MARGIN,
     n_resamples: int = 2000,
     where: str = "",
+    backbone: str = "",
 ) -> list[dict]:
     """Table 5 on our runs ``{(setting label, seed): Trained}``: every other (k, x0) setting minus the
     ``reference`` one (Table 2's, or stage 2's official one), a robustness claim ("the setting hardly matters",
     Section 4.4) judged by equivalence within +-``margin`` points, with the paper's difference beside it where the
     paper reports both rows. Preconditions: the reference setting changed the encoder (``before``: the encoder
     it started from), both settings left their start. ``where`` ends each claim's text in parentheses (e.g.
-    "stage 2, minilm-l6").
+    "stage 2, minilm-l6"); ``backbone``, when given, is stored in each row and, without ``where``, named there.
 
     Under AdamW a constant factor on the loss cancels in the update (up to ``eps`` and gradient clipping), so
     settings that differ only in ``k`` are expected to give the same model: their interval is the test of that."""
-    out = []
+    out, where = [], where or backbone
     for label in dict.fromkeys(label for label, _ in runs):
         seeds = _seeds(runs, label, reference)
         if label == reference or not seeds:
@@ -400,6 +432,7 @@ def table5_claims(
                 preconditions=[changed(reference, b, before, n_resamples), left(label, a), left(reference, b)],
                 n_resamples=n_resamples,
                 margin=margin,
+                **_backbone(backbone),
             )
         )
     return out

@@ -24,7 +24,8 @@ SPEARMAN = plots.SPEARMAN_LABEL
 def claims_forest(ax: Axes, rows: Sequence[Mapping], title: str, xlabel: str, separator: str = " vs ") -> None:
     """One claim per row, the first on top: our difference ``a - b`` with its 95% paired interval (the envelope
     over training seeds), the paper's difference where it has one, 0 marked, and the equivalence margin shaded
-    for a robustness claim. Each row's label names ``a``, ``b`` and the verdict with its seeds."""
+    for a robustness claim. Each row's label names ``a``, ``b`` (after the row's ``backbone``, when it names one) and
+    the verdict with its seeds."""
     y = np.arange(len(rows))
     ax.errorbar(
         [r["difference"] for r in rows],
@@ -48,7 +49,11 @@ def claims_forest(ax: Axes, rows: Sequence[Mapping], title: str, xlabel: str, se
     for margin in margins:
         ax.axvspan(-margin, margin, color="C2", alpha=0.12, label=rf"equivalence margin $\pm${margin:g}")
     ax.axvline(0, color="black", linewidth=0.8)
-    ax.set_yticks(y, [f"{r['a']}{separator}{r['b']}\n{claims.verdict_text(r)}" for r in rows], fontsize=TEXT_PT)
+    names = [f"{r['backbone']}: " if r.get("backbone") else "" for r in rows]  # when several backbones ran
+    labels = [
+        f"{name}{r['a']}{separator}{r['b']}\n{claims.verdict_text(r)}" for name, r in zip(names, rows, strict=True)
+    ]
+    ax.set_yticks(y, labels, fontsize=TEXT_PT)
     ax.set_ylim(len(rows) - 0.5, -0.5)  # the first claim on top, one row's height each (one row too)
     ax.grid(False, axis="y")
     ax.set(title=title, xlabel=xlabel)

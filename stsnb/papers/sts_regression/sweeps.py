@@ -121,16 +121,20 @@ def sweep_table5_claims(
     *,
     margin: float = stats.DEFAULT_MARGIN,
     n_resamples: int = 2000,
+    backbone: str = "",
 ) -> list[dict]:
     """Table 5's claims (``table5_claims``) for each buffered loss with more than one (k, x0) in ``plan``: every
-    other setting against Table 2's, on ``seeds``; ``before``: the untrained encoder's predictions."""
+    other setting against Table 2's, on ``seeds``; ``before``: the untrained encoder's predictions; ``backbone``,
+    when given, named in each claim (the notebook names it when it runs several)."""
     out = []
     for name in BUFFERED:
         same_loss = [v for v in plan if "Table 5" in v.tables(row) and v.loss.name == name]
         if (row, name) in TABLE2 and len(same_loss) > 1:
             runs_of = {(v.loss.label(), s): runs[(v.label(), s)] for v in same_loss for s in seeds}
             reference = table2_loss(name, row).label()
-            out += table5_claims(runs_of, reference, row, before, margin=margin, n_resamples=n_resamples)
+            out += table5_claims(
+                runs_of, reference, row, before, margin=margin, n_resamples=n_resamples, backbone=backbone
+            )
     return out
 
 
@@ -142,7 +146,9 @@ def sweep_table6_claims(
     before: evaluate.TaskPredictions,
     *,
     n_resamples: int = 2000,
+    backbone: str = "",
 ) -> list[dict]:
-    """Table 6's claims (``table6_claims``) on the head inputs of ``plan`` trained on ``seeds``."""
+    """Table 6's claims (``table6_claims``) on the head inputs of ``plan`` trained on ``seeds``; ``backbone``, when
+    given, named in each claim."""
     heads = {(v.concatenation, s): runs[(v.label(), s)] for v in plan if "Table 6" in v.tables(row) for s in seeds}
-    return table6_claims(heads, before, row, n_resamples=n_resamples)
+    return table6_claims(heads, before, row, n_resamples=n_resamples, backbone=backbone)
