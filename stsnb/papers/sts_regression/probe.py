@@ -10,18 +10,25 @@ against the untrained backbone on the same STS-B dev pairs as a paired bootstrap
 
 from __future__ import annotations
 
+import re
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from ... import evaluate, stats
 from ...data import STSPair
+from ...probe_tables import row_line
 from ...train import TrainConfig
 from .backbones import load_backbone
 from .recipes import fine_tune_table1, table2_loss
 from .tasks import table1_task
 from .training_data import TrainingPair
 
+BASELINE_PROBES = (  # the committed probe tables (benchmarks/results/) notebook 20 quotes, in the order they were run
+    "bench_sts_regression_moves",
+    "bench_sts_regression_moves_after_run",
+    "bench_sts_regression_moves_all_pairs",
+)
 LOSS_INTERVALS = 6  # logged loss intervals per run (the first and the last are reported)
 
 
@@ -106,4 +113,64 @@ def table1_moves(
         "loss_last": losses[-1] if losses else float("nan"),
         "steps": result.steps,
         "seconds": round(time.perf_counter() - started, 1),
+        "seed": seed,
     }
+
+
+def _pairs(row: Mapping) -> int:
+    """The training pairs of a probe row, read from its ``ProbeSetting.label``."""
+    found = re.search(r", (\d+) pairs,", row["setting"])
+    if found is None:
+        raise ValueError(f"probe row {row['setting']!r} names no number of pairs")
+    return int(found.group(1))
+
+
+def baseline_note(
+    headline: Mapping,
+    probe_rows: Sequence[Mapping],
+    cpu_setting: ProbeSetting,
+    *,
+    table1_seconds: float,
+    budget_seconds: float = 1800.0,
+) -> str:
+    """Markdown on the headline's "baseline moved the encoder" precondition, written from the claim row and the
+    committed probe rows of the baseline (``cpu_setting.task`` and ``.loss``).
+
+    If the precondition held, says so. Otherwise quotes its evidence, lists the baseline's probe rows and scales this
+    run's Table 1 time ``table1_seconds`` by the probe's time at the most pairs over its time at ``cpu_setting``, to
+    say whether that setting fits ``budget_seconds``."""
+    failed = [p for p in headline.get("preconditions", []) if not p["holds"] and "baseline" in p["name"]]
+    if not failed:
+        return (
+            f"**The headline's baseline trained.** {cpu_setting.loss} moved the encoder on each of the headline's "
+            f"{headline.get('seeds', 1)} seed(s), so the headline is tested: {headline['verdict']}."
+        )
+    rows = [r for r in probe_rows if r["setting"].startswith(f"{cpu_setting.task} {cpu_setting.loss},")]
+    lines = [
+        f"**The headline's baseline did not train on every seed.** {failed[0]['name']}: {failed[0]['evidence']}. "
+        f"So the headline is **not tested** in this run. The committed probes of {cpu_setting.loss} (one epoch, the "
+        "last weights against the untrained backbone on STS-B dev; commands, dev pairs and seeds in "
+        "`benchmarks/results/`):",
+        "",
+        *(f"- {row_line(r)}" for r in rows),
+    ]
+    at_cpu = next((r for r in rows if r["setting"] == cpu_setting.label()), None)
+    largest = max(rows, key=_pairs, default=None)
+    if at_cpu is not None and largest is not None and _pairs(largest) > _pairs(at_cpu):
+        ratio = largest["seconds"] / at_cpu["seconds"]
+        estimate = ratio * table1_seconds
+        fits = "within" if estimate <= budget_seconds else "past"
+        lines += [
+            "",
+            f"With {_pairs(largest)} pairs a probe run took {ratio:.1f}x as long as with this run's {_pairs(at_cpu)} "
+            f"({largest['seconds']:.0f} s against {at_cpu['seconds']:.0f} s), for a dev gain of "
+            f"{largest['difference']:+.2f} against {at_cpu['difference']:+.2f}. Table 1's runs took "
+            f"{table1_seconds:.0f} s here; at that size they would take about {estimate:.0f} s, {fits} the "
+            f"{budget_seconds / 60:.0f}-minute budget.",
+        ]
+        if at_cpu["verdict"] == "supported":
+            lines[-1] += (
+                f" The probe saw {cpu_setting.loss} move STS-B dev in this run's setting; why that did not carry over "
+                "to the test tasks on every seed here is not explained by any run of this notebook."
+            )
+    return "\n".join(lines)
