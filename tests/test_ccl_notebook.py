@@ -1,9 +1,7 @@
-"""Notebook 40's helpers (stsnb.papers.ccl.protocol): the protocol table printed from the parameters cell's values,
-and the measured runtimes read from committed runs."""
+"""Notebook 40's helpers (stsnb.papers.ccl.protocol): the protocol table printed from the parameters cell's values."""
 
 from __future__ import annotations
 
-import json
 import re
 import warnings
 
@@ -11,7 +9,6 @@ import matplotlib.pyplot as plt
 import nbformat
 import numpy as np
 import pytest
-import yaml
 from matplotlib.text import Text
 
 from stsnb import data, plots, runner
@@ -62,29 +59,6 @@ def test_the_temperature_reading_row_follows_the_parameter(cpu_params):
     assert not reading(cpu_params).differs and "divisor" in reading(cpu_params).ours
     multiplier = reading({**cpu_params, "temperature_reading": "multiplier"})
     assert multiplier.differs and "multiplier" in multiplier.ours
-
-
-def test_measured_runtimes_come_from_committed_runs_only(tmp_path):
-    folder = tmp_path / "cpu" / "40_ccl_csts"
-    folder.mkdir(parents=True)
-    (folder / "metrics.json").write_text(json.dumps({"seconds": 1053.0}))
-    (folder / "env.json").write_text(
-        json.dumps({"cpu_count": 2, "git_sha": "6753319741eefd98550fc4b349d259ca0b12037f"})
-    )
-    found = ccl.measured_runtimes("40_ccl_csts", tmp_path)
-    assert found == {"smoke": None, "class": None, "cpu": (1053.0, 2, "6753319")}
-    text = ccl.runtimes_text("40_ccl_csts", tmp_path)
-    assert "cpu     1053 s (17.6 min) on 2 CPU cores, run at commit 6753319" in text
-    assert "smoke  no committed run" in text
-
-
-def test_the_committed_cpu_run_is_read_as_the_summary_reads_it():
-    folder = runner.DEFAULT_OUT / "cpu" / "40_ccl_csts"
-    if not folder.is_dir():
-        pytest.skip("no committed cpu run of notebook 40")
-    seconds, cores, _ = ccl.measured_runtimes("40_ccl_csts")["cpu"]
-    assert seconds == runner.run_seconds(folder, "40_ccl_csts") and cores == 2
-    assert yaml.safe_load((folder / "params.yaml").read_text())["profile"] == "cpu"
 
 
 # ---------------------------------------------------------------------------------------------------------------

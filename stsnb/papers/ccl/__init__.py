@@ -92,7 +92,7 @@ from .probes import (
     shares_table,
     sweep_notes,
 )
-from .protocol import ProtocolRow, measured_runtimes, protocol_markdown, protocol_rows, reading_rows, runtimes_text
+from .protocol import ProtocolRow, protocol_markdown, protocol_rows, reading_rows
 from .quadruples import (
     LABEL_RANGE,
     Pairing,

@@ -1,5 +1,5 @@
-"""What notebook 40 tells a reader before it trains: the paper (title, authors, venue, link), the measured runtime of
-each profile, and the protocol table, i.e. every detail in which a run differs from the paper and why.
+"""What notebook 40 tells a reader before it trains: the paper (title, authors, venue, link) and the protocol table,
+i.e. every detail in which a run differs from the paper and why (the measured runtimes: ``stsnb.runtimes``).
 
 The table is built from the run's parameters (``Run.params``), so a profile that changes a value changes its row;
 nothing in it is typed into the notebook.
@@ -9,10 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-from ... import runner
 from .objectives import TERM_LABELS
 from .reported import PAPER_BACKBONES, SIGMAS, hyperparameters
 
@@ -22,7 +20,6 @@ VENUE = "COLING 2025"
 # The paper's text names no venue; venue and Anthology id as a public bibliography lists them.
 LINK = "https://aclanthology.org/2025.coling-main.306/"
 CODE = "https://github.com/qinzeyang0919/CCL"  # named in the abstract; it holds only a README
-PROFILES = ("smoke", "class", "cpu")
 
 
 @dataclass(frozen=True)
@@ -34,34 +31,6 @@ class ProtocolRow:
     ours: str
     why: str
     differs: bool = True
-
-
-def measured_runtimes(notebook: str, root: Path = runner.DEFAULT_OUT, profiles: Sequence[str] = PROFILES):
-    """``{profile: (seconds, cpu cores, commit) or None}`` from the committed run of each profile
-    (``papermill_runs/<profile>/<notebook>/``), read as summary.md reads it (``runner.run_seconds``: papermill's
-    duration); None where no run is committed."""
-    out: dict[str, tuple[float, int, str] | None] = {}
-    for profile in profiles:
-        folder = Path(root) / profile / notebook
-        seconds = runner.run_seconds(folder, notebook) if folder.is_dir() else None
-        env = runner.read_env(folder) if seconds is not None else {}
-        out[profile] = (
-            None if seconds is None else (seconds, int(env.get("cpu_count", 0)), runner.run_commit(folder) or "")
-        )
-    return out
-
-
-def runtimes_text(notebook: str, root: Path = runner.DEFAULT_OUT) -> str:
-    """One line per profile: the measured runtime of its last committed run, and where it was measured."""
-    lines = []
-    for profile, found in measured_runtimes(notebook, root).items():
-        if found is None:
-            lines.append(f"  {profile:<6} no committed run of this notebook yet")
-            continue
-        seconds, cores, sha = found
-        where = f"{cores} CPU cores" if cores else "cores not recorded"
-        lines.append(f"  {profile:<6} {seconds:5.0f} s ({seconds / 60:.1f} min) on {where}, run at commit {sha}")
-    return "measured runtime of this notebook (its last committed run per profile):\n" + "\n".join(lines)
 
 
 def _paper_row(params: Mapping[str, Any], backbone: str) -> str:

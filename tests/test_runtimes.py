@@ -1,0 +1,78 @@
+"""stsnb.runtimes: each notebook's measured runtime per profile, read from its kept runs, and every notebook's
+opening (the paper, a link, a section map, the runtimes printed before the parameters cell)."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import nbformat
+import pytest
+import yaml
+
+from stsnb import runner, runtimes
+
+NOTEBOOKS = sorted(runner.NOTEBOOKS_DIR.glob("*.ipynb"))
+SHA = "6753319741eefd98550fc4b349d259ca0b12037f"
+
+
+def _kept_run(root, profile, notebook, seconds, cores=None):
+    folder = root / profile / notebook
+    folder.mkdir(parents=True)
+    (folder / "metrics.json").write_text(json.dumps({"seconds": seconds}))
+    env = {"git_sha": SHA} | ({} if cores is None else {"cpu_count": cores})
+    (folder / "env.json").write_text(json.dumps(env))
+
+
+def test_runtimes_come_from_kept_runs_only(tmp_path):
+    _kept_run(tmp_path, "cpu", "40_ccl_csts", 1053.0, cores=2)
+    (tmp_path / "class" / "40_ccl_csts").mkdir(parents=True)  # a folder without a recorded duration is no run
+    found = runtimes.measured("40_ccl_csts", tmp_path)
+    assert found == {"smoke": None, "class": None, "cpu": runtimes.Measured(1053.0, 2, "6753319")}
+    text = runtimes.text("40_ccl_csts", tmp_path)
+    assert text.splitlines()[0].endswith("of each profile, on 2 CPU cores):")
+    assert "  cpu    1,053 s (about 18 min), run at commit 6753319" in text
+    assert "  smoke  no run of this profile yet" in text and "  class  no run of this profile yet" in text
+    assert str(tmp_path) not in text, "no machine path"
+
+
+def test_runs_on_different_machines_name_their_cores_on_their_own_line(tmp_path):
+    _kept_run(tmp_path, "cpu", "00_contrastive_ceiling", 12.0, cores=2)
+    _kept_run(tmp_path, "smoke", "00_contrastive_ceiling", 5.4)
+    text = runtimes.text("00_contrastive_ceiling", tmp_path)
+    assert "CPU cores):" not in text.splitlines()[0]
+    assert "  cpu    12 s, on 2 CPU cores, run at commit 6753319" in text
+    assert "  smoke  5 s, cores not recorded, run at commit 6753319" in text
+
+
+def test_a_notebook_without_any_run_says_so_on_every_line(tmp_path):
+    lines = runtimes.text("00_contrastive_ceiling", tmp_path).splitlines()
+    assert lines[0] == "measured runtime of this notebook (its last successful run of each profile):"
+    assert lines[1:] == [f"  {p:<6} no run of this profile yet" for p in runtimes.PROFILES]
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda path: path.stem)
+def test_committed_cpu_runs_are_read_as_the_summary_reads_them(path):
+    folder = runner.DEFAULT_OUT / "cpu" / path.stem
+    if not folder.is_dir():
+        pytest.skip(f"no committed cpu run of {path.stem}")
+    found = runtimes.measured(path.stem)["cpu"]
+    assert found.seconds == runner.run_seconds(folder, path.stem) and found.cores == 2
+    assert found.commit == runner.run_commit(folder)
+    assert yaml.safe_load((folder / "params.yaml").read_text()).get("profile", "cpu") == "cpu"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda path: path.stem)
+def test_every_notebook_opens_with_its_paper_sections_and_runtimes(path):
+    """DESIGN: title, authors, venue and a link; then, before the parameters, the measured runtimes per profile."""
+    cells = nbformat.read(path, as_version=4).cells
+    first = cells[0].source
+    assert cells[0].cell_type == "markdown" and first.startswith(f"# {path.stem[:2]} · ")
+    assert re.search(r"https://(arxiv\.org/abs|aclanthology\.org)/", first), "a link to the paper"
+    assert re.search(r"EMNLP|COLING|ACL", first), "the venue"
+    sections = [int(n) for c in cells if c.cell_type == "markdown" for n in re.findall(r"^## (\d+) · ", c.source, re.M)]
+    mapped = [n for n in sections if re.search(rf"^{n}\. |(^|\s){n} · ", first, re.M)]
+    assert sections and mapped == sections, "the first cell maps every numbered section"
+    parameters = next(i for i, c in enumerate(cells) if "parameters" in c.metadata.get("tags", []))
+    printing = [i for i, c in enumerate(cells) if f'print(runtimes.text("{path.stem}"))' in c.source]
+    assert printing and printing[0] < parameters, "the measured runtimes are printed before the parameters cell"
