@@ -49,14 +49,15 @@ def save_tiny_causal_lm(folder: Path, config_class) -> Path:
     return folder
 
 
-CLASS_PROFILE_OPTION = "--class-profile"
+LONG_OPTION = "--long"
 
 
 def pytest_addoption(parser):
     parser.addoption(
-        CLASS_PROFILE_OPTION,
+        LONG_OPTION,
         action="store_true",
-        help="also run the tests marked class_profile (notebooks 10, 30, 40 with profile = 'class' in JupyterLab)",
+        help="also run the tests marked long (minutes each: the GPU path's rehearsal, the full-data evaluation "
+        "check, every notebook in JupyterLab); CI runs them as its second step: pytest --long -m long",
     )
 
 
@@ -65,14 +66,11 @@ def pytest_collection_modifyitems(config, items):
     has run its intra-op thread pool (any earlier training test) can deadlock in the children. Measured here: after a
     CCL training test in the same process, the two-process tests hung.
 
-    Tests marked ``class_profile`` (tests/test_browser_class.py, minutes per test) are skipped unless pytest gets
-    ``--class-profile``: the default run, README's Command 2 and CI, stays short."""
+    Tests marked ``long`` (minutes per test) are skipped unless pytest gets ``--long``: the default run, README's
+    Command 2, stays under 12 minutes; CI runs both (``.ci/run``)."""
     items.sort(key=lambda item: item.get_closest_marker("distributed") is None)
-    if not config.getoption(CLASS_PROFILE_OPTION):
-        skip = pytest.mark.skip(
-            reason="class-profile browser run (about 15 minutes on 2 cores, estimated); to run it: "
-            f"pytest tests/test_browser_class.py {CLASS_PROFILE_OPTION}"
-        )
+    if not config.getoption(LONG_OPTION):
+        skip = pytest.mark.skip(reason=f"a long test (minutes); to run the long tier: pytest {LONG_OPTION} -m long")
         for item in items:
-            if item.get_closest_marker("class_profile") is not None:
+            if item.get_closest_marker("long") is not None:
                 item.add_marker(skip)

@@ -1,9 +1,10 @@
 """JupyterLab in a real browser: notebooks run through the UI show no errors, render figures, math and progress bars.
 
-Marked ``browser``. Needs Debian's ``chromium`` and the ``playwright`` package (``bash scripts/setup.sh`` installs
-both where it can); elsewhere these tests skip with a message that says how to enable them, except in CI
-(``CI=true``), where a missing browser is a failure: CI must run them. Screenshots of every notebook are written to
-``test-output/browser/`` (``$STSNB_TEST_OUTPUT``) for inspection.
+Marked ``browser`` and ``long`` (skipped unless pytest gets ``--long``; CI runs the long tier). Needs Debian's
+``chromium`` and the ``playwright`` package (``bash scripts/setup.sh`` installs both where it can); elsewhere these
+tests skip with a message that says how to enable them, except in CI (``CI=true``), where a missing browser is a
+failure: CI must run them. Screenshots of every notebook are written to ``test-output/browser/``
+(``$STSNB_TEST_OUTPUT``) for inspection.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import yaml
 
 from stsnb import runner
 
-pytestmark = [pytest.mark.browser, pytest.mark.slow]
+pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.long]
 
 REPO = Path(__file__).resolve().parent.parent
 OUTPUT = Path(os.environ.get("STSNB_TEST_OUTPUT", REPO / "test-output")) / "browser"

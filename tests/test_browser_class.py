@@ -4,11 +4,11 @@ Each test opens the notebook in headless Chromium, types only ``profile = "class
 parameters cell, runs all cells through the menu and checks: no cell shows an error, every figure loaded, the setup
 cell applied the class plan (``stsnb.profiles``; the run recorded the plan's values), nothing was asked of the network.
 
-Opt-in: marked ``class_profile`` (and ``browser``, ``slow``), and skipped unless pytest gets ``--class-profile``
-(``tests/conftest.py``), because the three class runs take about 15 minutes on 2 cores (estimated, not measured yet)
-and the default ``pytest`` (README's Command 2, CI) must stay short. Run them with
+In the long tier: marked ``long`` (and ``browser``, ``slow``), skipped unless pytest gets ``--long``
+(``tests/conftest.py``), because the three class runs take minutes each and README's Command 2 must stay under 12
+minutes; CI runs the long tier after the default run (``.ci/run``). Run these alone with
 
-    .venv/bin/python -m pytest tests/test_browser_class.py --class-profile -v -s
+    .venv/bin/python -m pytest tests/test_browser_class.py --long -v -s
 
 The copied notebooks find the class plan, the data folder and the packaged models through the installed package
 (``stsnb.runner.PLANS_DIR``, ``$STSNB_DATA_DIR`` or ``data/`` at the repository root, ``stsnb.models``), not through
@@ -28,7 +28,7 @@ import yaml
 
 from stsnb import runner
 
-pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.class_profile]
+pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.long]
 
 REPO = Path(__file__).resolve().parent.parent
 OUTPUT = Path(os.environ.get("STSNB_TEST_OUTPUT", REPO / "test-output")) / "browser"

@@ -61,6 +61,7 @@ def test_cache_makes_a_second_evaluation_encode_nothing(minilm, tmp_path, data_d
 
 
 @pytest.mark.slow
+@pytest.mark.long
 def test_stsnb_eval_equals_sentence_transformers_plus_scipy_on_all_seven_tasks(data_dir, tmp_path):
     """The independent computation: the model's own sentence-transformers encode, cosine, scipy Spearman."""
     import json

@@ -17,6 +17,7 @@ STSNB = Path(sys.executable).with_name("stsnb")
 
 
 @pytest.mark.slow
+@pytest.mark.long
 def test_rehearsal_plan_runs_every_notebook_through_the_launcher(tmp_path):
     finished = subprocess.run(
         [str(STSNB), "run", "--profile", "rehearsal", "--out", str(tmp_path)], capture_output=True, text=True
