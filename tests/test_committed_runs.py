@@ -1,28 +1,130 @@
-"""The guard over the committed cpu runs (papermill_runs/cpu/): no verdict on a claim that could not be tested,
-every claim with its preconditions and training seeds, and summary.md saying exactly what the run files say."""
+"""The guard over the committed runs (papermill_runs/<profile>/: cpu always, class and smoke when committed): every
+notebook of the profile's plan has a good run with the parameters that plan gives it, no verdict on a claim that
+could not be tested, every claim with its preconditions and training seeds, summary.md saying exactly what the run
+files say, and no output noise."""
 
 from __future__ import annotations
 
+import functools
 import json
 import re
+from dataclasses import dataclass
+from pathlib import Path
 
 import markdown_tables as md
 import pytest
+import yaml
 
-from stsnb import claims, runner, stats
+from stsnb import claims, runner, runs, stats
 from stsnb.notebook_noise import output_noise
 
-CPU = runner.DEFAULT_OUT / "cpu"
-PLAN = runner.load_plan(runner.plan_path("cpu"))
-FOLDERS = {name: CPU / name for name in PLAN.notebooks if runner.read_status(CPU / name) == "ok"}
-CLAIMING = [name for name, folder in FOLDERS.items() if "claims" in runner.read_metrics(folder)]
+REQUIRED = ("cpu",)  # the main job's runs: the guard fails without them
+OPTIONAL = ("class", "smoke")  # checked once their folder is there
+PROFILES = [*REQUIRED, *(profile for profile in OPTIONAL if (runner.DEFAULT_OUT / profile).is_dir())]
 COMPARABLE = {"yes", "direction only", "no"}
 
 
-def test_every_notebook_of_the_plan_has_a_committed_run():
-    missing = [name for name in PLAN.notebooks if name not in FOLDERS]
-    assert not missing, f"no good committed cpu run of {missing} under {CPU}"
-    assert CLAIMING, "no committed run recorded claims"
+@dataclass(frozen=True)
+class Committed:
+    """One profile's committed runs: its folder, its plan and the notebooks with a good run."""
+
+    profile: str
+    dir: Path
+    plan: runner.Plan
+    folders: dict[str, Path]  # notebook -> its run folder, runs with STATUS ok only
+
+    @property
+    def claiming(self) -> list[str]:
+        return [name for name, folder in self.folders.items() if "claims" in runner.read_metrics(folder)]
+
+
+@functools.cache
+def committed(profile: str) -> Committed:
+    plan = runner.load_plan(runner.plan_path(profile))
+    base = runner.DEFAULT_OUT / profile
+    folders = {name: base / name for name in plan.notebooks if runner.read_status(base / name) == "ok"}
+    return Committed(profile, base, plan, folders)
+
+
+def _cases(names) -> list:
+    """(profile, notebook) pairs, shown as ``profile-notebook`` in the test ids."""
+    return [
+        pytest.param(profile, name, id=f"{profile}-{name}")
+        for profile in PROFILES
+        for name in names(committed(profile))
+    ]
+
+
+GOOD_RUNS = _cases(lambda profile_runs: list(profile_runs.folders))
+CLAIMING = _cases(lambda profile_runs: profile_runs.claiming)
+PLANNED = _cases(lambda profile_runs: sorted(profile_runs.plan.notebooks))
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_every_notebook_of_the_plan_has_a_committed_run(profile):
+    profile_runs = committed(profile)
+    missing = [name for name in profile_runs.plan.notebooks if name not in profile_runs.folders]
+    assert not missing, f"{profile}: no good committed run of {missing} under {profile_runs.dir}"
+    assert profile_runs.claiming, f"{profile}: no committed run recorded claims"
+
+
+# ---- params.yaml: the parameters the plan gives the notebook ------------------------------------------------------
+
+
+def parameters_cell(name: str) -> dict:
+    """The values of a notebook's parameters cell (plain literals), as the kernel holds them before any plan."""
+    cells = json.loads((runner.NOTEBOOKS_DIR / f"{name}.ipynb").read_text())["cells"]
+    source = "".join(next(c["source"] for c in cells if "parameters" in c["metadata"].get("tags", [])))
+    namespace: dict = {}
+    exec(source, {}, namespace)  # noqa: S102 - the committed parameters cell: literal assignments only
+    return namespace
+
+
+def expected_params(cell: dict, plan_values: dict) -> dict:
+    """What ``runs.start`` records for a run of a plan: the cell's values with the plan's over them (papermill
+    injects them, ``profiles.use`` applies the same values again before the run starts; a cpu entry names none), as
+    params.yaml stores them (tuples as lists)."""
+    return yaml.safe_load(yaml.safe_dump(runs.collect_params({**cell, **plan_values}), sort_keys=True))
+
+
+def params_differences(where: str, recorded: dict, expected: dict) -> list[str]:
+    """Each parameter whose recorded value is not the expected one, or that only one side has."""
+
+    def shown(values: dict, key: str) -> str:
+        return repr(values[key]) if key in values else "nothing"
+
+    return [
+        f"{where}: {key} recorded {shown(recorded, key)}, its plan gives {shown(expected, key)}"
+        for key in sorted(set(recorded) | set(expected))
+        if key not in recorded or key not in expected or recorded[key] != expected[key]
+    ]
+
+
+@pytest.mark.parametrize(("profile", "name"), GOOD_RUNS)
+def test_a_committed_runs_params_are_those_its_plan_gives_the_notebook(profile, name):
+    """cpu: the parameters cell's own values; class, smoke: those with the plan's values over them."""
+    profile_runs = committed(profile)
+    recorded = yaml.safe_load((profile_runs.folders[name] / "params.yaml").read_text())
+    expected = expected_params(parameters_cell(name), profile_runs.plan.notebooks[name])
+    problems = params_differences(f"{profile}/{name}", recorded, expected)
+    assert not problems, "\n".join(problems)
+
+
+def test_the_guard_catches_params_a_plan_does_not_give():
+    cell = {"profile": "cpu", "seeds": (0, 1, 2), "pairs": 560, "lr": 1e-4}
+    plan_values = {"profile": "class", "seeds": [0], "pairs": 40}
+    expected = expected_params(cell, plan_values)
+    assert expected == {"profile": "class", "seeds": [0], "pairs": 40, "lr": 1e-4}
+    assert expected_params(cell, {}) == {"profile": "cpu", "seeds": [0, 1, 2], "pairs": 560, "lr": 1e-4}
+    assert params_differences("nb", dict(expected), expected) == []
+    assert params_differences("nb", {**expected, "pairs": 560}, expected)  # the cell's value, not the plan's
+    assert params_differences("nb", expected_params(cell, {}), expected)  # a cpu run committed as class
+    extra = params_differences("nb", {**expected, "leaked": 1}, expected)
+    assert extra == ["nb: leaked recorded 1, its plan gives nothing"]
+    assert params_differences("nb", {k: v for k, v in expected.items() if k != "lr"}, expected)
+
+
+# ---- claims -------------------------------------------------------------------------------------------------------
 
 
 def precondition_violations(name: str, rows: list[dict]) -> list[str]:
@@ -40,9 +142,10 @@ def precondition_violations(name: str, rows: list[dict]) -> list[str]:
     return problems
 
 
-@pytest.mark.parametrize("name", list(FOLDERS))
-def test_no_verdict_on_a_claim_whose_precondition_failed(name):
-    problems = precondition_violations(name, runner.claim_rows(FOLDERS[name]))
+@pytest.mark.parametrize(("profile", "name"), GOOD_RUNS)
+def test_no_verdict_on_a_claim_whose_precondition_failed(profile, name):
+    rows = runner.claim_rows(committed(profile).folders[name])
+    problems = precondition_violations(f"{profile}/{name}", rows)
     assert not problems, "\n".join(problems)
 
 
@@ -59,27 +162,31 @@ def test_the_guard_catches_a_verdict_on_a_failed_precondition():
     assert precondition_violations("nb", [{**held, "verdict": stats.NOT_TESTED}])  # not tested needs a reason
 
 
-@pytest.mark.parametrize("name", CLAIMING)
-def test_every_claim_states_its_preconditions_and_training_seeds(name):
-    metrics = runner.read_metrics(FOLDERS[name])
-    assert "takeaway" in metrics, f"{name}: the committed run predates preconditions (no 'takeaway'); rerun it"
-    assert isinstance(metrics["takeaway"], str) and metrics["takeaway"].strip(), f"{name}: empty takeaway"
-    assert metrics.get("comparable") in COMPARABLE, f"{name}: comparable {metrics.get('comparable')!r}"
-    rows = runner.claim_rows(FOLDERS[name])
-    assert rows, f"{name}: metrics.json has 'claims' but no claim row"
+@pytest.mark.parametrize(("profile", "name"), CLAIMING)
+def test_every_claim_states_its_preconditions_and_training_seeds(profile, name):
+    folder, where = committed(profile).folders[name], f"{profile}/{name}"
+    metrics = runner.read_metrics(folder)
+    assert "takeaway" in metrics, f"{where}: the committed run predates preconditions (no 'takeaway'); rerun it"
+    assert isinstance(metrics["takeaway"], str) and metrics["takeaway"].strip(), f"{where}: empty takeaway"
+    assert metrics.get("comparable") in COMPARABLE, f"{where}: comparable {metrics.get('comparable')!r}"
+    rows = runner.claim_rows(folder)
+    assert rows, f"{where}: metrics.json has 'claims' but no claim row"
     for row in rows:
-        assert isinstance(row.get("preconditions"), list), f"{name}: {row['claim']!r} has no preconditions list"
+        assert isinstance(row.get("preconditions"), list), f"{where}: {row['claim']!r} has no preconditions list"
         seeds = row.get("seeds")
-        assert isinstance(seeds, int) and seeds >= 1, f"{name}: {row['claim']!r} has seeds {seeds!r}"
-        assert row.get("kind") in {"direction", "equivalence", "no direction"}, f"{name}: {row['claim']!r}: kind"
+        assert isinstance(seeds, int) and seeds >= 1, f"{where}: {row['claim']!r} has seeds {seeds!r}"
+        assert row.get("kind") in {"direction", "equivalence", "no direction"}, f"{where}: {row['claim']!r}: kind"
         if row["kind"] == "equivalence":
-            assert isinstance(row.get("margin"), int | float) and row["margin"] > 0, f"{name}: {row['claim']!r}"
+            assert isinstance(row.get("margin"), int | float) and row["margin"] > 0, f"{where}: {row['claim']!r}"
 
 
-@pytest.fixture(scope="module")
-def summary() -> dict[str, str]:
-    path = CPU / "summary.md"
-    assert path.is_file(), f"{path} is missing: `stsnb summary --profile cpu` writes it from the runs"
+# ---- summary.md: what the run files say ---------------------------------------------------------------------------
+
+
+@functools.cache
+def summary(profile: str) -> dict[str, str]:
+    path = committed(profile).dir / "summary.md"
+    assert path.is_file(), f"{path} is missing: `stsnb summary --profile {profile}` writes it from the runs"
     return md.sections(path.read_text())
 
 
@@ -90,40 +197,48 @@ def _printed(cell: str, value, where: str) -> None:
         assert md.same_at_printed_precision(cell, value), f"{where}: summary.md {cell!r}, the run {value!r}"
 
 
-def test_summary_overview_is_what_the_runs_recorded(summary):
-    rows = md.table(summary["Overview"])
-    assert [md.link(row["notebook"])[0] for row in rows] == list(PLAN.notebooks), "one row per notebook, plan order"
+@pytest.mark.parametrize("profile", PROFILES)
+def test_summary_overview_is_what_the_runs_recorded(profile):
+    profile_runs = committed(profile)
+    rows = md.table(summary(profile)["Overview"])
+    order = [md.link(row["notebook"])[0] for row in rows]
+    assert order == list(profile_runs.plan.notebooks), f"{profile}: one row per notebook, plan order"
     total = 0.0
     for row in rows:
         name, target = md.link(row["notebook"])
-        folder = FOLDERS[name]
-        assert target == f"{name}/{name}.ipynb" and (CPU / target).is_file(), f"{name}: link {target}"
-        assert row["status"].startswith("ok"), f"{name}: {row['status']}"
+        folder, where = profile_runs.folders[name], f"{profile}/{name}"
+        assert target == f"{name}/{name}.ipynb" and (profile_runs.dir / target).is_file(), f"{where}: link {target}"
+        assert row["status"].startswith("ok"), f"{where}: {row['status']}"
         seconds = runner.run_seconds(folder, name)
-        _printed(row["runtime (s)"], seconds, f"{name} runtime")
+        _printed(row["runtime (s)"], seconds, f"{where} runtime")
         total += float(row["runtime (s)"])
-        assert row["commit"] == runner.run_commit(folder), f"{name}: commit {row['commit']}"
-        assert runner.read_env(folder)["git_sha"].startswith(row["commit"].removesuffix("-dirty"))
+        assert row["commit"] == runner.run_commit(folder), f"{where}: commit {row['commit']}"
+        assert runner.read_env(folder)["git_sha"].startswith(row["commit"].removesuffix("-dirty")), where
         metrics = runner.read_metrics(folder)
         counts = claims.verdict_counts(runner.claim_rows(folder)) if "claims" in metrics else None
         for verdict in stats.VERDICTS:
             expected = runner.MISSING if counts is None else str(counts[verdict])
-            assert row[verdict] == expected, f"{name}: {verdict} {row[verdict]} (the run: {expected})"
-        assert row["takeaway"] == (metrics.get("takeaway") or runner.MISSING).replace("\n", " ").strip()
-        assert row["comparable with the paper"] == (metrics.get("comparable") or runner.MISSING)
-    together = re.search(r"together (\d+) s", summary[""])
-    assert together, "the header states the runs' total runtime"
-    assert abs(int(together.group(1)) - total) <= len(rows) / 2 + 0.5, "total = the sum of the rows' runtimes"
+            assert row[verdict] == expected, f"{where}: {verdict} {row[verdict]} (the run: {expected})"
+        takeaway = (metrics.get("takeaway") or runner.MISSING).replace("\n", " ").strip()
+        assert row["takeaway"] == takeaway, f"{where}: takeaway"
+        assert row["comparable with the paper"] == (metrics.get("comparable") or runner.MISSING), where
+    together = re.search(r"together (\d+) s", summary(profile)[""])
+    assert together, f"{profile}: the header states the runs' total runtime"
+    difference = abs(int(together.group(1)) - total)
+    assert difference <= len(rows) / 2 + 0.5, f"{profile}: total = the sum of the rows' runtimes"
 
 
-def test_summary_claims_are_those_of_the_runs(summary):
-    rows = md.table(summary.get("Claims", ""))
-    for name in FOLDERS:
+@pytest.mark.parametrize("profile", PROFILES)
+def test_summary_claims_are_those_of_the_runs(profile):
+    profile_runs = committed(profile)
+    rows = md.table(summary(profile).get("Claims", ""))
+    for name, folder in profile_runs.folders.items():
         printed = [row for row in rows if row["notebook"] == name]
-        recorded = runner.claim_rows(FOLDERS[name])
-        assert [row["claim"] for row in printed] == [str(r["claim"]) for r in recorded], f"{name}: claims differ"
+        recorded = runner.claim_rows(folder)
+        claimed = [str(r["claim"]) for r in recorded]
+        assert [row["claim"] for row in printed] == claimed, f"{profile}/{name}: claims differ"
         for row, claim in zip(printed, recorded, strict=True):
-            where = f"{name}: {claim['claim']!r}"
+            where = f"{profile}/{name}: {claim['claim']!r}"
             keys, ours = ("difference", "low", "high"), row["ours: difference [95% interval]"]
             if ours == runner.MISSING:
                 assert not all(isinstance(claim.get(k), int | float) for k in keys), where
@@ -137,27 +252,34 @@ def test_summary_claims_are_those_of_the_runs(summary):
                 assert row["precondition"].startswith("does not hold: "), where
 
 
-def test_summary_shows_the_averages_only_each_as_recorded(summary):
-    rows = md.table(summary["Averages"])
-    assert all(runner.is_average(row) for row in rows), "summary.md shows averages only (per task: results.csv)"
-    for name, folder in FOLDERS.items():
+@pytest.mark.parametrize("profile", PROFILES)
+def test_summary_shows_the_averages_only_each_as_recorded(profile):
+    averages = summary(profile)["Averages"]
+    rows = md.table(averages)
+    assert all(runner.is_average(row) for row in rows), f"{profile}: summary.md shows averages only (per task: csv)"
+    for name, folder in committed(profile).folders.items():
         printed = [row for row in rows if row["notebook"] == name]
         recorded = runner.average_rows(folder)
-        assert len(printed) == len(recorded), f"{name}: {len(printed)} average rows shown, results.csv has {recorded}"
+        shown = f"{profile}/{name}: {len(printed)} average rows shown, results.csv has {len(recorded)}"
+        assert len(printed) == len(recorded), shown
         comparable = runner.read_metrics(folder).get("comparable") or runner.MISSING
         for row, result in zip(printed, recorded, strict=True):
-            where = f"{name}: {result['setting']} {result['task']}"
+            where = f"{profile}/{name}: {result['setting']} {result['task']}"
             assert row["task"] == result["task"] and row["setting"].endswith(result["setting"]), where
             for column, key in (("ours", "ours"), ("paper", "paper_value"), ("delta", "delta")):
                 value = float(result[key]) if result.get(key) not in (None, "") else None
                 _printed(row[column], value, f"{where} {column}")
             assert row["comparable with the paper"] == comparable, where
         if (folder / "results.csv").is_file():
-            assert f"({name}/results.csv)" in summary["Averages"], f"{name}: no link to its per-task rows"
+            assert f"({name}/results.csv)" in averages, f"{profile}/{name}: no link to its per-task rows"
 
 
-@pytest.mark.parametrize("name", sorted(PLAN.notebooks))
-def test_committed_runs_show_no_output_noise(name):
+# ---- the executed notebooks ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("profile", "name"), PLANNED)
+def test_committed_runs_show_no_output_noise(profile, name):
     """Every committed run reads clean: no stray Out[] values, machine paths, library noise on stderr or widgets."""
-    notebook = json.loads((CPU / name / f"{name}.ipynb").read_text())
-    assert not output_noise(notebook), output_noise(notebook)
+    notebook = json.loads((committed(profile).dir / name / f"{name}.ipynb").read_text())
+    noise = output_noise(notebook)
+    assert not noise, f"{profile}/{name}: {noise}"
