@@ -1,11 +1,11 @@
-"""The training notebooks 10, 30 and 40 in JupyterLab with ``profile = "class"`` typed in, as a teacher would run them.
+"""Training notebooks 10, 20, 30 and 40 in JupyterLab with ``profile = "class"`` typed in: as a teacher runs them.
 
 Each test opens the notebook in headless Chromium, types only ``profile = "class"`` into a new cell below the
 parameters cell, runs all cells through the menu and checks: no cell shows an error, every figure loaded, the setup
 cell applied the class plan (``stsnb.profiles``; the run recorded the plan's values), nothing was asked of the network.
 
 In the long tier: marked ``long`` (and ``browser``, ``slow``), skipped unless pytest gets ``--long``
-(``tests/conftest.py``), because the three class runs take minutes each and README's Command 2 must stay under 12
+(``tests/conftest.py``), because the four class runs take minutes each and README's Command 2 must stay under 12
 minutes; CI runs the long tier after the default run (``.ci/run``). Run these alone with
 
     .venv/bin/python -m pytest tests/test_browser_class.py --long -v -s
@@ -32,7 +32,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.long]
 
 REPO = Path(__file__).resolve().parent.parent
 OUTPUT = Path(os.environ.get("STSNB_TEST_OUTPUT", REPO / "test-output")) / "browser"
-NOTEBOOKS = ("10_pcc_tuning", "30_hicl", "40_ccl_csts")
+NOTEBOOKS = ("10_pcc_tuning", "20_sts_regression", "30_hicl", "40_ccl_csts")
 TIMEOUT = 900  # seconds per notebook: the class plan allows 600 s of cells, plus the browser's own pace
 PROFILE_LINE = 'profile = "class"'
 
