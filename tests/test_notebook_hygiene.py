@@ -75,18 +75,6 @@ def test_only_the_parameters_cell_defines_values_before_the_run_starts(path):
     assert not leaked, f"cells before the parameters cell assign {sorted(leaked)}: they would be saved as parameters"
 
 
-RUNS = sorted((runner.NOTEBOOKS_DIR.parent / "papermill_runs" / "cpu").glob("*/params.yaml"))
-
-
-@pytest.mark.parametrize("params", RUNS, ids=lambda path: path.parent.name)
-def test_a_committed_runs_params_are_its_notebooks_parameters(params):
-    import yaml
-
-    notebook = runner.NOTEBOOKS_DIR / f"{params.parent.name}.ipynb"
-    recorded = set(yaml.safe_load(params.read_text()))
-    assert recorded == set(runner.assigned_parameters(notebook))
-
-
 MAX_CELL_LINES = 40
 
 
