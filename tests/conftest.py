@@ -26,6 +26,15 @@ def minilm():
     return load_encoder("minilm-l6", device="cpu")
 
 
+@pytest.fixture
+def page():
+    """A headless Chromium page for the browser tests (``tests/lab_browser.py``)."""
+    import lab_browser
+
+    with lab_browser.chromium_page() as page:
+        yield page
+
+
 def save_tiny_causal_lm(folder: Path, config_class) -> Path:
     """A tiny random decoder (2 layers, width 64) of ``config_class``'s architecture with SmolLM2's real tokenizer:
     for mechanics only, never for results."""

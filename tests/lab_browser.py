@@ -139,6 +139,18 @@ def jupyter_lab(root: Path, log: Path, env: dict[str, str] | None = None, timeou
 
 
 @contextlib.contextmanager
+def lab_with_copies(root: Path, notebooks: list[Path], log: Path) -> Iterator[LabServer]:
+    """JupyterLab serving ``root`` with copies of ``notebooks``; every run records under ``root/runs``, none under the
+    repository's ``runs/``. Skips (fails in CI) where the browser tests cannot run."""
+    require_browser()
+    for path in notebooks:
+        shutil.copy(path, root)
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with jupyter_lab(root, log, env={"STSNB_RUN_DIR": str(root / "runs")}) as server:
+        yield server
+
+
+@contextlib.contextmanager
 def chromium_page(width: int = 1400, height: int = 1000):
     """A fresh headless Chromium page; requests to anything but loopback are aborted and listed in ``page.offsite``."""
     from playwright.sync_api import sync_playwright

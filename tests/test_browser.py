@@ -10,7 +10,6 @@ failure: CI must run them. Screenshots of every notebook are written to ``test-o
 from __future__ import annotations
 
 import os
-import shutil
 from pathlib import Path
 
 import lab_browser as browser
@@ -28,21 +27,10 @@ FIXTURES = Path(__file__).parent / "fixtures" / "notebooks"
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory):
-    browser.require_browser()
-    root = tmp_path_factory.mktemp("lab")
-    for name in ("00_contrastive_ceiling", "01_loss_functions", "20_sts_regression"):
-        shutil.copy(runner.NOTEBOOKS_DIR / f"{name}.ipynb", root)
-    shutil.copy(FIXTURES / "tiny_error_last.ipynb", root)
-    OUTPUT.mkdir(parents=True, exist_ok=True)
-    env = {"STSNB_RUN_DIR": str(root / "runs")}
-    with browser.jupyter_lab(root, OUTPUT / "jupyter-lab.log", env=env) as server:
+    notebooks = [runner.NOTEBOOKS_DIR / f"{n}.ipynb" for n in ("00_contrastive_ceiling", "01_loss_functions")]
+    notebooks += [runner.NOTEBOOKS_DIR / "20_sts_regression.ipynb", FIXTURES / "tiny_error_last.ipynb"]
+    with browser.lab_with_copies(tmp_path_factory.mktemp("lab"), notebooks, OUTPUT / "jupyter-lab.log") as server:
         yield server
-
-
-@pytest.fixture
-def page():
-    with browser.chromium_page() as page:
-        yield page
 
 
 def _run_through_the_ui(page, lab, name: str, timeout: float, before_run=None) -> dict:

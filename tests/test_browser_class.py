@@ -19,7 +19,6 @@ needs (Debian's ``chromium`` and ``playwright``); screenshots go to ``test-outpu
 from __future__ import annotations
 
 import os
-import shutil
 from pathlib import Path
 
 import lab_browser as browser
@@ -39,20 +38,11 @@ PROFILE_LINE = 'profile = "class"'
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory):
-    browser.require_browser()
-    root = tmp_path_factory.mktemp("lab-class")
-    for name in NOTEBOOKS:
-        shutil.copy(runner.NOTEBOOKS_DIR / f"{name}.ipynb", root)
-    OUTPUT.mkdir(parents=True, exist_ok=True)
-    env = {"STSNB_RUN_DIR": str(root / "runs")}  # every run records here, none under the repository's runs/
-    with browser.jupyter_lab(root, OUTPUT / "jupyter-lab-class.log", env=env) as server:
+    notebooks = [runner.NOTEBOOKS_DIR / f"{name}.ipynb" for name in NOTEBOOKS]
+    with browser.lab_with_copies(
+        tmp_path_factory.mktemp("lab-class"), notebooks, OUTPUT / "jupyter-lab-class.log"
+    ) as server:
         yield server
-
-
-@pytest.fixture
-def page():
-    with browser.chromium_page() as page:
-        yield page
 
 
 @pytest.mark.parametrize("name", NOTEBOOKS)
