@@ -4,8 +4,8 @@ notebook prints at its top (``print(runtimes.text("20_sts_regression"))``).
 The runtimes are read from the run folders ``papermill_runs/<profile>/<notebook>/`` as summary.md reads them
 (``runner.run_seconds``: papermill's duration in the executed notebook, else metrics.json ``seconds``), with the cores
 (env.json ``cpu_count``) and the commit the run came from; nothing is typed into a notebook, so a new run updates
-the text. Only a run that ended ``ok`` is kept there (``stsnb.runner``); the cpu runs are committed with the
-repository, the others are kept where they were run.
+the text. Only a run that ended ``ok`` is kept there (``stsnb.runner``); the smoke, class and cpu runs are committed
+with the repository, and a reader's own run of a profile replaces its committed one in their checkout.
 """
 
 from __future__ import annotations
