@@ -63,8 +63,8 @@ def test_bad_arguments_exit_2_with_a_message(argv, capsys):
 def test_run_check_prints_the_memory_table_and_fails_on_too_few_gpus(capsys):
     from stsnb.cli import main
 
-    assert main(["run", "--check", "--profile", "smoke"]) == 0
+    assert main(["run", "--check", "--profile", "class"]) == 0  # real models (the smoke plan's 10 is a tiny one)
     out = capsys.readouterr().out
-    assert "stsnb run --check --profile smoke: ok" in out and "| 10_pcc_tuning | stage 1 (Eq. 8), sth |" in out
+    assert "stsnb run --check --profile class: ok" in out and "| 10_pcc_tuning | stage 1 (Eq. 8), sth |" in out
     assert main(["run", "--check", "--profile", "paper", "--gpus", "2"]) == 1
     assert "num_processes: 4 processes need 4 GPUs, --gpus gives 2" in capsys.readouterr().out
