@@ -22,11 +22,15 @@ process group's timeout is ``COLLECTIVE_TIMEOUT``, longer than NCCL's default of
 ``launch(fn, args, num_processes)`` is the in-process launcher the tests use for functions defined on the fly: it
 runs ``fn(*args)`` here when ``num_processes`` is 1, else through ``accelerate.debug_launcher`` (CPU processes over
 gloo) and, on GPUs, ``accelerate.notebook_launcher``, refusing when this process already initialised CUDA or holds
-accelerate state (the two ways a fork goes wrong).
+accelerate state (the two ways a fork goes wrong). Each forked CPU worker computes on one intra-op thread: a fork of a
+process that already ran a multi-threaded matrix product inherits OpenMP's (libgomp's) thread-pool state without its
+threads, and the worker's first parallel product then waits for them forever (a CI run hung so; the test
+``test_forked_workers_of_a_multithreaded_parent_finish`` reproduces it).
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import pickle
 import subprocess
@@ -86,7 +90,13 @@ def launch(function: Callable[..., Any], args: Sequence[Any] = (), num_processes
         return notebook_launcher(function, tuple(args), num_processes=num_processes, **kwargs)
     from accelerate import debug_launcher
 
-    return debug_launcher(function, tuple(args), num_processes=num_processes)
+    return debug_launcher(functools.partial(_on_one_thread, function), tuple(args), num_processes=num_processes)
+
+
+def _on_one_thread(function: Callable[..., Any], *args: Any) -> Any:
+    """``function(*args)`` with one intra-op thread (a forked CPU worker: see the module docstring)."""
+    torch.set_num_threads(1)
+    return function(*args)
 
 
 class LaunchError(RuntimeError):

@@ -145,21 +145,21 @@ def _killed_two_process_run_resumes_to_the_same_weights(folder: str) -> None:
 
 
 def test_a_killed_two_process_run_resumes_to_the_same_weights(tmp_path):
-    from accelerate import debug_launcher
+    from stsnb.distributed import launch
 
-    debug_launcher(_killed_two_process_run_resumes_to_the_same_weights, args=(str(tmp_path / "ckpt"),), num_processes=2)
+    launch(_killed_two_process_run_resumes_to_the_same_weights, (str(tmp_path / "ckpt"),), num_processes=2)
 
 
 def test_gathered_losses_give_the_single_process_gradient_on_two_processes():
-    from accelerate import debug_launcher
+    from stsnb.distributed import launch
 
-    debug_launcher(_two_process_gradients_equal_one_process, num_processes=2)
+    launch(_two_process_gradients_equal_one_process, num_processes=2)
 
 
 def test_uneven_data_does_not_hang_two_processes():
-    from accelerate import debug_launcher
+    from stsnb.distributed import launch
 
-    debug_launcher(_uneven_data_trains_on_both_ranks, num_processes=2)
+    launch(_uneven_data_trains_on_both_ranks, num_processes=2)
 
 
 def test_one_process_gather_is_the_identity():
@@ -220,6 +220,43 @@ def test_run_starts_a_child_and_ignores_the_kernels_accelerator(kernel_accelerat
 
     out = run(_ddp_world, (5,), num_processes=2)
     assert out["processes"] == 2 and out["x"] == 5 and "MULTI" in out["type"]
+
+
+_MULTITHREADED_PARENT = """
+import torch
+from stsnb.distributed import launch
+
+
+def products():
+    for _ in range(20):
+        torch.randn(400, 400) @ torch.randn(400, 400)
+        torch.nn.Linear(6, 4)(torch.randn(8, 6))
+
+
+torch.set_num_threads(2)
+products()  # multi-threaded products before the fork, as in pytest's process after other tests
+launch(products, num_processes=2)
+"""
+
+
+def test_forked_workers_of_a_multithreaded_parent_finish():
+    """A parent that ran multi-threaded matrix products forks two workers that multiply too: they finish. (Without
+    one thread per worker, stsnb.distributed.launch's docstring, the workers' first product waited forever.)"""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    parent = subprocess.Popen(
+        [sys.executable, "-c", _MULTITHREADED_PARENT], stderr=subprocess.PIPE, text=True, start_new_session=True
+    )
+    try:
+        _, stderr = parent.communicate(timeout=180)
+    except subprocess.TimeoutExpired:
+        os.killpg(parent.pid, signal.SIGKILL)  # the parent and its hung workers
+        parent.communicate()
+        pytest.fail("the forked workers of a multi-threaded parent did not finish in 180 s")
+    assert parent.returncode == 0, stderr[-2000:]
 
 
 def test_fork_launch_refuses_a_process_with_accelerate_state(kernel_accelerator):
@@ -394,9 +431,9 @@ def _pcc_two_processes_equal_one() -> None:
 def test_pcc_tuning_stage_losses_on_two_processes_equal_the_global_batch_on_one():
     """Pcc-tuning's Eq. 8 and Eq. 9 as the package computes them (stsnb.papers.pcc_tuning.stage1_loss / stage2_loss),
     each process holding half the batch: the gathered loss and gradient equal one process on the whole batch."""
-    from accelerate import debug_launcher
+    from stsnb.distributed import launch
 
-    debug_launcher(_pcc_two_processes_equal_one, num_processes=2)
+    launch(_pcc_two_processes_equal_one, num_processes=2)
 
 
 # ---- the test sets are scored once, on the main process -----------------------------------------------------------
