@@ -24,7 +24,7 @@ runs ``fn(*args)`` here when ``num_processes`` is 1, else through ``accelerate.d
 gloo) and, on GPUs, ``accelerate.notebook_launcher``, refusing when this process already initialised CUDA or holds
 accelerate state (the two ways a fork goes wrong). Each forked CPU worker computes on one intra-op thread: a fork of a
 process that already ran a multi-threaded matrix product inherits OpenMP's (libgomp's) thread-pool state without its
-threads, and the worker's first parallel product then waits for them forever (a CI run hung so; the test
+threads, and the worker's first parallel product then waits for them forever (a CI-like run hung so; the test
 ``test_forked_workers_of_a_multithreaded_parent_finish`` reproduces it).
 """
 
