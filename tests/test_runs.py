@@ -1,7 +1,10 @@
-"""stsnb.runs: the run record must not initialise CUDA in the notebook kernel (workers cannot be forked after it)."""
+"""stsnb.runs: the run record must not initialise CUDA in the notebook kernel (workers cannot be forked after it), and
+it names the lock of the environment."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import stat
 
@@ -74,3 +77,39 @@ def test_bitsandbytes_optional_kernel_warning_is_quiet_once_stsnb_is_imported():
 
     assert not logging.getLogger("bitsandbytes.backends.cpu.ops").isEnabledFor(logging.WARNING)
     assert logging.getLogger("bitsandbytes.backends.cpu.ops").isEnabledFor(logging.ERROR)
+
+
+def test_env_json_names_the_lock_by_its_sha256():
+    """A run records which lock its environment came from: the file's sha256, relative name (no machine path)."""
+    record = runs.lock_record()
+    lock = runs.REPO_ROOT / runs.LOCK_FILE
+    assert record["file"] == "requirements/cpu.lock.txt"
+    assert record["sha256"] == hashlib.sha256(lock.read_bytes()).hexdigest()
+    assert isinstance(record["matches"], bool)
+    assert record["matches"] == (record["differs"] == {})
+
+
+def test_a_version_other_than_the_locked_one_is_a_mismatch(tmp_path, monkeypatch):
+    (tmp_path / "requirements").mkdir()
+    (tmp_path / runs.LOCK_FILE).write_text("# a lock\ntorch==2.13.0\nnumpy==2.4.6\n")
+    installed = {"torch": "2.13.0+cpu", "numpy": "2.4.6"}
+    monkeypatch.setattr(runs, "installed_version", installed.get)
+    assert runs.lock_record(tmp_path)["matches"] is True  # torch's +cpu local label matches torch==2.13.0
+    installed["numpy"] = "2.5.0"
+    record = runs.lock_record(tmp_path)
+    assert record["matches"] is False and record["differs"] == {"numpy": "2.5.0"}
+    del installed["numpy"]
+    assert runs.lock_record(tmp_path)["differs"] == {"numpy": None}
+
+
+def test_no_lock_file_outside_a_checkout_gives_null_values(tmp_path):
+    assert runs.lock_record(tmp_path) == {"file": runs.LOCK_FILE, "sha256": None, "matches": None, "differs": None}
+
+
+def test_the_env_json_of_a_started_run_has_the_lock(tmp_path, monkeypatch):
+    monkeypatch.setenv(runs.RUN_DIR_ENV, str(tmp_path))
+    runs.start("nb", params={"seed": 0}, device="cpu")
+    env = json.loads((tmp_path / "env.json").read_text())
+    assert env["lock"]["file"] == runs.LOCK_FILE
+    assert env["lock"]["sha256"] == runs.lock_record()["sha256"]
+    assert str(runs.REPO_ROOT) not in json.dumps(env["lock"])
