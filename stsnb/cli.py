@@ -1,14 +1,17 @@
-"""The ``stsnb`` command: ``stsnb run`` (the papermill batch runner), ``stsnb eval`` (the STS suite on a model) and
-``stsnb book`` (a static HTML site of the executed runs); ``stsnb summary`` rewrites a profile's summary.md from its
-run folders without running anything.
+"""The ``stsnb`` command: ``stsnb data`` (fetch and verify the data folder), ``stsnb run`` (the papermill batch
+runner), ``stsnb eval`` (the STS suite on a model) and ``stsnb book`` (a static HTML site of the executed runs);
+``stsnb summary`` rewrites a profile's summary.md from its run folders without running anything.
 
+    stsnb data fetch [--to DIR] [--paper]
+    stsnb data verify [DIR]
     stsnb run [--profile smoke|class|cpu|paper|rehearsal] [--only NOTEBOOK,...] [--out DIR]
     stsnb summary [--profile cpu] [--out DIR]
     stsnb eval --model NAME [--pooling mean|cls|last] [--template TEXT] [--tasks all|sts12,...]
                [--text senteval|raw] [--data-dir DIR] [--json]
     stsnb book [--profile cpu] [--out DIR]
 
-Bad arguments exit with status 2; ``stsnb run`` exits 1 when a notebook failed.
+Bad arguments exit with status 2; ``stsnb run`` exits 1 when a notebook failed, ``stsnb data`` when the data could not
+be fetched or does not verify.
 """
 
 from __future__ import annotations
@@ -42,6 +45,23 @@ def build_parser() -> argparse.ArgumentParser:
 
     parser = argparse.ArgumentParser(prog="stsnb", description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True)
+
+    data_command = commands.add_parser("data", help="fetch the data folder from the Hugging Face Hub, or verify one")
+    data_actions = data_command.add_subparsers(dest="action", required=True)
+    fetch = data_actions.add_parser(
+        "fetch",
+        help="build the data folder from public Hub copies and verify it (does nothing if it already verifies)",
+    )
+    fetch.add_argument("--to", type=Path, help="the folder to build (default: $STSNB_DATA_DIR, else ./data)")
+    fetch.add_argument(
+        "--paper",
+        action="store_true",
+        help="add the paper plan's corpora under paper/ (wiki1m whole, nli_for_simcse.csv, SNLI + MultiNLI train)",
+    )
+    fetch.set_defaults(handler=data_fetch_command, parser=fetch)
+    verify = data_actions.add_parser("verify", help="check a data folder against the manifest shipped in stsnb")
+    verify.add_argument("dir", nargs="?", type=Path, help="the folder (default: $STSNB_DATA_DIR, else ./data)")
+    verify.set_defaults(handler=data_verify_command, parser=verify)
 
     run = commands.add_parser("run", help="execute the notebooks of a plan with papermill and write summary.md")
     run.add_argument("--profile", default="cpu", help="plan papermill_runs/plans/<profile>.yaml (default: cpu)")
@@ -103,6 +123,36 @@ def build_parser() -> argparse.ArgumentParser:
     book.add_argument("--runs", type=Path, default=DEFAULT_OUT, help="runs root (default: papermill_runs/)")
     book.set_defaults(handler=book_command, parser=book)
     return parser
+
+
+def data_fetch_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from .data_fetch import FetchError, fetch
+
+    try:
+        result = fetch(args.to, paper=args.paper, say=lambda line: print(line, flush=True))
+    except FetchError as err:
+        print(f"stsnb data fetch: {err}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print(
+            "stsnb data fetch: interrupted; nothing was put in place (run it again: downloads resume)", file=sys.stderr
+        )
+        return 130
+    print(f"stsnb data fetch: {result.message}")
+    return 0
+
+
+def data_verify_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from .data_fetch import FetchError, default_target
+    from .data_manifest import verify
+
+    try:
+        folder = args.dir if args.dir is not None else default_target()
+    except FetchError as err:
+        parser.error(str(err))
+    result = verify(folder)
+    print(f"stsnb data verify: {result.text()}", file=sys.stdout if result.ok else sys.stderr)
+    return 0 if result.ok else 1
 
 
 def run_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:

@@ -1,6 +1,7 @@
 """Real STS / NLI / Wikipedia / C-STS data from a SentEval-layout data folder (or the Hugging Face Hub).
 
-The folder layout is the one of ``../shared/data`` (see its SOURCES.md)::
+The folder is the one ``stsnb data fetch`` builds and ``stsnb data verify`` checks (:mod:`stsnb.data_fetch`,
+:mod:`stsnb.data_manifest`; docs/data.md)::
 
     senteval/STS/STS1{2..6}-en-test/STS.input.<subset>.txt + STS.gs.<subset>.txt
     senteval/STS/STSBenchmark/sts-{train,dev,test}.csv
@@ -126,9 +127,9 @@ class Loaded(list):
 
 HUB = "hub"  # STSNB_DATA_DIR=hub (or data_dir="hub"): read the Hugging Face Hub copies instead of a folder
 GET_THE_DATA = (
-    "Get the data: a folder in the layout of shared/data (README, section Data), at ./data in the repository or "
-    f"anywhere with {DATA_DIR_ENV}=/path/to/data; or {DATA_DIR_ENV}=hub to read the Hugging Face Hub copies (needs "
-    "the network; raw text only, STS12-16 without subset names)."
+    "Get the data: `stsnb data fetch` builds the folder from the Hugging Face Hub and verifies it (at ./data in the "
+    f"repository, or where {DATA_DIR_ENV} points; `--to DIR` for another place; docs/data.md); `stsnb data verify "
+    "DIR` checks a folder copied from elsewhere."
 )
 
 
@@ -190,7 +191,10 @@ def _use_hub(hub: bool | None, override: str | os.PathLike | None, text: str = "
 def _file(root: Path, *parts: str) -> Path:
     path = root.joinpath(*parts)
     if not path.is_file():
-        raise DataError(f"{path}: file not found (expected in the SentEval layout of the data folder)")
+        raise DataError(
+            f"{path}: file not found (expected in the data folder; `stsnb data verify` checks the folder, "
+            "`stsnb data fetch` builds it)"
+        )
     return path
 
 

@@ -277,7 +277,7 @@ def test_no_data_folder_is_a_quick_clear_error(monkeypatch, tmp_path):
     with pytest.raises(data.DataError) as caught:
         data.load_stsb("test")
     message = str(caught.value)
-    assert str(tmp_path / "data") in message and "STSNB_DATA_DIR=hub" in message and "README" in message
+    assert str(tmp_path / "data") in message and "`stsnb data fetch`" in message and "docs/data.md" in message
 
 
 def _real_snli_rows(data_dir, n: int = 6) -> list:
