@@ -11,6 +11,7 @@
 - ``differences``: where a run's parameters depart from the paper's protocol, and why (the notebook's table).
 - ``efficiency``: Table 12's whole-training speedup on our runs; Section 3.3's mechanism, one step whole vs in
   segments, time and peak memory in fresh processes.
+- ``records``: ``RunOutcome``, the record of one training run (written by ``training``, read by ``results``).
 - ``results``: per-pair STS predictions, paired intervals per training seed, the Table 1 claims with the paper's
   direction and their preconditions (``stsnb.claims``), and whether our levels are comparable.
 - ``probe``: does plain unsupervised SimCSE move the backbone at all (last step vs untrained, paired interval)?
@@ -30,6 +31,7 @@ from .protocol import (
     training_sample,
     truncation_summary,
 )
+from .records import RunOutcome
 from .reported import ABSTRACT_CLAIMS, REPORTED, TABLE1, TABLE2, TABLE12, table1_gain, table12_speedup
 from .results import (
     PAPER_METHODS,
@@ -64,7 +66,6 @@ from .training import (
     ContrastiveModel,
     HiclSettings,
     MaskTokenEncoder,
-    RunOutcome,
     TrainedModel,
     TrainingExample,
     evaluation_encoder,

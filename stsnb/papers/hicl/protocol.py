@@ -32,9 +32,10 @@ from typing import Literal
 
 from ...train import TrainConfig
 from .objectives import ObjectiveSettings
+from .records import RunOutcome
 from .results import paired_difference
 from .segments import slice_tokens, special_token_frame
-from .training import BackboneSettings, HiclSettings, RunOutcome, run_training
+from .training import BackboneSettings, HiclSettings, run_training
 from .variants import METHODS, MethodSettings
 
 Truncation = Literal["paper", "alike"]

@@ -16,8 +16,8 @@ import math
 from collections.abc import Mapping, Sequence
 
 from ... import claims, evaluate, stats
+from .records import RunOutcome
 from .reported import table1_gain
-from .training import RunOutcome
 
 Predictions = evaluate.TaskPredictions  # task -> (gold, cosine of each pair)
 PAPER_METHODS = {"simcse": "SimCSE", "esimcse": "ESimCSE", "sncse": "SNCSE"}

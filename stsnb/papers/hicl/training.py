@@ -24,9 +24,12 @@ import torch
 from torch import nn
 
 from ... import models
+from ...evaluate import dev_evaluator
 from ...models import SentenceEncoder
 from ...train import TrainConfig, TrainResult, fit
 from .objectives import ObjectiveSettings, global_loss, hicl_objective
+from .records import RunOutcome
+from .results import spearman_scores, task_predictions
 from .segments import (
     SegmentBatch,
     SegmentPooling,
@@ -314,28 +317,6 @@ class BackboneSettings:
         )
 
 
-@dataclass
-class RunOutcome:
-    """One trained model's record: its STS predictions and scores, the dev curve, the loss parts, the times:
-    ``seconds`` for everything (loading, training, dev and test evaluation), ``train_seconds`` for the optimizer
-    steps alone (``fit`` without its dev evaluations)."""
-
-    method: str
-    hicl: bool
-    seed: int
-    predictions: dict
-    scores: dict[str, float]
-    result: TrainResult
-    losses: list[dict]
-    seconds: float
-    train_seconds: float = float("nan")
-    longest_example: int | None = None  # sentence tokens of the longest training example after truncation
-
-    @property
-    def dev_curve(self) -> list[tuple[int, float]]:
-        return [(h["step"], h["dev"]) for h in self.result.history if "dev" in h]
-
-
 def run_training(
     backbone: BackboneSettings,
     sentences: Sequence[str],
@@ -360,9 +341,6 @@ def run_training(
     special tokens count towards ``max_length``, as SimCSE's ``max_seq_length`` does (32 in its unsupervised runs:
     [CLS] + 30 tokens + [SEP] on BERT; SmolLM2's tokenizer adds none). ``mlp_head``: SimCSE's training-only MLP
     (``MLPHead``), never evaluated."""
-    from ...evaluate import dev_evaluator
-    from .results import spearman_scores, task_predictions
-
     started = time.perf_counter()
     encoder = backbone.load()
     if count_special_tokens and hicl.special_tokens:

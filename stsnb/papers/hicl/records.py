@@ -1,0 +1,32 @@
+"""The record one training run leaves (``RunOutcome``): ``training`` writes it, ``results`` and ``protocol`` read it.
+
+A module of its own so that training and the claims meet here rather than importing each other.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ...train import TrainResult
+
+
+@dataclass
+class RunOutcome:
+    """One trained model's record: its STS predictions and scores, the dev curve, the loss parts, the times:
+    ``seconds`` for everything (loading, training, dev and test evaluation), ``train_seconds`` for the optimizer
+    steps alone (``fit`` without its dev evaluations)."""
+
+    method: str
+    hicl: bool
+    seed: int
+    predictions: dict
+    scores: dict[str, float]
+    result: TrainResult
+    losses: list[dict]
+    seconds: float
+    train_seconds: float = float("nan")
+    longest_example: int | None = None  # sentence tokens of the longest training example after truncation
+
+    @property
+    def dev_curve(self) -> list[tuple[int, float]]:
+        return [(h["step"], h["dev"]) for h in self.result.history if "dev" in h]
