@@ -1,30 +1,39 @@
-"""The package layout: generic layers import nothing from ``stsnb.papers``, and no paper imports another paper."""
+"""The package layout: generic layers import nothing from ``stsnb.papers``, no paper imports another paper, no two
+modules import each other (directly or round a longer circle), and every module under ``papers/`` lives in a paper's
+own subpackage."""
 
 from __future__ import annotations
 
 import ast
 from pathlib import Path
 
+import pytest
+
 import stsnb
 
 PACKAGE = Path(stsnb.__file__).parent
 
 
-def _imported_modules(path: Path) -> set[str]:
-    """Absolute names of the stsnb modules a file imports (relative imports resolved)."""
-    package_parts = ["stsnb", *path.relative_to(PACKAGE).with_suffix("").parts][:-1]  # the file's package
-    names = set()
+def _imports(path: Path, package: Path = PACKAGE) -> list[tuple[str, list[str]]]:
+    """``(module, names)`` of every import statement in a file, at any depth (inside functions too): ``import a.b``
+    gives ``("a.b", [])``, ``from x import a, b`` gives ``(x, ["a", "b"])`` with a relative ``x`` made absolute."""
+    here = [package.name, *path.relative_to(package).with_suffix("").parts][:-1]  # the file's package
+    found = []
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.Import):
-            names.update(alias.name for alias in node.names)
+            found += [(alias.name, []) for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package_parts[: len(package_parts) - node.level + 1]
-                module = ".".join(base + ([node.module] if node.module else []))
-            else:
-                module = node.module or ""
-            names.add(module)
-            names.update(f"{module}.{alias.name}" for alias in node.names)
+            base = here[: len(here) - node.level + 1] if node.level else []
+            found.append((".".join(base + ([node.module] if node.module else [])), [a.name for a in node.names]))
+    return found
+
+
+def _imported_modules(path: Path) -> set[str]:
+    """Absolute names of the stsnb modules a file imports (relative imports resolved)."""
+    names = set()
+    for module, imported in _imports(path):
+        names.add(module)
+        names.update(f"{module}.{name}" for name in imported)
     return {n for n in names if n == "stsnb" or n.startswith("stsnb.")}
 
 
@@ -58,3 +67,81 @@ def test_the_layout_check_sees_a_crossing(tmp_path):
         assert "stsnb.papers.ccl.something" in _imported_modules(fake)
     finally:
         fake.unlink()
+
+
+def _module_name(path: Path, package: Path) -> str:
+    """``stsnb/papers/hicl/results.py`` -> ``stsnb.papers.hicl.results``; a package's ``__init__.py`` is the package."""
+    parts = [package.name, *path.relative_to(package).with_suffix("").parts]
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def import_graph(package: Path = PACKAGE) -> dict[str, set[str]]:
+    """Module -> the modules of ``package`` it imports, from the AST of every ``.py`` file under it.
+
+    Every import counts, wherever it stands (inside a function or under ``TYPE_CHECKING`` too): ``import a.b``,
+    ``from a import b`` and relative imports. ``from x import name`` is an edge to ``x.name`` when that is a module
+    (``from . import models``), else to ``x`` (``from .models import resolve``)."""
+    files = {_module_name(path, package): path for path in package.rglob("*.py")}
+    graph: dict[str, set[str]] = {}
+    for name, path in files.items():
+        targets = set()
+        for module, imported in _imports(path, package):
+            if not imported:  # import a.b
+                targets.add(module)
+            for n in imported:  # from module import n: the submodule module.n if there is one, else module itself
+                targets.add(f"{module}.{n}" if f"{module}.{n}" in files else module)
+        graph[name] = {t for t in targets if t in files and t != name}
+    return graph
+
+
+def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One import circle as ``[a, b, ..., a]`` (depth-first search), or None when the graph has none."""
+    done: set[str] = set()
+    path: list[str] = []
+    on_path: set[str] = set()
+
+    def visit(module: str) -> list[str] | None:
+        path.append(module)
+        on_path.add(module)
+        for target in sorted(graph.get(module, ())):
+            if target in on_path:
+                return path[path.index(target) :] + [target]
+            if target not in done and (cycle := visit(target)):
+                return cycle
+        on_path.discard(path.pop())
+        done.add(module)
+        return None
+
+    for module in sorted(graph):
+        if module not in done and (cycle := visit(module)):
+            return cycle
+    return None
+
+
+def test_no_import_circles():
+    """The import graph of stsnb runs one way: a lower module never imports one that imports it, however far round."""
+    cycle = find_cycle(import_graph())
+    assert cycle is None, "import circle: " + " -> ".join(cycle or [])
+
+
+def test_the_circle_check_sees_a_circle_inside_a_function(tmp_path):
+    """The checker itself, on a package of its own: a function-level and a relative import close a circle, and a
+    ``from . import name`` of a submodule is an edge to that submodule, not to the package."""
+    package = tmp_path / "stsnb"
+    (package / "sub").mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "sub" / "__init__.py").write_text("from . import low\n")
+    (package / "sub" / "low.py").write_text("def late():\n    from ..high import thing\n")
+    (package / "high.py").write_text("from .sub import low\n")
+    graph = import_graph(package)
+    assert graph["stsnb.sub.low"] == {"stsnb.high"} and graph["stsnb.high"] == {"stsnb.sub.low"}
+    assert find_cycle(graph) == ["stsnb.high", "stsnb.sub.low", "stsnb.high"]
+    (package / "sub" / "low.py").write_text("def late():\n    return 1\n")
+    assert find_cycle(import_graph(package)) is None
+
+
+@pytest.mark.xfail(strict=True, reason="memory_plans moves into each paper (issue 30 item 2, in progress)")
+def test_every_module_under_papers_lives_in_a_paper():
+    """``stsnb/papers/`` holds the papers' subpackages and its ``__init__.py``, no module of its own."""
+    loose = sorted(p.name for p in (PACKAGE / "papers").glob("*.py") if p.name != "__init__.py")
+    assert loose == []
