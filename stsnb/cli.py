@@ -90,6 +90,12 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="run nothing: check the plan (value types, num_processes vs --gpus, model ids, peak memory per GPU)",
     )
+    run.add_argument(
+        "--online",
+        action="store_true",
+        help="with --check: also reach every Hub model and dataset of the plan (config, tokenizer, remote code, "
+        "gated access with your token) and verify the data folder; downloads no weights",
+    )
     run.add_argument("--gpus", type=int, help="with --check: GPUs on the server (num_processes must fit)")
     run.add_argument("--gpu-memory", type=float, metavar="GIB", help="with --check: memory per GPU in GiB")
     run.set_defaults(handler=run_command, parser=run)
@@ -165,14 +171,38 @@ def run_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> in
             report = check(load_plan(plan_path(args.profile, PLANS_DIR)), NOTEBOOKS_DIR, args.gpus, args.gpu_memory)
         except PlanError as err:
             parser.error(str(err))
-        print(report.text())
-        return 0 if report.ok else 1
-    if args.gpus is not None or args.gpu_memory is not None:
-        parser.error("--gpus and --gpu-memory go with --check")
+        print(report.text(), flush=True)
+        online_ok = True
+        if args.online:
+            online_ok = _preflight(load_plan(plan_path(args.profile, PLANS_DIR)), NOTEBOOKS_DIR)
+        return 0 if report.ok and online_ok else 1
+    if args.gpus is not None or args.gpu_memory is not None or args.online:
+        parser.error("--gpus, --gpu-memory and --online go with --check")
     try:
         return run(args.profile, args.only, args.out, timeout=args.timeout, resume=args.resume)
     except PlanError as err:
         parser.error(str(err))
+
+
+def _preflight(plan, notebooks_dir: Path) -> bool:
+    """``--check --online``: :mod:`stsnb.preflight` over the plan; prints its lines, returns whether all passed."""
+    from .data import DataError, resolve_data_dir
+    from .preflight import plan_params, plan_settings, run_preflight
+
+    try:
+        data_dir = resolve_data_dir()
+    except DataError as err:
+        print(f"preflight: {err}", flush=True)
+        data_dir = None
+    print("preflight (the Hub's models and datasets of the plan; no weights are downloaded):", flush=True)
+    result = run_preflight(
+        plan_params(plan, notebooks_dir),
+        trust_remote_code=plan_settings(plan.path)["trust_remote_code"],
+        data_dir=data_dir,
+        say=lambda line: print(f"  {line}", flush=True),
+    )
+    print(result.text().splitlines()[0] + (" (data folder missing)" if data_dir is None else ""))
+    return result.ok and data_dir is not None
 
 
 def summary_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:

@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
-from urllib.parse import parse_qs, unquote, urlparse
+from urllib.parse import unquote, urlparse
 
 
 @dataclass
@@ -47,7 +47,8 @@ class Fault:
 
 @dataclass
 class LocalHub:
-    repos: dict[str, Repo]
+    repos: dict[str, Repo]  # dataset repos
+    models: dict[str, Repo] = field(default_factory=dict)  # model repos (a legacy id without owner too)
     token: str = "hf_test_token_0123456789"
     faults: dict[str, Fault] = field(default_factory=dict)  # "repo_id:path" -> fault
     requests: list[dict[str, Any]] = field(default_factory=list)
@@ -93,17 +94,26 @@ class LocalHub:
                 "authorized": handler.headers.get("Authorization") == f"Bearer {self.token}",
             }
         )
-        tree = re.fullmatch(r"/api/datasets/([^/]+/[^/]+)/tree/([^/]+)(/.*)?", unquote(url.path))
-        resolve = re.fullmatch(r"/datasets/([^/]+/[^/]+)/resolve/([^/]+)/(.+)", unquote(url.path))
+        path = unquote(url.path)
+        tree = re.fullmatch(r"/api/(models|datasets)/(.+?)/tree/([^/]+)(/.*)?", path)
+        info = re.fullmatch(r"/api/(models|datasets)/(.+?)(?:/revision/([^/]+))?", path)
+        resolve = re.fullmatch(r"/(?:(datasets)/)?(.+?)/resolve/([^/]+)/(.+)", path)
         if tree:
-            self._tree(handler, tree.group(1), tree.group(2), parse_qs(url.query))
+            self._tree(handler, self._kind(tree.group(1)), tree.group(2), tree.group(3), (tree.group(4) or "/")[1:])
+        elif info:
+            self._info(handler, self._kind(info.group(1)), info.group(2), info.group(3) or "main")
         elif resolve:
-            self._resolve(handler, head, *resolve.groups())
+            self._resolve(handler, head, self._kind(resolve.group(1)), *resolve.groups()[1:])
         else:
             self._error(handler, 404, "EntryNotFound", f"no route {url.path}", None, head)
 
-    def _repo_or_error(self, handler: BaseHTTPRequestHandler, repo_id: str, revision: str, head: bool) -> Repo | None:
-        repo = self.repos.get(repo_id)
+    def _kind(self, name: str | None) -> dict[str, Repo]:
+        return self.repos if name == "datasets" else self.models
+
+    def _repo_or_error(
+        self, handler: BaseHTTPRequestHandler, repos: dict[str, Repo], repo_id: str, revision: str, head: bool
+    ) -> Repo | None:
+        repo = repos.get(repo_id)
         if repo is None:
             self._error(handler, 404, "RepoNotFound", f"Repository Not Found for url: {handler.path}.", None, head)
             return None
@@ -116,9 +126,21 @@ class LocalHub:
             return None
         return repo
 
-    def _tree(self, handler: BaseHTTPRequestHandler, repo_id: str, revision: str, query: dict) -> None:
-        repo = self._repo_or_error(handler, repo_id, revision, head=False)
+    def _info(self, handler: BaseHTTPRequestHandler, repos: dict[str, Repo], repo_id: str, revision: str) -> None:
+        repo = self._repo_or_error(handler, repos, repo_id, revision, head=False)
+        if repo is not None:
+            body = {"id": repo_id, "sha": repo.commit, "siblings": [{"rfilename": f} for f in sorted(repo.files)]}
+            self._send(handler, 200, json.dumps(body).encode(), {"Content-Type": "application/json"}, head=False)
+
+    def _tree(
+        self, handler: BaseHTTPRequestHandler, repos: dict[str, Repo], repo_id: str, revision: str, folder: str
+    ) -> None:
+        repo = self._repo_or_error(handler, repos, repo_id, revision, head=False)
         if repo is None:
+            return
+        inside = {p: c for p, c in repo.files.items() if not folder or p.startswith(folder.rstrip("/") + "/")}
+        if folder and not inside:
+            self._error(handler, 404, "EntryNotFound", f"{folder} does not exist on {revision}", repo.commit, False)
             return
         entries = [
             {
@@ -128,12 +150,20 @@ class LocalHub:
                 "oid": hashlib.sha1(content).hexdigest(),
                 "lfs": {"oid": hashlib.sha256(content).hexdigest(), "size": len(content), "pointerSize": 130},
             }
-            for path, content in sorted(repo.files.items())
+            for path, content in sorted(inside.items())
         ]
         self._send(handler, 200, json.dumps(entries).encode(), {"Content-Type": "application/json"}, head=False)
 
-    def _resolve(self, handler: BaseHTTPRequestHandler, head: bool, repo_id: str, revision: str, path: str) -> None:
-        repo = self._repo_or_error(handler, repo_id, revision, head)
+    def _resolve(
+        self,
+        handler: BaseHTTPRequestHandler,
+        head: bool,
+        repos: dict[str, Repo],
+        repo_id: str,
+        revision: str,
+        path: str,
+    ) -> None:
+        repo = self._repo_or_error(handler, repos, repo_id, revision, head)
         if repo is None:
             return
         if path not in repo.files:
@@ -146,7 +176,7 @@ class LocalHub:
             "Accept-Ranges": "bytes",
             "Content-Type": "application/octet-stream",
         }
-        fault = self.faults.get(f"{repo_id}:{path}")
+        fault = self.faults.get(f"{repo_id}:{path}") if repos is self.repos else None
         body = fault.serve_instead if fault and fault.serve_instead is not None and not head else content
         start = 0
         ranged = re.fullmatch(r"bytes=(\d+)-", handler.headers.get("Range") or "")

@@ -1,0 +1,116 @@
+"""``stsnb run --check --online`` on the paper plan, offline: a Hub-shaped endpoint on 127.0.0.1 serves the plan's
+models (tiny random models of their families under the plan's ids; config and tokenizer, no weights needed), a gated
+Mistral, Jina v2 with remote code importing a package that is not installed, and the plan's datasets; every model
+and dataset is reached through transformers and huggingface_hub as on a GPU server."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hub_repos import build_repos
+from hub_server import LocalHub, Repo
+
+from stsnb import tiny_models
+
+REMOTE_CONFIG = """from transformers import BertConfig
+
+
+class JinaLikeConfig(BertConfig):
+    model_type = "jina_like_bert"
+"""
+REMOTE_MODEL = """import not_an_installed_package_for_stsnb_tests  # noqa: F401
+from transformers import BertModel
+
+
+class JinaLikeModel(BertModel):
+    pass
+"""
+
+
+def _files(folder: Path, *, weights: bool = False) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in folder.iterdir() if weights or p.suffix != ".safetensors"}
+
+
+@pytest.fixture(scope="module")
+def model_repos(tmp_path_factory) -> dict[str, Repo]:
+    root = tmp_path_factory.mktemp("tiny")
+    bert = _files(tiny_models.build("tiny-random-bert", root / "bert"))
+    roberta = _files(tiny_models.build("tiny-random-roberta", root / "roberta"))
+    mistral = _files(tiny_models.build("tiny-random-mistral", root / "mistral"))
+    remote_config = json.loads(bert["config.json"])
+    remote_config["auto_map"] = {
+        "AutoConfig": "configuration_jina.JinaLikeConfig",
+        "AutoModel": "modeling_jina.JinaLikeModel",
+    }
+    remote_config["model_type"] = "jina_like_bert"
+    jina = {
+        **bert,
+        "config.json": json.dumps(remote_config).encode(),
+        "configuration_jina.py": REMOTE_CONFIG.encode(),
+        "modeling_jina.py": REMOTE_MODEL.encode(),
+    }
+    repos = {name: Repo(dict(bert)) for name in ("bert-base-uncased", "nomic-ai/nomic-embed-text-v1")}
+    repos["jinaai/jina-embeddings-v2-base-en"] = Repo(jina)
+    repos["mistralai/Mistral-7B-v0.1"] = Repo(mistral, gated=True)
+    for name in ("roberta-base", "FacebookAI/roberta-base", "FacebookAI/roberta-large",
+                 "princeton-nlp/sup-simcse-roberta-base", "princeton-nlp/sup-simcse-roberta-large",
+                 "voidism/diffcse-roberta-base-sts"):  # fmt: skip
+        repos[name] = Repo(dict(roberta))
+    # Nomic v1 needs remote code on the real Hub too: here its copy has none, so the plan's trust list is exercised
+    # by Jina alone
+    return repos
+
+
+def _check_online(hub: LocalHub, tmp_path: Path, token: str | None) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HF_")}
+    env.update({"HF_ENDPOINT": hub.url, "HF_HOME": str(tmp_path / "hf-home"), "HF_HUB_DISABLE_TELEMETRY": "1"})
+    if token:
+        env["HF_TOKEN"] = token
+    return subprocess.run(
+        [sys.executable, "-m", "stsnb.cli", "run", "--check", "--online", "--profile", "paper"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+    )
+
+
+def test_preflight_names_the_gated_model_and_the_missing_package_of_remote_code(model_repos, data_dir, tmp_path):
+    with LocalHub(build_repos(data_dir), models=model_repos) as hub:
+        refused = _check_online(hub, tmp_path, token=None)
+        allowed = _check_online(hub, tmp_path, token=hub.token)
+    out = refused.stdout
+    assert refused.returncode == 1, out + refused.stderr
+    assert "NO  mistralai/Mistral-7B-v0.1: gated on the Hub" in out and "HF_TOKEN" in out
+    assert "NO  jinaai/jina-embeddings-v2-base-en: its remote code needs packages that are not installed" in out
+    assert "not_an_installed_package_for_stsnb_tests" in out
+    for reached in ("ok  bert-base-uncased: config (bert) and tokenizer", "ok  roberta-base: config (roberta)",
+                    "ok  stanfordnlp/snli (dataset)", "ok  princeton-nlp/datasets-for-simcse (dataset)",
+                    "ok  data folder: "):  # fmt: skip
+        assert reached in out, out
+    assert "BERT-base" not in out.split("preflight (")[1], "paper_* parameters are row labels, not models"
+    # with the user's token the gated model is reached; the missing package is still named
+    assert "ok  mistralai/Mistral-7B-v0.1: config (mistral) and tokenizer" in allowed.stdout
+    assert "NO  jinaai/jina-embeddings-v2-base-en" in allowed.stdout and allowed.returncode == 1
+    assert hub.token not in refused.stdout + refused.stderr + allowed.stdout + allowed.stderr
+
+
+def test_remote_code_the_plan_does_not_trust_is_not_run(model_repos, tmp_path):
+    """A model with remote code outside the plan's trust_remote_code list: named, and its code never imported."""
+    code = (
+        "from stsnb.preflight import run_preflight\n"
+        "r = run_preflight({'20_sts_regression': {'backbones': ['jinaai/jina-embeddings-v2-base-en']}}, say=print)\n"
+        "print('OK' if r.ok else 'PROBLEMS')\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HF_")}
+    with LocalHub({}, models=model_repos) as hub:
+        env.update({"HF_ENDPOINT": hub.url, "HF_HOME": str(tmp_path / "hf-home")})
+        result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
+    assert "PROBLEMS" in result.stdout, result.stdout + result.stderr
+    assert "needs the Hub's remote code, which the plan does not allow" in result.stdout
+    assert not list((tmp_path / "hf-home").rglob("modeling_jina.py")), "the untrusted code was not even fetched"
