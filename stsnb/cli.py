@@ -178,10 +178,34 @@ def run_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> in
         return 0 if report.ok and online_ok else 1
     if args.gpus is not None or args.gpu_memory is not None or args.online:
         parser.error("--gpus, --gpu-memory and --online go with --check")
+    refusal = _cuda_refusal(args.profile, PLANS_DIR)
+    if refusal:
+        print(f"stsnb run: {refusal}", file=sys.stderr)
+        return 2
     try:
         return run(args.profile, args.only, args.out, timeout=args.timeout, resume=args.resume)
     except PlanError as err:
         parser.error(str(err))
+
+
+def _cuda_refusal(profile: str, plans_dir: Path) -> str | None:
+    """Why a plan that requires CUDA cannot run here (``stsnb.cuda_check``), or None."""
+    from .cuda_check import plan_requires_cuda, probe, problem
+    from .runner import PlanError, plan_path
+
+    try:
+        path = plan_path(profile, plans_dir)
+    except PlanError:
+        return None  # the runner names a plan that does not exist
+    if not plan_requires_cuda(path):
+        return None
+    reason = problem(probe())
+    if reason is None:
+        return None
+    return (
+        f"the {profile} plan requires CUDA (`requires: [cuda]` in {path.name}), which is not usable here: {reason}. "
+        "Nothing was run. `stsnb run --profile rehearsal` runs its code path on the CPU."
+    )
 
 
 def _preflight(plan, notebooks_dir: Path) -> bool:
