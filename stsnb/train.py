@@ -43,7 +43,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import torch
 from torch import nn
@@ -363,38 +363,50 @@ def fit(
     first step (``eval_at_start``), every ``eval_every`` optimizer steps (else once per epoch) and at the end; the
     best weights are restored into ``model`` before returning, and so is the train/eval mode ``model`` came in with.
     """
-    from accelerate.utils import set_seed
-    from tqdm.auto import tqdm
-    from transformers import get_linear_schedule_with_warmup
+    _check_inputs(train_data, config)
+    started, was_training = time.perf_counter(), model.training
+    run = _start(model, loss_fn, train_data, config, evaluate, param_groups)
+    _resume_state(run)
+    run.bar = _progress_bar(run)
+    run.model.train()
+    if config.eval_at_start and run.state["step"] == 0 and run.state["evaluated_at"] is None:
+        _evaluate_and_select(run)
+    for epoch in range(run.state["epoch"], config.epochs):
+        if run.state["step"] >= run.total:
+            break
+        _train_epoch(run, epoch, loss_fn, train_data, collate)
+        if run.state["step"] < run.total:  # the epoch ran to its end: the next one starts at its first batch
+            run.state["epoch"], run.state["batch"] = epoch + 1, 0
+            if not config.eval_every:
+                _evaluate_and_select(run)
+    run.bar.close()
+    if run.loss_count:
+        _log_loss(run, run.state["epoch"])
+    if run.state["evaluated_at"] != run.state["step"]:
+        _evaluate_and_select(run)
+    unwrapped = _restore_best(run, was_training)
+    change = largest_change(run.initial_weights, trainable_state(unwrapped)) if run.initial_weights else None
+    _write_about(run, loss_fn, len(train_data))
+    run.acc.free_memory()  # the Accelerator outlives this call: let go of this run's model, optimizer and loaders
+    state = run.state
+    return TrainResult(
+        state["step"],
+        state["best_score"],
+        state["best_step"],
+        time.perf_counter() - started,
+        state["history"],
+        weight_change=change,
+        resumed_at=run.resumed_at,
+    )
 
-    if len(train_data) == 0:
-        raise ValueError("train_data is empty")
-    if config.batch_size < 1 or config.grad_accum < 1 or config.epochs < 1:
-        raise ValueError(f"batch_size, grad_accum and epochs must be >= 1, got {config}")
-    started = time.perf_counter()
-    was_training = model.training
-    acc = accelerator(config.mixed_precision)
-    acc.free_memory()  # what an interrupted earlier fit() left registered (else checkpoints would count two models)
-    acc.gradient_accumulation_steps = config.grad_accum  # steps on the last batch of an epoch too (prepared loader)
-    set_seed(config.seed)
-    groups = param_groups if param_groups is not None else default_param_groups(model, config.weight_decay)
-    optimizer = torch.optim.AdamW(groups, lr=config.lr)
-    n = len(train_data)
-    batches_per_epoch = (n // config.batch_size) if config.drop_last else math.ceil(n / config.batch_size)
-    per_process = math.ceil(batches_per_epoch / acc.num_processes)
-    if per_process == 0:
-        raise ValueError(f"{n} examples make no full batch of {config.batch_size} with drop_last")
-    total = math.ceil(per_process / config.grad_accum) * config.epochs
-    if config.max_steps is not None:
-        total = min(total, config.max_steps)
-    counted = max(1, round(total * config.schedule_steps_factor))
-    scheduler = get_linear_schedule_with_warmup(optimizer, round(config.warmup_ratio * counted), counted)
-    # the scheduler is stepped by hand once per optimizer step (prepared, accelerate would step it once per process)
-    initial_weights = trainable_state(model)
-    checkpoints, resume = checkpoint_settings(model, loss_fn, train_data, config)
-    model, optimizer = acc.prepare(model, optimizer)
 
-    state: dict[str, Any] = {
+# The steps of ``fit``, in the order it calls them. They share one ``_Run``.
+
+
+def _fresh_state() -> dict[str, Any]:
+    """Where a run stands, as ``progress.json`` saves it: the optimizer step, the epoch and the batches of it
+    already trained, the best dev score and its step, the step of the latest evaluation, the history rows."""
+    return {
         "step": 0,
         "epoch": 0,
         "batch": 0,
@@ -403,121 +415,238 @@ def fit(
         "evaluated_at": None,
         "history": [],
     }
-    best_weights: dict[str, torch.Tensor] | None = None
-    last = _last_checkpoint(checkpoints) if checkpoints is not None and resume else None
-    resumed_at = None
-    if last is not None:
-        acc.load_state(str(last))
-        scheduler.load_state_dict(torch.load(last / "scheduler.pt", weights_only=True))
-        state = json.loads((last / "progress.json").read_text())
-        resumed_at = state["step"]
-        if (checkpoints / "best.pt").is_file():
-            best_weights = torch.load(checkpoints / "best.pt", weights_only=True)
 
-    def run_evaluation() -> None:
-        nonlocal best_weights
-        if evaluate is None:
-            return
-        unwrapped = acc.unwrap_model(model)
-        score = float(evaluate(unwrapped)) if acc.is_main_process else None
-        score = _broadcast(acc, score)
-        unwrapped.train()
-        state["evaluated_at"] = state["step"]
-        state["history"].append({"step": state["step"], "epoch": state["epoch"], "dev": score})
-        if state["best_score"] is None or score > state["best_score"]:
-            state["best_score"], state["best_step"] = score, state["step"]
-            best_weights = trainable_state(unwrapped)
-            if checkpoints is not None and acc.is_main_process:
-                checkpoints.mkdir(parents=True, exist_ok=True)
-                _save_atomic(best_weights, checkpoints / "best.pt")
-        if checkpoints is not None:
-            _save_last_checkpoint(acc, checkpoints, scheduler, state)
-        acc.wait_for_everyone()
 
-    quiet = not config.progress or batch_run_is_quiet() or not acc.is_main_process
-    bar = tqdm(total=total, initial=state["step"], desc="train", disable=quiet)
-    model.train()
-    if config.eval_at_start and state["step"] == 0 and state["evaluated_at"] is None:
-        run_evaluation()
-    running, count = 0.0, 0
-    done = state["step"] >= total
-    for epoch in range(state["epoch"], config.epochs):
-        if done:
-            break
-        loader = acc.prepare(_epoch_loader(n, config, epoch, collate, train_data))
-        skip = state["batch"] if epoch == state["epoch"] else 0
-        batches = acc.skip_first_batches(loader, skip) if skip else loader
-        for index, (examples, batch) in enumerate(batches, start=skip):
-            with acc.accumulate(model):
-                try:
-                    loss = loss_fn(model, batch)
-                except ValueError as err:  # e.g. pearson_loss on a batch whose gold scores are all equal
-                    raise ValueError(
-                        f"{err} (optimizer step {state['step']}, epoch {epoch}, batch {index} of {len(loader)}, "
-                        f"examples {examples[:8]}{'...' if len(examples) > 8 else ''})"
-                    ) from err
-                bad_ranks = _non_finite_ranks(acc, loss)
-                if bad_ranks:
-                    raise NonFiniteLossError(
-                        f"loss is not finite on process {', '.join(map(str, bad_ranks))} of {acc.num_processes} "
-                        f"(this process: {loss.item()}) at optimizer step {state['step']} (epoch {epoch}, batch "
-                        f"{index} of {len(loader)}, this process's examples {examples[:8]}"
-                        f"{'...' if len(examples) > 8 else ''}); every process stops here"
-                    )
-                acc.backward(loss)
-                if acc.sync_gradients and config.max_grad_norm is not None:
-                    acc.clip_grad_norm_(model.parameters(), config.max_grad_norm)
-                optimizer.step()
-                optimizer.zero_grad()
-            running += loss.item()
-            count += 1
-            state["epoch"], state["batch"] = epoch, index + 1
-            if not acc.sync_gradients:
-                continue
-            scheduler.step()
-            state["step"] += 1
-            bar.update(1)
-            bar.set_postfix(loss=f"{running / count:.4f}")
-            if config.eval_every and state["step"] % config.eval_every == 0:
-                state["history"].append(
-                    {"step": state["step"], "epoch": epoch, "loss": running / count, "lr": scheduler.get_last_lr()[0]}
-                )
-                running, count = 0.0, 0
-                run_evaluation()
-            if state["step"] >= total:
-                done = True
-                break
-        if not done:
-            state["epoch"], state["batch"] = epoch + 1, 0
-            if not config.eval_every:
-                run_evaluation()
-    bar.close()
-    if count:
-        state["history"].append({"step": state["step"], "epoch": state["epoch"], "loss": running / count})
-    if state["evaluated_at"] != state["step"]:
-        run_evaluation()
-    unwrapped = acc.unwrap_model(model)
-    if best_weights is not None:
-        unwrapped.load_state_dict(best_weights, strict=False)
+@dataclass
+class _Run:
+    """One ``fit`` call's moving parts, shared by its steps."""
+
+    acc: Any  # this process's Accelerator
+    model: nn.Module  # as ``acc.prepare`` returned it (wrapped for DDP on several processes)
+    optimizer: Any
+    scheduler: Any  # stepped by hand, once per optimizer step
+    config: TrainConfig
+    total: int  # the optimizer step the run ends at
+    initial_weights: dict[str, torch.Tensor]  # the trainable weights it started from (for ``weight_change``)
+    checkpoints: Path | None  # best.pt, last/ and about.json go here (None: no checkpoints)
+    resume: bool
+    evaluate: EvalFn | None = None
+    state: dict[str, Any] = field(default_factory=_fresh_state)
+    best_weights: dict[str, torch.Tensor] | None = None  # the trainable weights of the best evaluation yet
+    resumed_at: int | None = None
+    loss_sum: float = 0.0  # the micro-batch losses since the last loss row of the history, and their number
+    loss_count: int = 0
+    bar: Any = None  # the progress bar over optimizer steps
+
+
+def _check_inputs(train_data: Sequence, config: TrainConfig) -> None:
+    """Refuse empty data and batch sizes, accumulation or epochs below 1."""
+    if len(train_data) == 0:
+        raise ValueError("train_data is empty")
+    if config.batch_size < 1 or config.grad_accum < 1 or config.epochs < 1:
+        raise ValueError(f"batch_size, grad_accum and epochs must be >= 1, got {config}")
+
+
+def _total_steps(n: int, config: TrainConfig, processes: int) -> int:
+    """The optimizer steps of a run on ``n`` examples: each process's batches of an epoch in groups of ``grad_accum``
+    (the last group may be short), times the epochs, at most ``max_steps``."""
+    batches_per_epoch = (n // config.batch_size) if config.drop_last else math.ceil(n / config.batch_size)
+    per_process = math.ceil(batches_per_epoch / processes)
+    if per_process == 0:
+        raise ValueError(f"{n} examples make no full batch of {config.batch_size} with drop_last")
+    total = math.ceil(per_process / config.grad_accum) * config.epochs
+    return total if config.max_steps is None else min(total, config.max_steps)
+
+
+def _start(
+    model: nn.Module,
+    loss_fn: LossFn,
+    train_data: Sequence,
+    config: TrainConfig,
+    evaluate: EvalFn | None,
+    param_groups: list[dict] | None,
+) -> _Run:
+    """Everything before the first step: the Accelerator, the seed (before anything draws a random number), AdamW,
+    the linear warmup-then-decay schedule, the starting weights, the checkpoint folder, then ``acc.prepare``."""
+    from accelerate.utils import set_seed
+    from transformers import get_linear_schedule_with_warmup
+
+    acc = accelerator(config.mixed_precision)
+    acc.free_memory()  # what an interrupted earlier fit() left registered (else checkpoints would count two models)
+    acc.gradient_accumulation_steps = config.grad_accum  # steps on the last batch of an epoch too (prepared loader)
+    set_seed(config.seed)
+    groups = param_groups if param_groups is not None else default_param_groups(model, config.weight_decay)
+    optimizer = torch.optim.AdamW(groups, lr=config.lr)
+    total = _total_steps(len(train_data), config, acc.num_processes)
+    counted = max(1, round(total * config.schedule_steps_factor))
+    scheduler = get_linear_schedule_with_warmup(optimizer, round(config.warmup_ratio * counted), counted)
+    # the scheduler is stepped by hand once per optimizer step (prepared, accelerate would step it once per process)
+    initial_weights = trainable_state(model)
+    checkpoints, resume = checkpoint_settings(model, loss_fn, train_data, config)
+    prepared, optimizer = acc.prepare(model, optimizer)
+    return _Run(acc, prepared, optimizer, scheduler, config, total, initial_weights, checkpoints, resume, evaluate)
+
+
+def _resume_state(run: _Run) -> None:
+    """When resuming and a complete checkpoint exists (``_last_checkpoint``): accelerate's state from it (weights,
+    optimizer, random number generators), the scheduler, the progress (``run.state``) and the best weights
+    (``best.pt``); ``run.resumed_at`` is the step it continues from. Nothing otherwise."""
+    last = _last_checkpoint(run.checkpoints) if run.checkpoints is not None and run.resume else None
+    if last is None:
+        return
+    run.acc.load_state(str(last))
+    run.scheduler.load_state_dict(torch.load(last / "scheduler.pt", weights_only=True))
+    run.state = json.loads((last / "progress.json").read_text())
+    run.resumed_at = run.state["step"]
+    if (run.checkpoints / "best.pt").is_file():
+        run.best_weights = torch.load(run.checkpoints / "best.pt", weights_only=True)
+
+
+def _progress_bar(run: _Run):
+    """A bar over the run's optimizer steps from where it stands; silent with ``progress=False``, in a quiet batch run
+    (``stsnb.progress``) and on every process but the main one."""
+    from tqdm.auto import tqdm
+
+    quiet = not run.config.progress or batch_run_is_quiet() or not run.acc.is_main_process
+    return tqdm(total=run.total, initial=run.state["step"], desc="train", disable=quiet)
+
+
+def _train_epoch(run: _Run, epoch: int, loss_fn: LossFn, train_data: Sequence, collate: Callable[[list], Any]) -> None:
+    """The batches of one epoch, after those a resumed run already trained, until the epoch or the run ends."""
+    acc, state = run.acc, run.state
+    loader = acc.prepare(_epoch_loader(len(train_data), run.config, epoch, collate, train_data))
+    skip = state["batch"] if epoch == state["epoch"] else 0
+    batches = acc.skip_first_batches(loader, skip) if skip else loader
+    for index, (examples, batch) in enumerate(batches, start=skip):
+        loss = _train_batch(run, loss_fn, batch, _Where(state["step"], epoch, index, loader, examples))
+        run.loss_sum += loss.item()
+        run.loss_count += 1
+        state["epoch"], state["batch"] = epoch, index + 1
+        if acc.sync_gradients:
+            _count_step(run, epoch)
+            if state["step"] >= run.total:
+                return
+
+
+class _Where(NamedTuple):
+    """Where a micro-batch stands, for the messages that stop a run on it."""
+
+    step: int  # the optimizer step it belongs to
+    epoch: int
+    batch: int
+    loader: Any  # the epoch's loader (``len`` is its number of batches)
+    examples: list  # the indices of its examples in ``train_data``
+
+    def __str__(self) -> str:
+        return f"epoch {self.epoch}, batch {self.batch} of {len(self.loader)}"
+
+    def shown_examples(self) -> str:
+        return f"{self.examples[:8]}{'...' if len(self.examples) > 8 else ''}"
+
+
+def _train_batch(run: _Run, loss_fn: LossFn, batch: Any, where: _Where) -> torch.Tensor:
+    """One micro-batch under accelerate's accumulation: the loss (a ``ValueError`` from it is raised again with the
+    step and batch), ``_stop_on_nan``, backward, clipping when the gradients sync, and the optimizer step (accelerate
+    skips it between syncs). Returns the loss."""
+    acc, model = run.acc, run.model
+    with acc.accumulate(model):
+        try:
+            loss = loss_fn(model, batch)
+        except ValueError as err:  # e.g. pearson_loss on a batch whose gold scores are all equal
+            raise ValueError(
+                f"{err} (optimizer step {where.step}, {where}, examples {where.shown_examples()})"
+            ) from err
+        _stop_on_nan(acc, loss, where)
+        acc.backward(loss)
+        if acc.sync_gradients and run.config.max_grad_norm is not None:
+            acc.clip_grad_norm_(model.parameters(), run.config.max_grad_norm)
+        run.optimizer.step()
+        run.optimizer.zero_grad()
+    return loss
+
+
+def _stop_on_nan(acc, loss: torch.Tensor, where: _Where) -> None:
+    """Raise ``NonFiniteLossError`` on every process when the loss is NaN or infinite on any of them, naming the
+    processes, the step, the batch and this process's examples."""
+    bad_ranks = _non_finite_ranks(acc, loss)
+    if bad_ranks:
+        raise NonFiniteLossError(
+            f"loss is not finite on process {', '.join(map(str, bad_ranks))} of {acc.num_processes} "
+            f"(this process: {loss.item()}) at optimizer step {where.step} ({where}, this process's examples "
+            f"{where.shown_examples()}); every process stops here"
+        )
+
+
+def _count_step(run: _Run, epoch: int) -> None:
+    """After an optimizer step: the scheduler's step, the step count, the progress bar; every ``eval_every`` steps a
+    loss row with the learning rate, and ``_evaluate_and_select``."""
+    run.scheduler.step()
+    run.state["step"] += 1
+    run.bar.update(1)
+    run.bar.set_postfix(loss=f"{run.loss_sum / run.loss_count:.4f}")
+    if run.config.eval_every and run.state["step"] % run.config.eval_every == 0:
+        _log_loss(run, epoch, lr=run.scheduler.get_last_lr()[0])
+        _evaluate_and_select(run)
+
+
+def _log_loss(run: _Run, epoch: int, **more: float) -> None:
+    """A history row with the mean micro-batch loss since the previous one (and ``more``); the mean starts again."""
+    mean = run.loss_sum / run.loss_count
+    run.state["history"].append({"step": run.state["step"], "epoch": epoch, "loss": mean, **more})
+    run.loss_sum, run.loss_count = 0.0, 0
+
+
+def _evaluate_and_select(run: _Run) -> None:
+    """``evaluate`` on the main process (its score broadcast to the others), a dev row in the history, the weights
+    kept when the score beats the best so far (the first one always does), then ``_save_checkpoint``. Nothing
+    without an ``evaluate``."""
+    if run.evaluate is None:
+        return
+    state = run.state
+    unwrapped = run.acc.unwrap_model(run.model)
+    score = _broadcast(run.acc, float(run.evaluate(unwrapped)) if run.acc.is_main_process else None)
+    unwrapped.train()
+    state["evaluated_at"] = state["step"]
+    state["history"].append({"step": state["step"], "epoch": state["epoch"], "dev": score})
+    improved = state["best_score"] is None or score > state["best_score"]
+    if improved:
+        state["best_score"], state["best_step"] = score, state["step"]
+        run.best_weights = trainable_state(unwrapped)
+    _save_checkpoint(run, improved)
+
+
+def _save_checkpoint(run: _Run, improved: bool) -> None:
+    """With a checkpoint folder: ``best.pt`` (the best weights, by the main process) when the evaluation ``improved``
+    on the best, then ``last`` (the full state, every process taking part). Then all processes wait for each other."""
+    if run.checkpoints is not None:
+        if improved and run.acc.is_main_process:
+            run.checkpoints.mkdir(parents=True, exist_ok=True)
+            _save_atomic(run.best_weights, run.checkpoints / "best.pt")
+        _save_last_checkpoint(run.acc, run.checkpoints, run.scheduler, run.state)
+    run.acc.wait_for_everyone()
+
+
+def _restore_best(run: _Run, was_training: bool) -> nn.Module:
+    """The unwrapped model with the selected weights loaded (when an evaluation selected some) and its mode back to
+    ``was_training``."""
+    unwrapped = run.acc.unwrap_model(run.model)
+    if run.best_weights is not None:
+        unwrapped.load_state_dict(run.best_weights, strict=False)
     unwrapped.train(was_training)
-    change = largest_change(initial_weights, trainable_state(unwrapped)) if initial_weights else None
-    if checkpoints is not None and acc.is_main_process:
-        checkpoints.mkdir(parents=True, exist_ok=True)
-        about = {
-            "loss": _describe_loss(loss_fn),
-            "examples": n,
-            "config": _run_settings(config),
-            **{k: state[k] for k in ("step", "best_step", "best_score")},
-            "resumed_at": resumed_at,
-        }
-        (checkpoints / "about.json").write_text(json.dumps(about, indent=1, default=str))
-    acc.free_memory()  # the Accelerator outlives this call: let go of this run's model, optimizer and loaders
-    return TrainResult(
-        state["step"],
-        state["best_score"],
-        state["best_step"],
-        time.perf_counter() - started,
-        state["history"],
-        weight_change=change,
-        resumed_at=resumed_at,
-    )
+    return unwrapped
+
+
+def _write_about(run: _Run, loss_fn: LossFn, examples: int) -> None:
+    """``about.json`` in the checkpoint folder (main process): the loss, the number of examples, the settings, the
+    last and best steps, the best score and the step a resumed run continued from."""
+    if run.checkpoints is None or not run.acc.is_main_process:
+        return
+    run.checkpoints.mkdir(parents=True, exist_ok=True)
+    about = {
+        "loss": _describe_loss(loss_fn),
+        "examples": examples,
+        "config": _run_settings(run.config),
+        **{k: run.state[k] for k in ("step", "best_step", "best_score")},
+        "resumed_at": run.resumed_at,
+    }
+    (run.checkpoints / "about.json").write_text(json.dumps(about, indent=1, default=str))

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 import torch
 from torch import nn
 
+from stsnb import train
 from stsnb.train import NonFiniteLossError, TrainConfig, accelerator, fit
 
 
@@ -315,3 +317,205 @@ def test_a_batch_the_loss_refuses_is_named_by_step():
 
     with pytest.raises(ValueError, match=r"zero variance.*optimizer step 0, epoch 0, batch 0"):
         fit(fresh_model(), pearson, data, TrainConfig(batch_size=4), collate=collate)
+
+
+# The steps of fit, one at a time, on a run as fit starts it (stsnb.train._start: no step taken yet).
+
+
+@pytest.fixture
+def make_run(monkeypatch):
+    """``make_run(scores=None, **config)``: a fit's ``_Run`` on ``fresh_model()`` and ``make_data()`` (batches of 8,
+    lr 0.05); with ``scores`` its ``evaluate`` returns them in turn. The Accelerator lets go of the runs afterwards."""
+    monkeypatch.delenv(train.CHECKPOINTS_ENV, raising=False)
+    runs = []
+
+    def make(scores=None, **settings):
+        answers = iter(scores or ())
+        evaluate = (lambda model: next(answers)) if scores is not None else None
+        config = TrainConfig(batch_size=8, lr=0.05, progress=False, **settings)
+        run = train._start(fresh_model(), mse, make_data(), config, evaluate, None)
+        run.bar = train._progress_bar(run)
+        runs.append(run)
+        return run
+
+    yield make
+    for run in runs:
+        run.bar.close()
+    accelerator().free_memory()
+
+
+def weights(run) -> dict[str, torch.Tensor]:
+    return train.trainable_state(run.acc.unwrap_model(run.model))
+
+
+def nudge(run, by: float = 1.0) -> None:
+    with torch.no_grad():
+        run.acc.unwrap_model(run.model).weight.add_(by)
+
+
+def test_check_inputs_refuses_empty_data_and_sizes_below_one():
+    train._check_inputs([0], TrainConfig())
+    for bad in (dict(batch_size=0), dict(grad_accum=0), dict(epochs=0)):
+        with pytest.raises(ValueError, match="must be >= 1"):
+            train._check_inputs([0], TrainConfig(**bad))
+    with pytest.raises(ValueError, match="empty"):
+        train._check_inputs([], TrainConfig())
+
+
+def test_total_steps_group_each_process_batches_by_accumulation():
+    config = TrainConfig(batch_size=8, grad_accum=2, epochs=3)
+    assert train._total_steps(40, config, 1) == 9  # 5 batches: groups of 2, 2 and 1, three epochs
+    assert train._total_steps(40, config, 2) == 6  # 3 batches per process: groups of 2 and 1
+    assert train._total_steps(40, replace(config, max_steps=4), 1) == 4
+    assert train._total_steps(47, TrainConfig(batch_size=8, drop_last=True), 1) == 5
+    with pytest.raises(ValueError, match="no full batch"):
+        train._total_steps(7, TrainConfig(batch_size=8, drop_last=True), 1)
+
+
+def test_start_prepares_a_run_before_its_first_step(make_run, tmp_path):
+    run = make_run(epochs=2, checkpoint_dir=str(tmp_path / "ckpt"))
+    assert run.total == 16 and run.state == train._fresh_state() and run.checkpoints == tmp_path / "ckpt"
+    assert run.scheduler.get_last_lr() == [0.0, 0.0]  # linear warmup from 0 (two parameter groups)
+    assert all(torch.equal(run.initial_weights[k], v) for k, v in weights(run).items())
+
+
+def test_evaluate_and_select_keeps_the_best_weights_and_checkpoints_them(make_run, tmp_path):
+    run = make_run(scores=[1.0, 3.0, 2.0], checkpoint_dir=str(tmp_path / "ckpt"))
+    train._evaluate_and_select(run)
+    nudge(run)
+    run.state["step"] = 1
+    train._evaluate_and_select(run)  # the best
+    best = weights(run)
+    nudge(run)
+    run.state["step"] = 2
+    train._evaluate_and_select(run)
+    assert [(row["step"], row["dev"]) for row in run.state["history"]] == [(0, 1.0), (1, 3.0), (2, 2.0)]
+    assert (run.state["best_score"], run.state["best_step"], run.state["evaluated_at"]) == (3.0, 1, 2)
+    assert torch.equal(run.best_weights["weight"], best["weight"])
+    assert torch.equal(torch.load(tmp_path / "ckpt" / "best.pt")["weight"], best["weight"])
+    assert json.loads((tmp_path / "ckpt" / "last" / "progress.json").read_text()) == run.state
+
+
+def test_evaluate_and_select_does_nothing_without_an_evaluate(make_run, tmp_path):
+    run = make_run(checkpoint_dir=str(tmp_path / "ckpt"))
+    train._evaluate_and_select(run)
+    assert run.state == train._fresh_state() and run.best_weights is None and not (tmp_path / "ckpt").exists()
+
+
+def test_save_checkpoint_writes_best_only_when_the_evaluation_improved(make_run, tmp_path):
+    checkpoints = tmp_path / "ckpt"
+    run = make_run(checkpoint_dir=str(checkpoints))
+    run.best_weights = {"weight": torch.zeros(1, 3)}
+    train._save_checkpoint(run, improved=False)
+    assert sorted(p.name for p in checkpoints.iterdir()) == ["last"]
+    run.state["step"] = 3
+    train._save_checkpoint(run, improved=True)
+    assert sorted(p.name for p in checkpoints.iterdir()) == ["best.pt", "last"]  # nothing half-written left
+    assert torch.equal(torch.load(checkpoints / "best.pt")["weight"], torch.zeros(1, 3))
+    assert json.loads((checkpoints / "last" / "progress.json").read_text())["step"] == 3
+
+
+def test_resume_state_takes_up_the_last_checkpoint(make_run, tmp_path):
+    checkpoint = dict(checkpoint_dir=str(tmp_path / "ckpt"))
+    first = make_run(scores=[2.0], **checkpoint)
+    nudge(first)
+    first.state.update(step=5, epoch=1, batch=3)
+    for _ in range(5):
+        first.optimizer.step()
+        first.scheduler.step()
+    train._evaluate_and_select(first)
+    saved, saved_state = weights(first), json.loads(json.dumps(first.state))
+
+    not_resuming = make_run(**checkpoint)
+    train._resume_state(not_resuming)
+    assert not_resuming.resumed_at is None and not_resuming.state == train._fresh_state()
+    assert not_resuming.best_weights is None and not torch.equal(weights(not_resuming)["weight"], saved["weight"])
+
+    resumed = make_run(resume=True, **checkpoint)
+    train._resume_state(resumed)
+    assert resumed.resumed_at == 5 and resumed.state == saved_state
+    assert resumed.scheduler.state_dict()["last_epoch"] == 5
+    assert torch.equal(weights(resumed)["weight"], saved["weight"])
+    assert torch.equal(resumed.best_weights["weight"], saved["weight"])
+
+
+def test_stop_on_nan_names_the_processes_step_batch_and_examples():
+    acc = accelerator("no")
+    where = train._Where(4, 1, 2, range(9), list(range(10)))
+    train._stop_on_nan(acc, torch.tensor(0.5), where)  # a finite loss passes
+    expected = (
+        r"not finite on process 0 of 1 \(this process: inf\) at optimizer step 4 \(epoch 1, batch 2 of 9, this "
+        r"process's examples \[0, 1, 2, 3, 4, 5, 6, 7\]\.\.\.\); every process stops here"
+    )
+    with pytest.raises(NonFiniteLossError, match=expected):
+        train._stop_on_nan(acc, torch.tensor(float("inf")), where)
+
+
+def test_train_batch_steps_the_optimizer_and_names_a_batch_the_loss_refuses(make_run):
+    run = make_run(warmup_ratio=0.0)  # no warmup: the first step's learning rate is not 0
+    batch = collate(make_data()[:8])
+    before = weights(run)
+    loss = train._train_batch(run, mse, batch, train._Where(0, 0, 0, range(8), list(range(8))))
+    assert loss.item() == pytest.approx(mse(fresh_model(), batch).item())
+    assert not torch.equal(weights(run)["weight"], before["weight"])
+
+    def refusing(model, batch):
+        raise ValueError("r is undefined")
+
+    with pytest.raises(
+        ValueError, match=r"r is undefined \(optimizer step 3, epoch 0, batch 1 of 8, examples \[5, 2\]\)"
+    ):
+        train._train_batch(run, refusing, batch, train._Where(3, 0, 1, range(8), [5, 2]))
+
+
+def test_count_step_logs_and_evaluates_every_eval_every_steps(make_run):
+    run = make_run(scores=[1.0], eval_every=2)
+    run.optimizer.step()  # the scheduler steps after the optimizer
+    run.loss_sum, run.loss_count = 3.0, 2
+    train._count_step(run, epoch=0)
+    assert run.state["step"] == 1 and run.state["history"] == [] and run.loss_count == 2
+    train._count_step(run, epoch=0)
+    loss_row, dev_row = run.state["history"]
+    assert loss_row == {"step": 2, "epoch": 0, "loss": 1.5, "lr": run.scheduler.get_last_lr()[0]}
+    assert dev_row == {"step": 2, "epoch": 0, "dev": 1.0} and run.loss_count == 0
+    assert run.scheduler.state_dict()["last_epoch"] == 2
+
+
+def test_log_loss_is_the_mean_since_the_previous_row(make_run):
+    run = make_run()
+    run.loss_sum, run.loss_count, run.state["step"] = 6.0, 3, 7
+    train._log_loss(run, 2)
+    assert run.state["history"] == [{"step": 7, "epoch": 2, "loss": 2.0}]
+    assert (run.loss_sum, run.loss_count) == (0.0, 0)
+
+
+def test_train_epoch_skips_what_a_resumed_run_trained_and_stops_at_the_last_step(make_run):
+    run = make_run()  # 64 examples: 8 batches of 8, 8 steps
+    run.state.update(step=5, batch=5)
+    train._train_epoch(run, 0, mse, make_data(), collate)
+    assert (run.state["step"], run.state["epoch"], run.state["batch"], run.loss_count) == (8, 0, 8, 3)
+    short = make_run(max_steps=2)
+    train._train_epoch(short, 0, mse, make_data(), collate)
+    assert (short.state["step"], short.state["batch"], short.loss_count) == (2, 2, 2)
+
+
+def test_restore_best_loads_the_selected_weights_and_the_mode(make_run):
+    run = make_run()
+    bias = weights(run)["bias"]
+    run.best_weights = {"weight": torch.ones(1, 3)}
+    model = train._restore_best(run, was_training=False)
+    assert torch.equal(model.weight.detach(), torch.ones(1, 3)) and torch.equal(model.bias.detach(), bias)
+    assert not model.training and train._restore_best(run, was_training=True).training
+
+
+def test_write_about_describes_the_run(make_run, tmp_path):
+    run = make_run(checkpoint_dir=str(tmp_path / "ckpt"))
+    run.state.update(step=8, best_step=4, best_score=1.5)
+    run.resumed_at = 3
+    train._write_about(run, mse, 64)
+    about = json.loads((tmp_path / "ckpt" / "about.json").read_text())
+    assert about["loss"] == "test_train.mse()" and about["examples"] == 64 and about["config"]["batch_size"] == 8
+    assert {k: about[k] for k in ("step", "best_step", "best_score", "resumed_at")} == dict(
+        step=8, best_step=4, best_score=1.5, resumed_at=3
+    )
+    assert "checkpoint_dir" not in about["config"]
