@@ -95,3 +95,38 @@ def test_the_committed_runs_recorded_the_locked_versions():
             if name in locked and version is not None and Version(version).public != locked[name]:
                 differ[f"{path.parent.name}/{name}"] = f"{version} (lock {locked[name]})"
     assert not differ, differ
+
+
+@pytest.mark.parametrize(
+    ("driver", "index"),
+    [("12.5", "cu124"), ("12.6", "cu126"), ("13.0", "cu130"), ("13.2", "cu130"), ("11.8", "cu118"), ("11.7", None)],
+)
+def test_the_gpu_branch_takes_torch_built_for_the_drivers_cuda(tmp_path, driver, index):
+    """scripts/torch_index.sh: the newest CUDA build the driver runs (nvidia-smi's "CUDA Version"), or none."""
+    import os
+    import subprocess
+
+    fake = tmp_path / "nvidia-smi"
+    fake.write_text(f"#!/bin/sh\necho '| NVIDIA-SMI 560.35   Driver Version: 560.35   CUDA Version: {driver}   |'\n")
+    fake.chmod(0o755)
+    env = {k: v for k, v in os.environ.items() if k != "TORCH_INDEX_URL"}
+    env["PATH"] = f"{tmp_path}{os.pathsep}{env['PATH']}"
+    done = subprocess.run(["bash", str(ROOT / "scripts" / "torch_index.sh")], capture_output=True, text=True, env=env)
+    if index is None:
+        assert done.returncode == 1 and done.stdout == ""
+    else:
+        assert done.returncode == 0 and done.stdout.strip() == f"https://download.pytorch.org/whl/{index}"
+    override = subprocess.run(
+        ["bash", str(ROOT / "scripts" / "torch_index.sh")],
+        capture_output=True,
+        text=True,
+        env={**env, "TORCH_INDEX_URL": "https://mirror.example/whl/cu126"},
+    )
+    assert override.stdout.strip() == "https://mirror.example/whl/cu126"
+
+
+def test_setup_installs_the_paper_extra_and_torch_from_that_index_on_a_gpu_machine():
+    setup = (ROOT / "scripts" / "setup.sh").read_text()
+    assert "scripts/torch_index.sh" in setup and 'extras="lab,dev,paper"' in setup
+    paper = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]["paper"]
+    assert any(Requirement(r).name == "einops" for r in paper)

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Print PyTorch's wheel index for this machine's NVIDIA driver: the newest CUDA build (of those PyTorch publishes for
+# the torch range in pyproject.toml) that the driver's CUDA version (nvidia-smi's "CUDA Version: X.Y") can run.
+# TORCH_INDEX_URL overrides it; STSNB_TORCH_CUDA_BUILDS the list of builds tried (newest first). Exit 1, printing
+# nothing, when there is no driver or no build fits. scripts/setup.sh uses it; tests/test_environment.py tests it.
+set -euo pipefail
+if [ -n "${TORCH_INDEX_URL:-}" ]; then echo "$TORCH_INDEX_URL"; exit 0; fi
+driver=$(nvidia-smi 2>/dev/null | sed -n 's/.*CUDA Version: *\([0-9][0-9]*\)\.\([0-9][0-9]*\).*/\1 \2/p' | head -n 1 || true)
+[ -n "$driver" ] || exit 1
+read -r major minor <<<"$driver"
+for build in ${STSNB_TORCH_CUDA_BUILDS:-cu130 cu129 cu128 cu126 cu124 cu121 cu118}; do
+  digits=${build#cu}
+  build_major=${digits:0:$((${#digits} - 1))}
+  build_minor=${digits: -1}
+  if [ "$build_major" -lt "$major" ] || { [ "$build_major" -eq "$major" ] && [ "$build_minor" -le "$minor" ]; }; then
+    echo "https://download.pytorch.org/whl/$build"
+    exit 0
+  fi
+done
+exit 1
