@@ -29,6 +29,9 @@ HUB_DATASETS_OF = {
     "corpus_source": {"princeton-nlp/datasets-for-simcse": ("wiki1m_for_simcse.txt",)},
 }
 
+# what a notebook parameter value reads from the data folder beyond the default tables (`stsnb data fetch --paper`)
+FOLDER_FILES_OF = {("nli_source", "simcse"): "paper/nli_for_simcse.csv"}
+
 
 @dataclass
 class Preflight:
@@ -195,5 +198,11 @@ def run_preflight(
         line = f"data folder: {verification.text().splitlines()[0]}"
         (result.reached if verification.ok else result.problems).append(line)
         say(f"{'ok' if verification.ok else 'NO'}  {line}")
+        for (name, value), relative in FOLDER_FILES_OF.items():
+            if any(params.get(name) == value for params in params_by_notebook.values()):
+                present = (Path(data_dir) / relative).is_file()
+                line = f"data folder: {relative}" + ("" if present else " missing: `stsnb data fetch --paper`")
+                (result.reached if present else result.problems).append(line)
+                say(f"{'ok' if present else 'NO'}  {line}")
     result.seconds = time.perf_counter() - started
     return result

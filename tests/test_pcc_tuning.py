@@ -446,3 +446,25 @@ def test_robustness_claims_are_judged_by_equivalence_within_the_margin(sts_gold)
     assert claims.paper_batch_difference("Mistral-7b", 192, 224) == pytest.approx(90.54 - 90.61)
     assert claims.paper_batch_difference("Mistral-7b", 240, 224) is None  # the official 240 is not in Table 5
     assert claims.paper_template_difference("Mistral-7b", "PromptEOL", "PromptSTH") == pytest.approx(90.39 - 90.61)
+
+
+def test_stage1_reads_simcse_nli_for_simcse_csv_from_the_data_folder(tmp_path, monkeypatch, data_dir):
+    """nli_source='simcse' (the paper plan): SimCSE's own triplets from <data>/paper/nli_for_simcse.csv, which
+    `stsnb data fetch --paper` fetches; missing, the error names the command."""
+    import shutil
+
+    from stsnb import data as stsdata
+    from stsnb.papers.pcc_tuning import corpora
+
+    folder = tmp_path / "data"
+    folder.mkdir()
+    monkeypatch.setenv(stsdata.DATA_DIR_ENV, str(folder))
+    with pytest.raises(stsdata.DataError, match="stsnb data fetch --paper"):
+        corpora.stage1_triplets("simcse")
+    (folder / "paper").mkdir()
+    rows = stsdata.nli_triplets(stsdata.load_snli("dev", data_dir))[:30]
+    lines = ["sent0,sent1,hard_neg"] + [f'"{t.anchor}","{t.positive}","{t.negative}"' for t in rows]
+    (folder / "paper" / "nli_for_simcse.csv").write_text("\n".join(lines) + "\n")
+    loaded = corpora.stage1_triplets("simcse", limit=10, seed=1)
+    assert len(loaded) == 10 and set(loaded) <= set(rows) and loaded.skipped["beyond the limit"] == 20
+    shutil.rmtree(folder)

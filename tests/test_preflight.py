@@ -94,6 +94,7 @@ def test_preflight_names_the_gated_model_and_the_missing_package_of_remote_code(
                     "ok  data folder: "):  # fmt: skip
         assert reached in out, out
     assert "BERT-base" not in out.split("preflight (")[1], "paper_* parameters are row labels, not models"
+    assert "NO  data folder: paper/nli_for_simcse.csv missing: `stsnb data fetch --paper`" in out
     # with the user's token the gated model is reached; the missing package is still named
     assert "ok  mistralai/Mistral-7B-v0.1: config (mistral) and tokenizer" in allowed.stdout
     assert "NO  jinaai/jina-embeddings-v2-base-en" in allowed.stdout and allowed.returncode == 1

@@ -21,13 +21,33 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from ... import data as stsdata
 
+SIMCSE_NLI = "simcse"  # nli_source naming SimCSE's nli_for_simcse.csv, the official stage-1 corpus (Section 4.1)
+
+
+def simcse_nli_file() -> Path:
+    """``<data folder>/paper/nli_for_simcse.csv``, which ``stsnb data fetch --paper`` fetches."""
+    path = stsdata.resolve_data_dir() / "paper" / "nli_for_simcse.csv"
+    if not path.is_file():
+        raise stsdata.DataError(
+            f"{path}: not found. nli_source='simcse' reads SimCSE's nli_for_simcse.csv (the official Pcc-tuning "
+            "stage-1 corpus, 275,602 triplets): `stsnb data fetch --paper` fetches it into the data folder"
+        )
+    return path
+
 
 def stage1_triplets(source: str = "snli-dev-test", limit: int | None = None, seed: int = 0) -> stsdata.Loaded:
-    """(anchor, positive, hard negative) triplets for Eq. 8, shuffled with ``seed``, the first ``limit`` kept."""
-    triplets = stsdata.nli_triplets(stsdata.load_nli(source))
+    """(anchor, positive, hard negative) triplets for Eq. 8, shuffled with ``seed``, the first ``limit`` kept.
+
+    ``source``: ``"simcse"``, SimCSE's own triplets (``nli_for_simcse.csv``, the official code's corpus), or any
+    ``stsnb.data.load_nli`` source, whose labelled pairs are made into triplets (``stsnb.data.nli_triplets``)."""
+    if source == SIMCSE_NLI:
+        triplets = stsdata.load_simcse_triplets(simcse_nli_file())
+    else:
+        triplets = stsdata.nli_triplets(stsdata.load_nli(source))
     order = list(triplets)
     random.Random(seed).shuffle(order)
     kept = order if limit is None else order[:limit]
