@@ -25,6 +25,9 @@ from torch import nn
 from . import fingerprint, model_folders, raw_backbone, tiny_models
 from .model_folders import KNOWN_MODELS, Pooling, ResolvedModel, cache_dir
 
+# STSNB_PRECISION=bf16: bf16 autocast for training and evaluation on the CPU too (the bf16 rehearsal of the GPU path)
+PRECISION_ENV = "STSNB_PRECISION"
+
 # A prompt template wraps the sentence at this slot (the convention of PromptEOL / Pcc-tuning's code); the
 # embedding is then the hidden state of the template's last token. The papers' templates live with them
 # (``stsnb.papers.pcc_tuning.prompts``).
@@ -270,11 +273,14 @@ class SentenceEncoder(nn.Module):
 
 
 def evaluation_precision(device: torch.device):
-    """bf16 autocast on a CUDA device that supports it; nothing elsewhere (a context manager)."""
+    """bf16 autocast on a CUDA device that supports it, and on the CPU too under ``STSNB_PRECISION=bf16`` (the bf16
+    rehearsal); nothing elsewhere (a context manager)."""
     import contextlib
 
     if device.type == "cuda" and torch.cuda.is_bf16_supported():
         return torch.autocast("cuda", dtype=torch.bfloat16)
+    if device.type == "cpu" and os.environ.get(PRECISION_ENV) == "bf16":
+        return torch.autocast("cpu", dtype=torch.bfloat16)
     return contextlib.nullcontext()
 
 

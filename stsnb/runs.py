@@ -118,6 +118,8 @@ def environment(device: str) -> dict[str, Any]:
         "git_sha": git_sha(),
         "packages": versions,
         "lock": lock_record(),
+        # STSNB_PRECISION=bf16: bf16 autocast on the CPU too (the bf16 rehearsal); absent: each device's default
+        "precision": os.environ.get("STSNB_PRECISION") or "auto",
     }
     try:
         import torch

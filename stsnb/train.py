@@ -48,6 +48,7 @@ from typing import Any, NamedTuple
 import torch
 from torch import nn
 
+from .models import PRECISION_ENV
 from .progress import quiet as batch_run_is_quiet
 
 LossFn = Callable[[nn.Module, Any], torch.Tensor]
@@ -99,10 +100,15 @@ class TrainResult:
 
 
 def resolve_mixed_precision(choice: str) -> str:
+    """``"auto"``: bf16 on a GPU that has it, fp16 on other GPUs, none on the CPU, unless ``STSNB_PRECISION=bf16``
+    (``models.PRECISION_ENV``) asks for bf16 autocast everywhere: the bf16 rehearsal runs a GPU's casting paths on
+    the CPU."""
     if choice != "auto":
         if choice not in MIXED_PRECISION:
             raise ValueError(f"mixed_precision must be 'auto', 'no', 'fp16' or 'bf16', got {choice!r}")
         return choice
+    if os.environ.get(PRECISION_ENV) == "bf16":
+        return "bf16"
     if torch.cuda.is_available():
         return "bf16" if torch.cuda.is_bf16_supported() else "fp16"
     return "no"
