@@ -8,8 +8,9 @@ the verdict rule), ``comparison`` (ours beside a paper's numbers),
 ``fingerprint`` (the embedding cache key), ``distributed`` and ``launch`` (the global batch across processes,
 ``notebook_launcher`` / ``accelerate launch``), ``raw_backbone`` (``smollm2-135m-l6`` and its dropout), ``memory``
 (peak training memory in a fresh process), ``loss_curves`` (loss values and gradients on grids, for plots), ``runs``
-(run context, metrics recorded per section), ``runner`` and ``cli`` (papermill batch runner, the ``stsnb`` command),
-``book`` (static HTML site of the executed runs), ``plots`` (figure style).
+(run context, metrics recorded per section), ``plans``, ``execution`` and ``summary`` (``stsnb run``: the plans,
+the papermill batch execution, summary.md), ``cli`` (the ``stsnb`` command), ``book`` (static HTML site of the
+executed runs), ``plots`` (figure style).
 
 One subpackage per paper above them, in ``stsnb.papers``: ``pcc_tuning`` (prompts, the contrastive ceiling),
 ``sts_regression`` (Siamese regression), ``hicl`` and ``ccl``; each has ``reported`` (the paper's numbers, labelled as

@@ -41,7 +41,7 @@ def _timeout(value: str) -> float | None | str:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from .runner import DEFAULT_OUT
+    from .plans import DEFAULT_OUT
 
     parser = argparse.ArgumentParser(prog="stsnb", description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True)
@@ -162,7 +162,8 @@ def data_verify_command(args: argparse.Namespace, parser: argparse.ArgumentParse
 
 
 def run_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from .runner import NOTEBOOKS_DIR, PLANS_DIR, PlanError, load_plan, plan_path, run
+    from .execution import run
+    from .plans import NOTEBOOKS_DIR, PLANS_DIR, PlanError, load_plan, plan_path
 
     if args.check:
         from .plan_check import check
@@ -191,7 +192,7 @@ def run_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> in
 def _cuda_refusal(profile: str, plans_dir: Path) -> str | None:
     """Why a plan that requires CUDA cannot run here (``stsnb.cuda_check``), or None."""
     from .cuda_check import plan_requires_cuda, probe, problem
-    from .runner import PlanError, plan_path
+    from .plans import PlanError, plan_path
 
     try:
         path = plan_path(profile, plans_dir)
@@ -230,7 +231,8 @@ def _preflight(plan, notebooks_dir: Path) -> bool:
 
 
 def summary_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from .runner import PlanError, write_summary
+    from .plans import PlanError
+    from .summary import write_summary
 
     try:
         path = write_summary(args.profile, args.out)

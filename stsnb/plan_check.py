@@ -197,7 +197,7 @@ def notebook_problems(
     for name, value in overrides.items():
         info = declared.get(name)
         if info is None:
-            continue  # undeclared parameters are the runner's check_plan's to report
+            continue  # undeclared parameters are plans.check_plan's to report
         problem = type_problem(name, value, str(info.get("default", "")), str(info.get("help", "")))
         if problem:
             problems.append(problem)
@@ -288,11 +288,11 @@ class CheckReport:
 
 
 def check(plan, notebooks_dir: Path, gpus: int | None = None, gpu_memory: float | None = None) -> CheckReport:
-    """Every check of the module docstring on a loaded plan (``runner.load_plan``); parameters a notebook does not
-    declare are reported too (``runner.check_plan``), and a memory estimate over ``gpu_memory`` GiB is a problem."""
+    """Every check of the module docstring on a loaded plan (``plans.load_plan``); parameters a notebook does not
+    declare are reported too (``plans.check_plan``), and a memory estimate over ``gpu_memory`` GiB is a problem."""
     import papermill
 
-    from .runner import PlanError, check_plan
+    from .plans import PlanError, check_plan
 
     problems: list[str] = []
     try:

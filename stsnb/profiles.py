@@ -13,26 +13,26 @@ from collections.abc import MutableMapping
 from pathlib import Path
 from typing import Any
 
-from . import runner
+from . import plans
 
 DEFAULT_PROFILE = "cpu"  # the parameters cell's own values
 
 
-def apply(namespace: MutableMapping[str, Any], notebook: str, plans_dir: Path = runner.PLANS_DIR) -> dict[str, Any]:
+def apply(namespace: MutableMapping[str, Any], notebook: str, plans_dir: Path = plans.PLANS_DIR) -> dict[str, Any]:
     """Set the values that ``namespace["profile"]``'s plan gives ``notebook``; return those that changed.
 
-    Raises ``runner.PlanError`` for a profile without a plan (naming the profiles there are) and for a plan value
+    Raises ``plans.PlanError`` for a profile without a plan (naming the profiles there are) and for a plan value
     the notebook's parameters cell does not define (a typo would otherwise be a silent new variable)."""
     profile = namespace.get("profile", DEFAULT_PROFILE)
     if profile == DEFAULT_PROFILE:
         return {}
-    plan = runner.load_plan(runner.plan_path(str(profile), plans_dir))
+    plan = plans.load_plan(plans.plan_path(str(profile), plans_dir))
     if notebook not in plan.notebooks:
-        raise runner.PlanError(f"profile {profile!r}: {plan.path.name} has no entry for {notebook}")
+        raise plans.PlanError(f"profile {profile!r}: {plan.path.name} has no entry for {notebook}")
     values = plan.notebooks[notebook]
     unknown = sorted(set(values) - set(namespace))
     if unknown:
-        raise runner.PlanError(f"profile {profile!r}: {plan.path.name} sets {unknown}, not parameters of {notebook}")
+        raise plans.PlanError(f"profile {profile!r}: {plan.path.name} sets {unknown}, not parameters of {notebook}")
     changed = {key: value for key, value in values.items() if namespace[key] != value}
     namespace.update(values)
     return changed
@@ -49,7 +49,7 @@ def describe(profile: str, changed: dict[str, Any]) -> str:
     )
 
 
-def use(namespace: MutableMapping[str, Any], notebook: str, plans_dir: Path = runner.PLANS_DIR) -> None:
+def use(namespace: MutableMapping[str, Any], notebook: str, plans_dir: Path = plans.PLANS_DIR) -> None:
     """``apply`` then print ``describe``'s line: the notebook's first setup statement, before ``runs.start`` (it
     leaves no new variable behind, so ``runs.collect_params`` records exactly the parameters)."""
     changed = apply(namespace, notebook, plans_dir)

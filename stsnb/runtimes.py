@@ -2,9 +2,9 @@
 notebook prints at its top (``print(runtimes.text("20_sts_regression"))``).
 
 The runtimes are read from the run folders ``papermill_runs/<profile>/<notebook>/`` as summary.md reads them
-(``runner.run_seconds``: papermill's duration in the executed notebook, else metrics.json ``seconds``), with the cores
+(``summary.run_seconds``: papermill's duration in the executed notebook, else metrics.json ``seconds``), with the cores
 (env.json ``cpu_count``) and the commit the run came from; nothing is typed into a notebook, so a new run updates
-the text. Only a run that ended ``ok`` is kept there (``stsnb.runner``); the smoke, class and cpu runs are committed
+the text. Only a run that ended ``ok`` is kept there (``stsnb.execution``); the smoke, class and cpu runs are committed
 with the repository, and a reader's own run of a profile replaces its committed one in their checkout.
 """
 
@@ -14,7 +14,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NamedTuple
 
-from . import runner
+from . import summary
+from .plans import DEFAULT_OUT
 
 PROFILES = ("smoke", "class", "cpu")  # the profiles a student runs (paper and rehearsal need GPUs)
 
@@ -27,20 +28,18 @@ class Measured(NamedTuple):
     commit: str
 
 
-def measured(
-    notebook: str, root: Path = runner.DEFAULT_OUT, profiles: Sequence[str] = PROFILES
-) -> dict[str, Measured | None]:
+def measured(notebook: str, root: Path = DEFAULT_OUT, profiles: Sequence[str] = PROFILES) -> dict[str, Measured | None]:
     """``{profile: Measured or None}`` from the kept run of each profile (``<root>/<profile>/<notebook>/``); None
     where there is none, or where it recorded no duration."""
     out: dict[str, Measured | None] = {}
     for profile in profiles:
         folder = Path(root) / profile / notebook
-        seconds = runner.run_seconds(folder, notebook) if folder.is_dir() else None
+        seconds = summary.run_seconds(folder, notebook) if folder.is_dir() else None
         if seconds is None:
             out[profile] = None
             continue
-        cores = runner.read_env(folder).get("cpu_count")
-        out[profile] = Measured(seconds, cores if isinstance(cores, int) else 0, runner.run_commit(folder) or "")
+        cores = summary.read_env(folder).get("cpu_count")
+        out[profile] = Measured(seconds, cores if isinstance(cores, int) else 0, summary.run_commit(folder) or "")
     return out
 
 
@@ -50,7 +49,7 @@ def duration(seconds: float) -> str:
     return text if seconds < 60 else f"{text} (about {seconds / 60:.0f} min)"
 
 
-def text(notebook: str, root: Path = runner.DEFAULT_OUT, profiles: Sequence[str] = PROFILES) -> str:
+def text(notebook: str, root: Path = DEFAULT_OUT, profiles: Sequence[str] = PROFILES) -> str:
     """A heading line and one line per profile: the measured runtime of its last successful run and its commit, or
     that there is no run yet. The cores go into the heading when every run had the same number, else on each line;
     no machine path is printed."""

@@ -22,7 +22,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from stsnb import runner
+from stsnb import plans
 
 CHROMIUM_CANDIDATES = ("/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome")
 # flags for a root user on a machine with no network beyond loopback (no background traffic, no sandbox as root)
@@ -278,7 +278,7 @@ def screenshot_at_first_figure(page, path: Path) -> None:
 
 def parameters_code_cell_index(name: str) -> int:
     """Index among the code cells of ``notebooks/<name>.ipynb`` of its cell tagged ``parameters``."""
-    notebook = nbformat.read(runner.NOTEBOOKS_DIR / f"{name}.ipynb", as_version=4)
+    notebook = nbformat.read(plans.NOTEBOOKS_DIR / f"{name}.ipynb", as_version=4)
     code = [c for c in notebook.cells if c.cell_type == "code"]
     return next(i for i, c in enumerate(code) if "parameters" in c.metadata.get("tags", []))
 

@@ -11,7 +11,8 @@ import lab_browser as browser
 import markdown_tables as md
 import pytest
 
-from stsnb import book, claims, runner
+from stsnb import book, claims, plans
+from stsnb.summary import OVERVIEW_COLUMNS, comparison_rows, overview_rows, recorded_outcome
 
 
 @pytest.fixture(scope="module")
@@ -21,12 +22,12 @@ def site(tmp_path_factory) -> Path:
 
 def test_index_lists_every_executed_notebook_with_its_results(site):
     index = (site / "index.html").read_text()
-    executed = book.executed_notebooks(runner.DEFAULT_OUT / "cpu")
+    executed = book.executed_notebooks(plans.DEFAULT_OUT / "cpu")
     assert executed, "the committed cpu runs are missing"
     for notebook in executed:
         assert f'href="{notebook.stem}.html"' in index
         assert (site / f"{notebook.stem}.html").is_file()
-    rows = sum(len(runner.comparison_rows(n.parent)) for n in executed)
+    rows = sum(len(comparison_rows(n.parent)) for n in executed)
     assert index.count('<td class="num">') >= 3 * rows  # ours, paper and delta of every results row
 
 
@@ -43,10 +44,10 @@ def test_index_opens_with_the_overview_of_summary_md(site):
     index = (site / "index.html").read_text()
     assert index.index('<h2 id="overview">') < index.index("<table>") < index.index('<h2 id="claims">')
     header, *rows = table_rows(index, 0)
-    assert header == list(runner.OVERVIEW_COLUMNS)
-    profile_dir = runner.DEFAULT_OUT / "cpu"
-    plan = runner.load_plan(runner.plan_path("cpu"))
-    expected = runner.overview_rows([runner.recorded_outcome(n, profile_dir) for n in plan.notebooks], profile_dir)
+    assert header == list(OVERVIEW_COLUMNS)
+    profile_dir = plans.DEFAULT_OUT / "cpu"
+    plan = plans.load_plan(plans.plan_path("cpu"))
+    expected = overview_rows([recorded_outcome(n, profile_dir) for n in plan.notebooks], profile_dir)
     assert rows == [[row.notebook, *row.cells()] for row in expected]  # the same row builder as summary.md
     summary = md.sections((profile_dir / "summary.md").read_text())
     printed = [[md.link(r[c])[0] if c == "notebook" else r[c] for c in r] for r in md.table(summary["Overview"])]
@@ -60,7 +61,7 @@ def test_index_shows_a_not_tested_claim_with_its_failed_precondition(tmp_path):
     row = claims.claim("a beats b", (-1.1, -1.7, -0.6), preconditions=[moved], paper_difference=3.0)
     (folder / "metrics.json").write_text(json.dumps({"claims": [row], "takeaway": "t.", "comparable": "no"}))
     (folder / "STATUS").write_text("ok\n")
-    rows = runner.overview_rows([runner.recorded_outcome("nb", tmp_path)], tmp_path)
+    rows = overview_rows([recorded_outcome("nb", tmp_path)], tmp_path)
     page = book.index_html("fake", "", rows, pages=set())
     overview = table_rows(page, 0)[1]
     assert overview[0] == "nb" and overview[4:9] == ["0", "0", "0", "0", "1"] and overview[9:] == ["t.", "no"]

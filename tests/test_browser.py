@@ -16,7 +16,7 @@ import lab_browser as browser
 import pytest
 import yaml
 
-from stsnb import runner
+from stsnb import plans
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.long]
 
@@ -27,8 +27,8 @@ FIXTURES = Path(__file__).parent / "fixtures" / "notebooks"
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory):
-    notebooks = [runner.NOTEBOOKS_DIR / f"{n}.ipynb" for n in ("00_contrastive_ceiling", "01_loss_functions")]
-    notebooks += [runner.NOTEBOOKS_DIR / "20_sts_regression.ipynb", FIXTURES / "tiny_error_last.ipynb"]
+    notebooks = [plans.NOTEBOOKS_DIR / f"{n}.ipynb" for n in ("00_contrastive_ceiling", "01_loss_functions")]
+    notebooks += [plans.NOTEBOOKS_DIR / "20_sts_regression.ipynb", FIXTURES / "tiny_error_last.ipynb"]
     with browser.lab_with_copies(tmp_path_factory.mktemp("lab"), notebooks, OUTPUT / "jupyter-lab.log") as server:
         yield server
 
@@ -53,14 +53,14 @@ def test_notebook_01_runs_in_jupyterlab_with_figures(lab, page):
 
 def _smoke_overrides(name: str) -> str:
     """The smoke plan's values for a notebook as Python assignments, typed into a cell as a reader would."""
-    overrides = runner.load_plan(runner.plan_path("smoke")).notebooks[name]
+    overrides = plans.load_plan(plans.plan_path("smoke")).notebooks[name]
     return "\n".join(f"{key} = {value!r}" for key, value in overrides.items())
 
 
 def test_notebook_20_runs_in_jupyterlab_with_smoke_values_typed_in(lab, page):
     name = "20_sts_regression"
     overrides = _smoke_overrides(name)
-    assert yaml.safe_load(runner.plan_path("smoke").read_text())["notebooks"][name], "smoke plan has no values"
+    assert yaml.safe_load(plans.plan_path("smoke").read_text())["notebooks"][name], "smoke plan has no values"
 
     def type_smoke_values():
         browser.insert_cell_below(page, browser.parameters_code_cell_index(name), overrides)

@@ -11,7 +11,7 @@ minutes; CI runs the long tier after the default run (``.ci/run``). Run these al
     .venv/bin/python -m pytest tests/test_browser_class.py --long -v -s
 
 The copied notebooks find the class plan, the data folder and the packaged models through the installed package
-(``stsnb.runner.PLANS_DIR``, ``$STSNB_DATA_DIR`` or ``data/`` at the repository root, ``stsnb.models``), not through
+(``stsnb.plans.PLANS_DIR``, ``$STSNB_DATA_DIR`` or ``data/`` at the repository root, ``stsnb.models``), not through
 the working directory, so they run from the temporary root JupyterLab serves. Needs what ``tests/test_browser.py``
 needs (Debian's ``chromium`` and ``playwright``); screenshots go to ``test-output/browser/<notebook>-class.png``.
 """
@@ -25,7 +25,7 @@ import lab_browser as browser
 import pytest
 import yaml
 
-from stsnb import runner
+from stsnb import plans
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.long]
 
@@ -38,7 +38,7 @@ PROFILE_LINE = 'profile = "class"'
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory):
-    notebooks = [runner.NOTEBOOKS_DIR / f"{name}.ipynb" for name in NOTEBOOKS]
+    notebooks = [plans.NOTEBOOKS_DIR / f"{name}.ipynb" for name in NOTEBOOKS]
     with browser.lab_with_copies(
         tmp_path_factory.mktemp("lab-class"), notebooks, OUTPUT / "jupyter-lab-class.log"
     ) as server:
@@ -47,7 +47,7 @@ def lab(tmp_path_factory):
 
 @pytest.mark.parametrize("name", NOTEBOOKS)
 def test_notebook_runs_in_jupyterlab_with_profile_class_typed_in(lab, page, name):
-    plan_values = runner.load_plan(runner.plan_path("class")).notebooks[name]
+    plan_values = plans.load_plan(plans.plan_path("class")).notebooks[name]
     assert plan_values.get("profile") == "class", f"class.yaml has no class values for {name}"
     recorded = lab.root / "runs" / "params.yaml"
     recorded.unlink(missing_ok=True)  # the previous notebook's record must not pass for this one's

@@ -716,7 +716,7 @@ def test_run_flags_and_wide_gaps():
 def test_the_notebooks_equivalence_margin_defaults_to_the_projects_margin():
     import papermill
 
-    from stsnb import runner
+    from stsnb import plans
 
-    parameters = papermill.inspect_notebook(str(runner.NOTEBOOKS_DIR / "40_ccl_csts.ipynb"))
+    parameters = papermill.inspect_notebook(str(plans.NOTEBOOKS_DIR / "40_ccl_csts.ipynb"))
     assert float(parameters["equivalence_margin"]["default"]) == stats.DEFAULT_MARGIN

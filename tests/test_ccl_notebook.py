@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 from matplotlib.text import Text
 
-from stsnb import data, plots, runner
+from stsnb import data, plans, plots
 from stsnb.papers import ccl
 
-NOTEBOOK = runner.NOTEBOOKS_DIR / "40_ccl_csts.ipynb"
+NOTEBOOK = plans.NOTEBOOKS_DIR / "40_ccl_csts.ipynb"
 
 
 @pytest.fixture(scope="module")
@@ -27,7 +27,7 @@ def cpu_params() -> dict:
 
 
 def _with_plan(params: dict, profile: str) -> dict:
-    plan = runner.load_plan(runner.plan_path(profile))
+    plan = plans.load_plan(plans.plan_path(profile))
     return {**params, **plan.notebooks["40_ccl_csts"]}
 
 

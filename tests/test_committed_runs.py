@@ -15,12 +15,23 @@ import markdown_tables as md
 import pytest
 import yaml
 
-from stsnb import claims, runner, runs, stats
+from stsnb import claims, plans, runs, stats
 from stsnb.notebook_noise import output_noise
+from stsnb.summary import (
+    MISSING,
+    average_rows,
+    claim_rows,
+    is_average,
+    read_env,
+    read_metrics,
+    read_status,
+    run_commit,
+    run_seconds,
+)
 
 REQUIRED = ("cpu",)  # the main job's runs: the guard fails without them
 OPTIONAL = ("class", "smoke")  # checked once their folder is there
-PROFILES = [*REQUIRED, *(profile for profile in OPTIONAL if (runner.DEFAULT_OUT / profile).is_dir())]
+PROFILES = [*REQUIRED, *(profile for profile in OPTIONAL if (plans.DEFAULT_OUT / profile).is_dir())]
 COMPARABLE = {"yes", "direction only", "no"}
 
 
@@ -30,19 +41,19 @@ class Committed:
 
     profile: str
     dir: Path
-    plan: runner.Plan
+    plan: plans.Plan
     folders: dict[str, Path]  # notebook -> its run folder, runs with STATUS ok only
 
     @property
     def claiming(self) -> list[str]:
-        return [name for name, folder in self.folders.items() if "claims" in runner.read_metrics(folder)]
+        return [name for name, folder in self.folders.items() if "claims" in read_metrics(folder)]
 
 
 @functools.cache
 def committed(profile: str) -> Committed:
-    plan = runner.load_plan(runner.plan_path(profile))
-    base = runner.DEFAULT_OUT / profile
-    folders = {name: base / name for name in plan.notebooks if runner.read_status(base / name) == "ok"}
+    plan = plans.load_plan(plans.plan_path(profile))
+    base = plans.DEFAULT_OUT / profile
+    folders = {name: base / name for name in plan.notebooks if read_status(base / name) == "ok"}
     return Committed(profile, base, plan, folders)
 
 
@@ -73,7 +84,7 @@ def test_every_notebook_of_the_plan_has_a_committed_run(profile):
 
 def parameters_cell(name: str) -> dict:
     """The values of a notebook's parameters cell (plain literals), as the kernel holds them before any plan."""
-    cells = json.loads((runner.NOTEBOOKS_DIR / f"{name}.ipynb").read_text())["cells"]
+    cells = json.loads((plans.NOTEBOOKS_DIR / f"{name}.ipynb").read_text())["cells"]
     source = "".join(next(c["source"] for c in cells if "parameters" in c["metadata"].get("tags", [])))
     namespace: dict = {}
     exec(source, {}, namespace)  # noqa: S102 - the committed parameters cell: literal assignments only
@@ -144,7 +155,7 @@ def precondition_violations(name: str, rows: list[dict]) -> list[str]:
 
 @pytest.mark.parametrize(("profile", "name"), GOOD_RUNS)
 def test_no_verdict_on_a_claim_whose_precondition_failed(profile, name):
-    rows = runner.claim_rows(committed(profile).folders[name])
+    rows = claim_rows(committed(profile).folders[name])
     problems = precondition_violations(f"{profile}/{name}", rows)
     assert not problems, "\n".join(problems)
 
@@ -165,11 +176,11 @@ def test_the_guard_catches_a_verdict_on_a_failed_precondition():
 @pytest.mark.parametrize(("profile", "name"), CLAIMING)
 def test_every_claim_states_its_preconditions_and_training_seeds(profile, name):
     folder, where = committed(profile).folders[name], f"{profile}/{name}"
-    metrics = runner.read_metrics(folder)
+    metrics = read_metrics(folder)
     assert "takeaway" in metrics, f"{where}: the committed run predates preconditions (no 'takeaway'); rerun it"
     assert isinstance(metrics["takeaway"], str) and metrics["takeaway"].strip(), f"{where}: empty takeaway"
     assert metrics.get("comparable") in COMPARABLE, f"{where}: comparable {metrics.get('comparable')!r}"
-    rows = runner.claim_rows(folder)
+    rows = claim_rows(folder)
     assert rows, f"{where}: metrics.json has 'claims' but no claim row"
     for row in rows:
         assert isinstance(row.get("preconditions"), list), f"{where}: {row['claim']!r} has no preconditions list"
@@ -192,7 +203,7 @@ def summary(profile: str) -> dict[str, str]:
 
 def _printed(cell: str, value, where: str) -> None:
     if value is None:
-        assert cell == runner.MISSING, f"{where}: {cell!r} printed where the run recorded nothing"
+        assert cell == MISSING, f"{where}: {cell!r} printed where the run recorded nothing"
     else:
         assert md.same_at_printed_precision(cell, value), f"{where}: summary.md {cell!r}, the run {value!r}"
 
@@ -209,19 +220,19 @@ def test_summary_overview_is_what_the_runs_recorded(profile):
         folder, where = profile_runs.folders[name], f"{profile}/{name}"
         assert target == f"{name}/{name}.ipynb" and (profile_runs.dir / target).is_file(), f"{where}: link {target}"
         assert row["status"].startswith("ok"), f"{where}: {row['status']}"
-        seconds = runner.run_seconds(folder, name)
+        seconds = run_seconds(folder, name)
         _printed(row["runtime (s)"], seconds, f"{where} runtime")
         total += float(row["runtime (s)"])
-        assert row["commit"] == runner.run_commit(folder), f"{where}: commit {row['commit']}"
-        assert runner.read_env(folder)["git_sha"].startswith(row["commit"].removesuffix("-dirty")), where
-        metrics = runner.read_metrics(folder)
-        counts = claims.verdict_counts(runner.claim_rows(folder)) if "claims" in metrics else None
+        assert row["commit"] == run_commit(folder), f"{where}: commit {row['commit']}"
+        assert read_env(folder)["git_sha"].startswith(row["commit"].removesuffix("-dirty")), where
+        metrics = read_metrics(folder)
+        counts = claims.verdict_counts(claim_rows(folder)) if "claims" in metrics else None
         for verdict in stats.VERDICTS:
-            expected = runner.MISSING if counts is None else str(counts[verdict])
+            expected = MISSING if counts is None else str(counts[verdict])
             assert row[verdict] == expected, f"{where}: {verdict} {row[verdict]} (the run: {expected})"
-        takeaway = (metrics.get("takeaway") or runner.MISSING).replace("\n", " ").strip()
+        takeaway = (metrics.get("takeaway") or MISSING).replace("\n", " ").strip()
         assert row["takeaway"] == takeaway, f"{where}: takeaway"
-        assert row["comparable with the paper"] == (metrics.get("comparable") or runner.MISSING), where
+        assert row["comparable with the paper"] == (metrics.get("comparable") or MISSING), where
     together = re.search(r"together (\d+) s", summary(profile)[""])
     assert together, f"{profile}: the header states the runs' total runtime"
     difference = abs(int(together.group(1)) - total)
@@ -234,13 +245,13 @@ def test_summary_claims_are_those_of_the_runs(profile):
     rows = md.table(summary(profile).get("Claims", ""))
     for name, folder in profile_runs.folders.items():
         printed = [row for row in rows if row["notebook"] == name]
-        recorded = runner.claim_rows(folder)
+        recorded = claim_rows(folder)
         claimed = [str(r["claim"]) for r in recorded]
         assert [row["claim"] for row in printed] == claimed, f"{profile}/{name}: claims differ"
         for row, claim in zip(printed, recorded, strict=True):
             where = f"{profile}/{name}: {claim['claim']!r}"
             keys, ours = ("difference", "low", "high"), row["ours: difference [95% interval]"]
-            if ours == runner.MISSING:
+            if ours == MISSING:
                 assert not all(isinstance(claim.get(k), int | float) for k in keys), where
             else:
                 for cell, key in zip(md.interval(ours), keys, strict=True):
@@ -256,13 +267,13 @@ def test_summary_claims_are_those_of_the_runs(profile):
 def test_summary_shows_the_averages_only_each_as_recorded(profile):
     averages = summary(profile)["Averages"]
     rows = md.table(averages)
-    assert all(runner.is_average(row) for row in rows), f"{profile}: summary.md shows averages only (per task: csv)"
+    assert all(is_average(row) for row in rows), f"{profile}: summary.md shows averages only (per task: csv)"
     for name, folder in committed(profile).folders.items():
         printed = [row for row in rows if row["notebook"] == name]
-        recorded = runner.average_rows(folder)
+        recorded = average_rows(folder)
         shown = f"{profile}/{name}: {len(printed)} average rows shown, results.csv has {len(recorded)}"
         assert len(printed) == len(recorded), shown
-        comparable = runner.read_metrics(folder).get("comparable") or runner.MISSING
+        comparable = read_metrics(folder).get("comparable") or MISSING
         for row, result in zip(printed, recorded, strict=True):
             where = f"{profile}/{name}: {result['setting']} {result['task']}"
             assert row["task"] == result["task"] and row["setting"].endswith(result["setting"]), where

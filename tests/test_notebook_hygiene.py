@@ -8,16 +8,16 @@ import nbformat
 import papermill
 import pytest
 
-from stsnb import runner
+from stsnb import plans
 
-NOTEBOOKS = sorted(runner.NOTEBOOKS_DIR.glob("*.ipynb"))
+NOTEBOOKS = sorted(plans.NOTEBOOKS_DIR.glob("*.ipynb"))
 PROFILES = ("smoke", "class", "cpu", "paper", "rehearsal")
 
 
 def test_there_are_notebooks_and_plans():
-    assert NOTEBOOKS, f"no notebooks in {runner.NOTEBOOKS_DIR}"
+    assert NOTEBOOKS, f"no notebooks in {plans.NOTEBOOKS_DIR}"
     for profile in PROFILES:
-        assert runner.plan_path(profile).is_file()
+        assert plans.plan_path(profile).is_file()
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda path: path.stem)
@@ -36,7 +36,7 @@ def test_notebook_is_committed_clean(path):
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda path: path.stem)
 def test_papermill_sees_every_parameter(path):
     """A parameter papermill cannot parse (a second '=' on its line) could never be set by a plan."""
-    assigned = runner.assigned_parameters(path)
+    assigned = plans.assigned_parameters(path)
     assert "seed" in assigned
     missed = sorted(set(assigned) - set(papermill.inspect_notebook(str(path))))
     assert not missed, f"papermill cannot parse {missed}: drop the second '=' from their lines (e.g. the comment)"
@@ -44,10 +44,10 @@ def test_papermill_sees_every_parameter(path):
 
 @pytest.mark.parametrize("profile", PROFILES)
 def test_plan_lists_every_notebook_and_only_declared_parameters(profile):
-    plan = runner.load_plan(runner.plan_path(profile))
+    plan = plans.load_plan(plans.plan_path(profile))
     assert sorted(plan.notebooks) == sorted(path.stem for path in NOTEBOOKS)
     assert plan.description
-    runner.check_plan(plan)  # raises PlanError on an undeclared parameter
+    plans.check_plan(plan)  # raises PlanError on an undeclared parameter
 
 
 def _public_names_assigned(source: str) -> set[str]:
@@ -109,7 +109,7 @@ def test_a_profile_parameter_is_applied_before_the_run_starts(path):
     """``profile = "class"`` in the parameters cell does something only through ``profiles.use``: a notebook that
     declares ``profile`` calls it (with its own name) in the cell that starts the run, just before ``runs.start``,
     and its comment lists the profiles a reader can pick."""
-    if "profile" not in runner.assigned_parameters(path):
+    if "profile" not in plans.assigned_parameters(path):
         return
     cells = nbformat.read(path, as_version=4).cells
     parameters = next(c.source for c in cells if "parameters" in c.metadata.get("tags", []))

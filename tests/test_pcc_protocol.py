@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from stsnb import data, models, runner
+from stsnb import data, models, plans
 from stsnb.papers import pcc_tuning
 from stsnb.papers.pcc_tuning import protocol
 
@@ -138,7 +138,7 @@ def _notebook_parameters() -> dict:
 
 
 def _profile(profile: str) -> dict:
-    plan = runner.load_plan(runner.plan_path(profile))
+    plan = plans.load_plan(plans.plan_path(profile))
     return {**_notebook_parameters(), **plan.notebooks["10_pcc_tuning"]}
 
 

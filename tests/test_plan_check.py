@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from stsnb import plan_check, runner
+from stsnb import plan_check, plans
 from stsnb.memory_estimate import TrainingSetup
 
 PLANS = Path(__file__).resolve().parents[1] / "papermill_runs" / "plans"
@@ -57,7 +57,7 @@ def test_num_processes_must_fit_the_gpus():
 def test_a_plan_value_of_the_wrong_type_is_reported_by_check(tmp_path):
     plan_path = tmp_path / "bad.yaml"
     plan_path.write_text("description: a bad plan\nnotebooks:\n  30_hicl: {batch_size: '32', backbone: 'a b/c'}\n")
-    report = plan_check.check(runner.load_plan(plan_path), NOTEBOOKS)
+    report = plan_check.check(plans.load_plan(plan_path), NOTEBOOKS)
     assert not report.ok
     assert any("30_hicl: batch_size: '32' is a str, expected int" in p for p in report.problems)
     assert any("30_hicl: backbone: 'a b/c' is neither" in p for p in report.problems)
@@ -87,7 +87,7 @@ def test_pcc_paper_plan_per_gpu_batch_and_the_fit_decision():
 @pytest.mark.parametrize("profile", ["smoke", "class", "cpu", "paper", "rehearsal"])
 def test_every_committed_plan_passes_the_check(profile):
     gpus, memory = (4, 24) if profile == "paper" else (None, None)
-    report = plan_check.check(runner.load_plan(PLANS / f"{profile}.yaml"), NOTEBOOKS, gpus, memory)
+    report = plan_check.check(plans.load_plan(PLANS / f"{profile}.yaml"), NOTEBOOKS, gpus, memory)
     assert report.ok, report.text()
 
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from stsnb import profiles, runner
+from stsnb import profiles
+from stsnb.plans import NOTEBOOKS_DIR, PlanError, load_plan, plan_path
 
 
 @pytest.fixture
@@ -26,11 +27,11 @@ def test_the_plan_values_replace_the_cells_and_applying_twice_changes_nothing(pl
 def test_cpu_is_the_cell_itself_and_bad_profiles_are_refused_by_name(plans):
     namespace = {"profile": "cpu", "train_pairs": 560}
     assert profiles.apply(namespace, "nb", plans) == {} and namespace["train_pairs"] == 560
-    with pytest.raises(runner.PlanError, match="no plan for profile 'clas'.*profiles: class, typo"):
+    with pytest.raises(PlanError, match="no plan for profile 'clas'.*profiles: class, typo"):
         profiles.apply({"profile": "clas"}, "nb", plans)
-    with pytest.raises(runner.PlanError, match=r"sets \['trian_pairs'\], not parameters of nb"):
+    with pytest.raises(PlanError, match=r"sets \['trian_pairs'\], not parameters of nb"):
         profiles.apply({"profile": "typo", "train_pairs": 1}, "nb", plans)
-    with pytest.raises(runner.PlanError, match="has no entry for other"):
+    with pytest.raises(PlanError, match="has no entry for other"):
         profiles.apply({"profile": "class"}, "other", plans)
 
 
@@ -47,14 +48,14 @@ def _parameters_cell(notebook: str) -> dict:
     """The values of a notebook's parameters cell (plain literals), as a kernel would hold them."""
     import nbformat
 
-    cells = nbformat.read(runner.NOTEBOOKS_DIR / f"{notebook}.ipynb", as_version=4).cells
+    cells = nbformat.read(NOTEBOOKS_DIR / f"{notebook}.ipynb", as_version=4).cells
     source = next(c.source for c in cells if "parameters" in c.metadata.get("tags", []))
     namespace: dict = {}
     exec(source, {}, namespace)  # noqa: S102 - the committed parameters cell: literal assignments only
     return namespace
 
 
-CLASS_PLAN = runner.load_plan(runner.plan_path("class"))
+CLASS_PLAN = load_plan(plan_path("class"))
 
 
 @pytest.mark.parametrize("notebook", sorted(CLASS_PLAN.notebooks))

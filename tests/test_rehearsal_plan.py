@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from stsnb import runner
+from stsnb import plans, summary
 
 STSNB = Path(sys.executable).with_name("stsnb")
 
@@ -22,12 +22,12 @@ def test_rehearsal_plan_runs_every_notebook_through_the_launcher(tmp_path):
     finished = subprocess.run(
         [str(STSNB), "run", "--profile", "rehearsal", "--out", str(tmp_path)], capture_output=True, text=True
     )
-    plan = runner.load_plan(runner.plan_path("rehearsal"))
-    failed = {name: runner.read_status(tmp_path / "rehearsal" / f"{name}.failed") for name in plan.notebooks}
+    plan = plans.load_plan(plans.plan_path("rehearsal"))
+    failed = {name: summary.read_status(tmp_path / "rehearsal" / f"{name}.failed") for name in plan.notebooks}
     assert finished.returncode == 0, f"{finished.stderr[-3000:]}\nfailed: { {k: v for k, v in failed.items() if v} }"
     for name, values in plan.notebooks.items():
         folder = tmp_path / "rehearsal" / name
-        assert runner.read_status(folder) == "ok", name
+        assert summary.read_status(folder) == "ok", name
         recorded = yaml.safe_load((folder / "params.yaml").read_text())
         assert {k: recorded[k] for k in values} == values, f"{name} did not run with the rehearsal's values"
         if name.split("_")[0] in {"10", "20", "30", "40"}:  # the training notebooks: the plan checkpoints every fit

@@ -11,7 +11,19 @@ import markdown_tables as md
 import pytest
 import yaml
 
-from stsnb import claims, runner, stats
+from stsnb import claims, execution, runs, stats
+from stsnb.plans import Plan, PlanError, load_plan, plan_path
+from stsnb.summary import (
+    CLAIM_COLUMNS,
+    MISSING,
+    OVERVIEW_COLUMNS,
+    overview_rows,
+    recorded_outcome,
+    recorded_seconds,
+    run_commit,
+    summary_markdown,
+    write_summary,
+)
 
 FIXTURES = Path(__file__).parent / "fixtures" / "notebooks"
 
@@ -25,7 +37,7 @@ def write_plan(folder: Path, notebooks: dict, profile: str = "tiny") -> Path:
 
 def run(tmp_path: Path, notebooks: dict, **kwargs) -> int:
     write_plan(tmp_path / "plans", notebooks)
-    return runner.run("tiny", out=tmp_path / "out", plans_dir=tmp_path / "plans", notebooks_dir=FIXTURES, **kwargs)
+    return execution.run("tiny", out=tmp_path / "out", plans_dir=tmp_path / "plans", notebooks_dir=FIXTURES, **kwargs)
 
 
 def summary_row(summary: str, notebook: str) -> str:
@@ -56,7 +68,7 @@ def test_success_writes_the_run_folder_and_summary(good_run):
     assert not list(profile_dir.glob(".partial-*")) and not list(profile_dir.glob("*.failed"))
     summary = (profile_dir / "summary.md").read_text()
     row = summary_row(summary, "tiny_ok")
-    assert "| ok |" in row and f"| {runner.run_commit(folder)} |" in row
+    assert "| ok |" in row and f"| {run_commit(folder)} |" in row
     (average,) = average_lines(summary, "tiny_ok")
     assert "| 40.00 | 85.40 | -45.40 |" in average  # ours | paper | delta
 
@@ -68,11 +80,11 @@ def test_kernel_runs_our_interpreter_in_the_notebook_folder_with_the_runner_envi
     assert metrics["env"]["TQDM_DISABLE"] == "1"
     assert metrics["env"]["HF_HUB_DISABLE_PROGRESS_BARS"] == "1"
     assert metrics["env"]["STSNB_DATA_DIR"] == os.environ.get("STSNB_DATA_DIR")  # inherited, not overridden
-    assert runner.RUN_DIR_ENV not in os.environ  # set for the kernel only
+    assert runs.RUN_DIR_ENV not in os.environ  # set for the kernel only
 
 
 def test_undeclared_parameter_is_refused_before_anything_runs(tmp_path):
-    with pytest.raises(runner.PlanError) as refused:
+    with pytest.raises(PlanError) as refused:
         run(tmp_path, {"tiny_ok": {}, "tiny_fail": {"epochs": 3}})
     message = str(refused.value)
     assert "tiny.yaml" in message and "tiny_fail" in message and "'epochs'" in message
@@ -88,14 +100,14 @@ def test_parameter_papermill_cannot_parse_is_named_as_such(tmp_path):
     kernelspec = {"name": "python3", "display_name": "Python 3", "language": "python"}
     nbformat.write(new_notebook(cells=[cell], metadata={"kernelspec": kernelspec}), tmp_path / "eq_comment.ipynb")
     write_plan(tmp_path / "plans", {"eq_comment": {"x0": 0.5}})
-    with pytest.raises(runner.PlanError, match="'x0' is assigned on a line papermill cannot parse"):
-        runner.run("tiny", out=tmp_path / "out", plans_dir=tmp_path / "plans", notebooks_dir=tmp_path)
+    with pytest.raises(PlanError, match="'x0' is assigned on a line papermill cannot parse"):
+        execution.run("tiny", out=tmp_path / "out", plans_dir=tmp_path / "plans", notebooks_dir=tmp_path)
 
 
 def test_unknown_notebooks_are_refused(tmp_path):
-    with pytest.raises(runner.PlanError, match="no_such_notebook"):
+    with pytest.raises(PlanError, match="no_such_notebook"):
         run(tmp_path, {"tiny_ok": {}, "no_such_notebook": {}})
-    with pytest.raises(runner.PlanError, match="--only typo"):
+    with pytest.raises(PlanError, match="--only typo"):
         run(tmp_path, {"tiny_ok": {}}, only=["typo"])
     assert not (tmp_path / "out").exists()
 
@@ -128,8 +140,8 @@ def test_failed_rerun_keeps_the_earlier_good_result(tmp_path):
     assert "without run.finish()" in (profile_dir / "tiny_fail.failed" / "STATUS").read_text()
     row = summary_row((profile_dir / "summary.md").read_text(), "tiny_fail")
     assert "failed: the notebook ended without run.finish()" in row and "previous good result kept" in row
-    seconds = runner.recorded_seconds(good / "tiny_fail.ipynb")  # the kept result's runtime and commit are shown
-    assert f"| {seconds:.0f} | {runner.run_commit(good)} |" in row
+    seconds = recorded_seconds(good / "tiny_fail.ipynb")  # the kept result's runtime and commit are shown
+    assert f"| {seconds:.0f} | {run_commit(good)} |" in row
 
     assert run(tmp_path, {"tiny_fail": {"mode": "ok"}, "tiny_ok": {}}, only=["tiny_fail"]) == 0
     assert not (profile_dir / "tiny_fail.failed").exists()  # a good run supersedes the failed attempt
@@ -171,7 +183,7 @@ def write_timed_plan(folder: Path, notebooks: dict, timeouts: dict) -> None:
 
 def test_a_cell_over_the_plans_timeout_and_a_killed_kernel_fail_and_the_batch_goes_on(tmp_path):
     write_timed_plan(tmp_path / "plans", {"tiny_sleep": {}, "tiny_kill": {}, "tiny_ok": {}}, {"tiny_sleep": 3})
-    code = runner.run("tiny", out=tmp_path / "out", plans_dir=tmp_path / "plans", notebooks_dir=FIXTURES)
+    code = execution.run("tiny", out=tmp_path / "out", plans_dir=tmp_path / "plans", notebooks_dir=FIXTURES)
     assert code == 1
     profile_dir = tmp_path / "out" / "tiny"
     summary = (profile_dir / "summary.md").read_text()
@@ -182,11 +194,11 @@ def test_a_cell_over_the_plans_timeout_and_a_killed_kernel_fail_and_the_batch_go
 
 def test_plan_timeouts_are_checked(tmp_path):
     write_timed_plan(tmp_path / "plans", {"tiny_ok": {}}, {"tiny_ok": -1})
-    with pytest.raises(runner.PlanError, match="positive number of seconds"):
-        runner.load_plan(tmp_path / "plans" / "tiny.yaml")
+    with pytest.raises(PlanError, match="positive number of seconds"):
+        load_plan(tmp_path / "plans" / "tiny.yaml")
     write_timed_plan(tmp_path / "plans", {"tiny_ok": {}}, {"other": 10})
-    with pytest.raises(runner.PlanError, match="does not run"):
-        runner.load_plan(tmp_path / "plans" / "tiny.yaml")
+    with pytest.raises(PlanError, match="does not run"):
+        load_plan(tmp_path / "plans" / "tiny.yaml")
 
 
 def test_a_result_set_aside_by_a_crash_is_restored(tmp_path):
@@ -195,7 +207,7 @@ def test_a_result_set_aside_by_a_crash_is_restored(tmp_path):
     (profile_dir / ".old-nb_a" / "STATUS").write_text("ok\n")
     (profile_dir / ".old-nb_b").mkdir()  # crashed after the new one arrived: the aside is stale
     (profile_dir / "nb_b").mkdir()
-    assert runner.recover(profile_dir) == ["nb_a"]
+    assert execution.recover(profile_dir) == ["nb_a"]
     assert (profile_dir / "nb_a" / "STATUS").read_text() == "ok\n"
     assert not (profile_dir / ".old-nb_a").exists() and not (profile_dir / ".old-nb_b").exists()
 
@@ -231,7 +243,7 @@ def test_timeout_bounds_the_whole_notebook_not_each_cell(tmp_path):
     write_timed_plan(tmp_path / "plans", {"tiny_sections": {"ending": "sleep", "sleep_seconds": 12}}, {})
     plan = yaml.safe_load((tmp_path / "plans" / "tiny.yaml").read_text())
     (tmp_path / "plans" / "tiny.yaml").write_text(yaml.safe_dump({**plan, "timeout": 20}))
-    assert runner.run("tiny", out=tmp_path / "out", plans_dir=tmp_path / "plans", notebooks_dir=FIXTURES) == 1
+    assert execution.run("tiny", out=tmp_path / "out", plans_dir=tmp_path / "plans", notebooks_dir=FIXTURES) == 1
     failed = tmp_path / "out" / "tiny" / "tiny_sections.failed"
     status = (failed / "STATUS").read_text()
     assert status.startswith("failed: timed out: the notebook ran past its plan timeout of 20 s"), status
@@ -244,7 +256,7 @@ def test_a_killed_kernel_keeps_the_sections_it_finished_and_the_summary_shows_th
     status = (failed / "STATUS").read_text()
     assert status.startswith("failed: the kernel died mid-cell, killed by SIGKILL"), status
     metrics = json.loads((failed / "metrics.json").read_text())
-    assert metrics["stsnb_file"] == str(Path(runner.__file__).with_name("runs.py"))  # the kernel ran this stsnb
+    assert metrics["stsnb_file"] == str(Path(execution.__file__).with_name("runs.py"))  # the kernel ran this stsnb
     assert metrics["a_score"] == 12.5 and metrics["sections_done"] == ["Section A", "Section B"]
     assert metrics["Section B/status"] == "out_of_memory" and "can't allocate memory" in metrics["Section B/error"]
     summary = (tmp_path / "out" / "tiny" / "summary.md").read_text()
@@ -273,27 +285,27 @@ def test_replace_folder_never_deletes_the_only_copy(tmp_path):
     new = tmp_path / ".partial-nb"
     new.mkdir()
     (new / "STATUS").write_text("failed: x\n")
-    runner.replace_folder(new, tmp_path / "nb.failed")  # another target: the aside is not touched
+    execution.replace_folder(new, tmp_path / "nb.failed")  # another target: the aside is not touched
     assert (aside / "STATUS").is_file()
     new.mkdir()
     (new / "metrics.json").write_text("{}")
-    runner.replace_folder(new, target)
+    execution.replace_folder(new, target)
     assert (target / "metrics.json").is_file() and not aside.exists() and not new.exists()
 
 
 def test_kernel_death_names_the_signal_and_plan_timeouts_must_be_finite(tmp_path):
-    assert runner.kernel_death(-9) == (
+    assert execution.kernel_death(-9) == (
         "the kernel died mid-cell, killed by SIGKILL (on Linux typically the out-of-memory killer)"
     )
-    assert runner.kernel_death(-11) == "the kernel died mid-cell, killed by SIGSEGV"
-    assert runner.kernel_death(1) == "the kernel died mid-cell, exit code 1"
-    assert runner.kernel_death(None) == "the kernel died mid-cell (exit code unknown)"
+    assert execution.kernel_death(-11) == "the kernel died mid-cell, killed by SIGSEGV"
+    assert execution.kernel_death(1) == "the kernel died mid-cell, exit code 1"
+    assert execution.kernel_death(None) == "the kernel died mid-cell (exit code unknown)"
     (tmp_path / "tiny.yaml").write_text("description: d\ntimeout: .inf\nnotebooks: {tiny_ok: {}}\n")
-    with pytest.raises(runner.PlanError, match="positive number of seconds"):
-        runner.load_plan(tmp_path / "tiny.yaml")
+    with pytest.raises(PlanError, match="positive number of seconds"):
+        load_plan(tmp_path / "tiny.yaml")
     plan = "description: d\ntimeout: 600\ntimeouts: {b: null}\nnotebooks: {a: {}, b: {}}\n"  # b: no limit
     (tmp_path / "tiny.yaml").write_text(plan)
-    assert runner.load_plan(tmp_path / "tiny.yaml").timeouts == {"a": 600.0, "b": None}
+    assert load_plan(tmp_path / "tiny.yaml").timeouts == {"a": 600.0, "b": None}
 
 
 def test_attempt_records_cpu_and_cuda_out_of_memory_but_raises_other_errors(tmp_path, monkeypatch, capsys):
@@ -368,7 +380,7 @@ def old_claims() -> dict:
 
 
 @pytest.fixture
-def fake_profile(tmp_path) -> tuple[runner.Plan, Path]:
+def fake_profile(tmp_path) -> tuple[Plan, Path]:
     """Six notebooks: maths only, no results; a good new-schema run; an old-schema run; one never run; one whose
     only run failed after recording a section."""
     (tmp_path / "plans").mkdir()
@@ -395,12 +407,12 @@ def fake_profile(tmp_path) -> tuple[runner.Plan, Path]:
     partial = "ccl,Table 3,ours bi,avg,12.5,44.8,-32.3,section A\n"
     write_run(failed, "e" * 40, 95.0, {"sections_done": ["Section A"], "Section B/status": "out_of_memory"}, partial)
     (failed / "STATUS").write_text("failed: the kernel died mid-cell, killed by SIGKILL\n")
-    return runner.load_plan(plan_file), profile_dir
+    return load_plan(plan_file), profile_dir
 
 
 def test_overview_has_one_row_per_notebook_read_from_its_run(fake_profile):
     plan, profile_dir = fake_profile
-    rows = runner.overview_rows([runner.recorded_outcome(n, profile_dir) for n in plan.notebooks], profile_dir)
+    rows = overview_rows([recorded_outcome(n, profile_dir) for n in plan.notebooks], profile_dir)
     assert [row.notebook for row in rows] == list(NOTEBOOKS)
     by_name = {row.notebook: row for row in rows}
     two_stage = by_name["10_two_stage"]
@@ -420,7 +432,7 @@ def test_overview_has_one_row_per_notebook_read_from_its_run(fake_profile):
     assert by_name["20_old_schema"].verdicts == {**dict.fromkeys(stats.VERDICTS, 0), "unresolved": 2}
     never = by_name["30_never_run"]
     assert never.status == "not run" and never.commit is None and never.seconds is None
-    assert never.cells() == ["not run", *[runner.MISSING] * (len(runner.OVERVIEW_COLUMNS) - 2)]
+    assert never.cells() == ["not run", *[MISSING] * (len(OVERVIEW_COLUMNS) - 2)]
     failed = by_name["40_failed"]
     assert failed.status.startswith("failed (earlier run): the kernel died mid-cell, killed by SIGKILL; partial")
     assert failed.commit == "eeeeeee" and failed.folder == profile_dir / "40_failed.failed"
@@ -428,13 +440,13 @@ def test_overview_has_one_row_per_notebook_read_from_its_run(fake_profile):
 
 def test_summary_opens_with_the_overview_then_claims_then_averages_only(fake_profile):
     plan, profile_dir = fake_profile
-    outcomes = [runner.recorded_outcome(n, profile_dir) for n in plan.notebooks]
-    text = runner.summary_markdown(plan, outcomes, profile_dir)
+    outcomes = [recorded_outcome(n, profile_dir) for n in plan.notebooks]
+    text = summary_markdown(plan, outcomes, profile_dir)
     sections = md.sections(text)
     assert list(sections) == ["", "Overview", "Claims", "Averages"]
     assert "about" not in sections[""] and "together 2271 s (38 min) over 5 of 6 notebooks" in sections[""]
     overview = md.table(sections["Overview"])
-    assert len(overview) == 6 and list(overview[0]) == list(runner.OVERVIEW_COLUMNS)
+    assert len(overview) == 6 and list(overview[0]) == list(OVERVIEW_COLUMNS)
     two_stage = overview[2]
     assert md.link(two_stage["notebook"]) == ("10_two_stage", "10_two_stage/10_two_stage.ipynb")
     assert [two_stage[v] for v in stats.VERDICTS] == ["1", "0", "0", "1", "1"]
@@ -442,11 +454,11 @@ def test_summary_opens_with_the_overview_then_claims_then_averages_only(fake_pro
     assert two_stage["takeaway"].startswith("Stage 2 beat stage 1") and two_stage["comparable with the paper"] == (
         "direction only"
     )
-    assert overview[0]["supported"] == runner.MISSING and overview[0]["takeaway"] == runner.MISSING
-    assert overview[4]["status"] == "not run" and overview[4]["commit"] == runner.MISSING
+    assert overview[0]["supported"] == MISSING and overview[0]["takeaway"] == MISSING
+    assert overview[4]["status"] == "not run" and overview[4]["commit"] == MISSING
 
     claim_rows = {row["claim"]: row for row in md.table(sections["Claims"])}
-    assert list(md.table(sections["Claims"])[0]) == list(runner.CLAIM_COLUMNS)
+    assert list(md.table(sections["Claims"])[0]) == list(CLAIM_COLUMNS)
     supported = claim_rows["stage 2 beats stage 1"]
     assert supported["ours: difference [95% interval]"] == "+6.00 [+2.95, +9.49]"  # mean over seeds, envelope
     assert (supported["seeds"], supported["paper's difference"], supported["verdict"]) == ("2", "+4.95", "supported")
@@ -460,7 +472,7 @@ def test_summary_opens_with_the_overview_then_claims_then_averages_only(fake_pro
     old = claim_rows["+HiCL beats simcse"]
     assert old["verdict"] == "unresolved" and old["precondition"] == "— (the run predates preconditions)"
     no_seeds = claim_rows["Appendix A: CCL over-estimates less"]
-    assert no_seeds["seeds"] == runner.MISSING and no_seeds["paper's difference"] == runner.MISSING
+    assert no_seeds["seeds"] == MISSING and no_seeds["paper's difference"] == MISSING
 
     averages = md.table(sections["Averages"])
     assert [(row["notebook"], row["task"], row["ours"]) for row in averages] == [
@@ -481,13 +493,13 @@ def test_stsnb_summary_rewrites_summary_md_from_the_run_folders(fake_profile, ca
     plan, profile_dir = fake_profile
     before = {p: p.stat().st_mtime_ns for p in profile_dir.rglob("*")}
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(runner, "PLANS_DIR", plan.path.parent)
-        path = runner.write_summary("fake", profile_dir.parent, plan.path.parent)
+        patch.setattr("stsnb.plans.PLANS_DIR", plan.path.parent)
+        path = write_summary("fake", profile_dir.parent, plan.path.parent)
     assert path == profile_dir / "summary.md"
     assert {p: p.stat().st_mtime_ns for p in profile_dir.rglob("*") if p != path} == before  # nothing else touched
     assert len(md.table(md.sections(path.read_text())["Overview"])) == 6
-    with pytest.raises(runner.PlanError, match="no runs at"):
-        runner.write_summary("fake", profile_dir.parent / "elsewhere", plan.path.parent)
+    with pytest.raises(PlanError, match="no runs at"):
+        write_summary("fake", profile_dir.parent / "elsewhere", plan.path.parent)
     with pytest.raises(SystemExit):
         cli.main(["summary", "--profile", "no_such_profile", "--out", str(profile_dir.parent)])
     assert "no plan for profile 'no_such_profile'" in capsys.readouterr().err
@@ -506,9 +518,9 @@ def test_a_scratch_folder_left_by_a_dead_runner_is_kept_not_deleted(tmp_path):
 def test_a_live_lock_refuses_a_second_run_and_a_stale_one_is_taken_over(tmp_path):
     profile_dir = tmp_path / "out" / "tiny"
     profile_dir.mkdir(parents=True)
-    lock = profile_dir / runner.LOCK_FILE
+    lock = profile_dir / execution.LOCK_FILE
     lock.write_text(json.dumps({"pid": os.getppid(), "started": "earlier"}))  # a live process: pytest's parent
-    with pytest.raises(runner.RunLocked, match=rf"another stsnb run \(pid {os.getppid()}, started earlier\)"):
+    with pytest.raises(execution.RunLocked, match=rf"another stsnb run \(pid {os.getppid()}, started earlier\)"):
         run(tmp_path, {"tiny_ok": {}})
     lock.write_text(json.dumps({"pid": 2**22 + 12345, "started": "long ago"}))  # no such process
     assert run(tmp_path, {"tiny_ok": {}}) == 0
@@ -523,8 +535,8 @@ def test_sigterm_keeps_the_notebook_in_progress_and_writes_summary(tmp_path):
 
     write_plan(tmp_path / "plans", {"tiny_ok": {}, "tiny_sleep": {"seconds": 60}})
     script = (
-        "import sys; from pathlib import Path; from stsnb import runner; "
-        f"runner.run('tiny', out=Path({str(tmp_path / 'out')!r}), plans_dir=Path({str(tmp_path / 'plans')!r}), "
+        "import sys; from pathlib import Path; from stsnb import execution; "
+        f"execution.run('tiny', out=Path({str(tmp_path / 'out')!r}), plans_dir=Path({str(tmp_path / 'plans')!r}), "
         f"notebooks_dir=Path({str(FIXTURES)!r}))"
     )
     child = subprocess.Popen([sys.executable, "-c", script], stderr=subprocess.PIPE, text=True)
@@ -539,29 +551,29 @@ def test_sigterm_keeps_the_notebook_in_progress_and_writes_summary(tmp_path):
     assert "interrupted" in (profile_dir / "tiny_sleep.failed" / "STATUS").read_text()
     summary = (profile_dir / "summary.md").read_text()
     assert "| ok |" in summary_row(summary, "tiny_ok") and "interrupted" in summary_row(summary, "tiny_sleep")
-    assert not (profile_dir / runner.LOCK_FILE).exists()
+    assert not (profile_dir / execution.LOCK_FILE).exists()
 
 
 def test_a_plan_that_extends_another_overlays_its_values_in_the_base_order(tmp_path):
     (tmp_path / "base.yaml").write_text("description: b\ntimeout: 100\nnotebooks: {a: {x: 1, y: 2}, b: {z: 3}}\n")
     (tmp_path / "child.yaml").write_text("extends: base\ndescription: c\nnotebooks: {b: {z: 4, w: 5}}\n")
-    plan = runner.load_plan(tmp_path / "child.yaml")
+    plan = load_plan(tmp_path / "child.yaml")
     assert list(plan.notebooks) == ["a", "b"]
     assert plan.notebooks == {"a": {"x": 1, "y": 2}, "b": {"z": 4, "w": 5}}
     assert plan.timeouts == {"a": 100.0, "b": 100.0} and plan.description == "c"
     (tmp_path / "child.yaml").write_text("extends: base\ndescription: c\nnotebooks: {c: {}}\n")
-    with pytest.raises(runner.PlanError, match="notebook c is not in the plan it extends"):
-        runner.load_plan(tmp_path / "child.yaml")
+    with pytest.raises(PlanError, match="notebook c is not in the plan it extends"):
+        load_plan(tmp_path / "child.yaml")
     (tmp_path / "base.yaml").write_text("extends: child\ndescription: b\nnotebooks: {}\n")
-    with pytest.raises(runner.PlanError, match="cycle"):
-        runner.load_plan(tmp_path / "child.yaml")
+    with pytest.raises(PlanError, match="cycle"):
+        load_plan(tmp_path / "child.yaml")
 
 
 def test_the_rehearsal_is_the_paper_plan_with_tiny_models_and_two_processes():
     from stsnb import tiny_models
 
-    paper = runner.load_plan(runner.plan_path("paper"))
-    rehearsal = runner.load_plan(runner.plan_path("rehearsal"))
+    paper = load_plan(plan_path("paper"))
+    rehearsal = load_plan(plan_path("rehearsal"))
     assert list(rehearsal.notebooks) == list(paper.notebooks)
     for name, values in rehearsal.notebooks.items():
         assert set(paper.notebooks[name]) <= set(values), name  # every paper value is rehearsed or replaced
@@ -586,17 +598,17 @@ def test_a_killed_notebook_resumes_its_training_from_the_checkpoint_with_stsnb_r
     out, plans = tmp_path / "out", tmp_path / "plans"
     kwargs = dict(out=out, plans_dir=plans, notebooks_dir=FIXTURES)
     write_checkpointing_plan(plans, {"tiny_train": {}})
-    assert runner.run("tiny", **kwargs) == 0
+    assert execution.run("tiny", **kwargs) == 0
     uninterrupted = json.loads((out / "tiny" / "tiny_train" / "metrics.json").read_text())
     weights = sorted(p.name for p in (out / "tiny" / "tiny_train" / "weights").iterdir())
     assert len(weights) == 2 and weights[0].endswith(".json") and weights[1].endswith(".pt"), weights
     assert not (out / "tiny" / ".checkpoints" / "tiny_train").exists()  # folded into weights/ after success
 
     write_checkpointing_plan(plans, {"tiny_train": {"kill_after_batches": 11}})  # killed after step 9's checkpoint
-    assert runner.run("tiny", **kwargs) == 1
+    assert execution.run("tiny", **kwargs) == 1
     assert (out / "tiny" / ".checkpoints" / "tiny_train").is_dir()  # kept for --resume
     write_checkpointing_plan(plans, {"tiny_train": {}})
-    assert runner.run("tiny", resume=True, **kwargs) == 0
+    assert execution.run("tiny", resume=True, **kwargs) == 0
     resumed = json.loads((out / "tiny" / "tiny_train" / "metrics.json").read_text())
     assert resumed["resumed_at"] == 9 and resumed["steps"] == uninterrupted["steps"] == 16
     assert resumed["weight"] == pytest.approx(uninterrupted["weight"], abs=1e-6)
@@ -605,9 +617,9 @@ def test_a_killed_notebook_resumes_its_training_from_the_checkpoint_with_stsnb_r
 def test_without_resume_an_earlier_runs_checkpoints_are_moved_aside_not_deleted(tmp_path):
     out, plans = tmp_path / "out", tmp_path / "plans"
     write_checkpointing_plan(plans, {"tiny_train": {"kill_after_batches": 11}})
-    assert runner.run("tiny", out=out, plans_dir=plans, notebooks_dir=FIXTURES) == 1
+    assert execution.run("tiny", out=out, plans_dir=plans, notebooks_dir=FIXTURES) == 1
     write_checkpointing_plan(plans, {"tiny_train": {}})
-    assert runner.run("tiny", out=out, plans_dir=plans, notebooks_dir=FIXTURES) == 0
+    assert execution.run("tiny", out=out, plans_dir=plans, notebooks_dir=FIXTURES) == 0
     (earlier,) = (out / "tiny" / ".checkpoints").glob("tiny_train.earlier-*")
     assert any(earlier.glob("*/last/progress.json"))
     result = json.loads((out / "tiny" / "tiny_train" / "metrics.json").read_text())
@@ -618,6 +630,6 @@ def test_plan_checkpoints_must_be_a_boolean_and_are_inherited(tmp_path):
     (tmp_path / "base.yaml").write_text(yaml.safe_dump({"checkpoints": True, "notebooks": {"tiny_ok": {}}}))
     (tmp_path / "child.yaml").write_text(yaml.safe_dump({"extends": "base", "notebooks": {}}))
     (tmp_path / "bad.yaml").write_text(yaml.safe_dump({"checkpoints": "yes", "notebooks": {"tiny_ok": {}}}))
-    assert runner.load_plan(tmp_path / "child.yaml").checkpoints is True
-    with pytest.raises(runner.PlanError, match="checkpoints must be true or false"):
-        runner.load_plan(tmp_path / "bad.yaml")
+    assert load_plan(tmp_path / "child.yaml").checkpoints is True
+    with pytest.raises(PlanError, match="checkpoints must be true or false"):
+        load_plan(tmp_path / "bad.yaml")

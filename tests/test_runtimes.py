@@ -10,9 +10,9 @@ import nbformat
 import pytest
 import yaml
 
-from stsnb import runner, runtimes
+from stsnb import plans, runtimes, summary
 
-NOTEBOOKS = sorted(runner.NOTEBOOKS_DIR.glob("*.ipynb"))
+NOTEBOOKS = sorted(plans.NOTEBOOKS_DIR.glob("*.ipynb"))
 SHA = "6753319741eefd98550fc4b349d259ca0b12037f"
 
 
@@ -53,12 +53,12 @@ def test_a_notebook_without_any_run_says_so_on_every_line(tmp_path):
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda path: path.stem)
 def test_committed_cpu_runs_are_read_as_the_summary_reads_them(path):
-    folder = runner.DEFAULT_OUT / "cpu" / path.stem
+    folder = plans.DEFAULT_OUT / "cpu" / path.stem
     if not folder.is_dir():
         pytest.skip(f"no committed cpu run of {path.stem}")
     found = runtimes.measured(path.stem)["cpu"]
-    assert found.seconds == runner.run_seconds(folder, path.stem) and found.cores == 2
-    assert found.commit == runner.run_commit(folder)
+    assert found.seconds == summary.run_seconds(folder, path.stem) and found.cores == 2
+    assert found.commit == summary.run_commit(folder)
     assert yaml.safe_load((folder / "params.yaml").read_text()).get("profile", "cpu") == "cpu"
 
 

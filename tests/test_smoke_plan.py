@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from stsnb import runner
+from stsnb import plans
 from stsnb.notebook_noise import output_noise
+from stsnb.summary import read_status
 
 STSNB = Path(sys.executable).with_name("stsnb")
 
@@ -26,11 +27,11 @@ def test_smoke_plan_runs_every_notebook(tmp_path):
         text=True,
         env={**os.environ, "STSNB_CHECK_FIGURES": "1"},  # the kernels inherit it: an unreadable figure fails its cell
     )
-    plan = runner.load_plan(runner.plan_path("smoke"))
-    failed = {name: runner.read_status(tmp_path / "smoke" / f"{name}.failed") for name in plan.notebooks}
+    plan = plans.load_plan(plans.plan_path("smoke"))
+    failed = {name: read_status(tmp_path / "smoke" / f"{name}.failed") for name in plan.notebooks}
     assert finished.returncode == 0, f"{finished.stderr[-3000:]}\nfailed: { {k: v for k, v in failed.items() if v} }"
     for name in plan.notebooks:
-        assert runner.read_status(tmp_path / "smoke" / name) == "ok", name
+        assert read_status(tmp_path / "smoke" / name) == "ok", name
         assert (tmp_path / "smoke" / name / "metrics.json").is_file(), name
     summary = (tmp_path / "smoke" / "summary.md").read_text()
     statuses = _overview_statuses(summary)
