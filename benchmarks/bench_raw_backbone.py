@@ -2,7 +2,7 @@
 
 Both runs in this process, on the same STS-B train batches (batch 16, max length 64, cosine-MSE regression on the
 gold scores / 5), after one warm-up step each; prints sentences per second and the ratio against the named baseline
-(the full fine-tune). Not a timed test: a figure for the README.
+(the full fine-tune). Not a timed test: a figure for docs/benchmarks.md.
 
     STSNB_DATA_DIR=../shared/data python benchmarks/bench_raw_backbone.py [--steps 12] [--threads 2]
 """

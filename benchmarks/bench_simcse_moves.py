@@ -5,7 +5,7 @@ Each setting trains plain SimCSE (Eq. 1 of HiCL, dropout positives, batch 32) on
 sentences for ``--steps`` steps, no selection, and prints STS-B dev Spearman before and after, the paired bootstrap
 interval of the difference with its verdict, the loss at the first and last step, and the seconds it took
 (``stsnb.papers.hicl.simcse_moves``). The grid's defaults are the settings notebook 30's cpu profile was chosen
-from. Not a timed test: figures for the notebook's parameters section and the README.
+from. Not a timed test: figures for the notebook's parameters section and docs/benchmarks.md.
 
     STSNB_DATA_DIR=../shared/data python benchmarks/bench_simcse_moves.py [--steps 48] [--dev-pairs 500]
         [--setting 1e-4,0.3,mean ...] [--max-length 32] [--seeds 0 1 2]

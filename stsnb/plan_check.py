@@ -220,7 +220,7 @@ def effective_params(declared: Mapping[str, Mapping[str, Any]], overrides: Mappi
 
 
 def memory_table(rows: Sequence[MemoryRow], gpu_gib: float | None) -> str:
-    """The memory rows as a Markdown table (the README's table comes from this)."""
+    """The memory rows as a Markdown table (the table in docs/gpu-server.md comes from this)."""
     lines = [
         "| notebook | training | model | sequences per GPU x length | no checkpointing | checkpointing | used |"
         + (f" fits {gpu_gib:g} GiB |" if gpu_gib else ""),

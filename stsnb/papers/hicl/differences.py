@@ -34,7 +34,7 @@ FIXED = {
     "momentum": (0.995, "ESimCSE"),
     "bml_weight": (1e-3, "SNCSE, BERT"),
 }
-PROBED = "smollm2-135m-l6"  # the backbone benchmarks/bench_simcse_moves.py measured (README)
+PROBED = "smollm2-135m-l6"  # the backbone benchmarks/bench_simcse_moves.py measured (docs/benchmarks.md)
 BUDGET = "the budget: the whole notebook in 30 minutes on 2 CPU cores"
 
 
@@ -92,11 +92,12 @@ def protocol_differences(
         why = "SimCSE's positive is a second dropout pass and the decoder has none"
         if probed:
             why += (
-                "; 0.3 is the rate at which SimCSE moved it in the probe (README, 'Does unsupervised SimCSE move it?')"
+                "; 0.3 is the rate at which SimCSE moved it in the probe "
+                "(docs/benchmarks.md, 'Does unsupervised SimCSE move it?')"
             )
         add("dropout", "the model's own (BERT: 0.1)", f"{p['dropout']:g} attention + hidden, added", why)
     if p["freeze_embeddings"]:
-        why = "cheaper steps (README, 'The raw backbone')" if probed else "this run's choice"
+        why = "cheaper steps (docs/benchmarks.md, 'The raw backbone')" if probed else "this run's choice"
         add("token embedding", "trained", "frozen", why)
     source = str(p.get("corpus_source", "sample"))
     wiki1m = source == "hub" or Path(source).name == WIKI_FILE
