@@ -4,20 +4,26 @@
 figures embedded in the page) and writes ``index.html``: first the overview summary.md opens with (one row per
 notebook of the plan from ``runner.overview_rows``: status, runtime, the run's commit, claims by verdict, takeaway,
 comparability, a link), then the claims with their seeds, verdicts and preconditions, then every result row
-(ours | paper | delta). Math renders with a local copy of MathJax (the ``jupyter-server-mathjax``
-package of the ``lab`` extra); nothing is loaded from the network.
+(ours | paper | delta), then the guides: README.md and every ``docs/*.md`` page of the checkout, rendered to HTML
+with nbconvert's Markdown filter (mistune), their links to each other and to the executed notebooks pointing at the
+book's own pages. Math renders with a local copy of MathJax (the ``jupyter-server-mathjax`` package of the ``lab``
+extra); nothing is loaded from the network.
 """
 
 from __future__ import annotations
 
 import html
+import re
 import shutil
+from dataclasses import dataclass
 from pathlib import Path
 
 from . import runner, stats
 
 TEMPLATES = Path(__file__).parent / "templates"
 MATHJAX_CONFIG = "TeX-AMS-MML_HTMLorMML-full,Safe"
+REPOSITORY = Path(__file__).resolve().parent.parent  # the checkout holding README.md and docs/ (if there is one)
+GUIDE_IMAGES = "_static/guides"
 
 
 class BookError(RuntimeError):
@@ -57,6 +63,160 @@ def notebook_html(notebook: Path, mathjax_url: str) -> str:
     node.metadata.pop("widgets", None)  # widget state would need the widget manager from a CDN
     body, _ = exporter.from_notebook_node(node, resources={"metadata": {"name": notebook.stem}})
     return body
+
+
+@dataclass(frozen=True)
+class Guide:
+    """One Markdown page of the checkout (README.md or docs/<name>.md) and its page in the book."""
+
+    source: Path
+    page: str  # file name in the book: README.html, students.html, ...
+    title: str
+
+
+def guides(repository: Path = REPOSITORY) -> list[Guide]:
+    """README.md, then every ``docs/*.md`` page by name; none when stsnb runs without its checkout."""
+    sources = [repository / "README.md"] if (repository / "README.md").is_file() else []
+    sources += sorted((repository / "docs").glob("*.md")) if (repository / "docs").is_dir() else []
+    found = []
+    for source in sources:
+        text = source.read_text(encoding="utf-8")
+        heading = re.search(r"^# (.+)$", text, flags=re.M)
+        title = heading.group(1).strip().replace("`", "") if heading else source.stem
+        if source.name == "README.md":
+            title = f"Front page (README): {title}"
+        found.append(Guide(source, f"{source.stem}.html", title))
+    return found
+
+
+def github_slug(heading: str) -> str:
+    """The anchor GitHub gives a Markdown heading: lower case, punctuation dropped, spaces as hyphens."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def _heading_ids(body: str) -> str:
+    """Give every heading GitHub's anchor, so ``page.md#some-heading`` links keep working in the book."""
+    seen: dict[str, int] = {}
+
+    def anchor(match: re.Match) -> str:
+        level, inner = match.group(1), match.group(3)
+        inner = re.sub(r'<a class="anchor-link"[^>]*>.*?</a>', "", inner, flags=re.S)
+        slug = github_slug(html.unescape(re.sub(r"<[^>]+>", "", inner)))
+        count = seen.get(slug, 0)
+        seen[slug] = count + 1
+        slug = f"{slug}-{count}" if count else slug
+        return f'<h{level} id="{slug}">{inner}<a class="anchor-link" href="#{slug}">&#182;</a></h{level}>'
+
+    return re.sub(r'<h([1-6]) id="([^"]*)">(.*?)</h\1>', anchor, body, flags=re.S)
+
+
+class GuideLinks:
+    """Where a relative link of a guide points in the book: another guide's page, an executed notebook's page, the
+    index (the profile's summary.md), or an image copied into the book. Anything else in the repository has no page
+    in the book: the link becomes plain text naming the file."""
+
+    def __init__(self, out: Path, repository: Path, profile: str, pages: set[str], guides: list[Guide]):
+        self.out, self.repository, self.profile, self.pages = out, repository.resolve(), profile, pages
+        self.guides = {guide.source.resolve(): guide.page for guide in guides}
+
+    def _target(self, source: Path, link: str) -> tuple[Path | None, str]:
+        path, _, fragment = link.partition("#")
+        if not path:
+            return None, fragment
+        return (source.parent / path).resolve(), fragment
+
+    def href(self, source: Path, link: str) -> str | None:
+        """The link's address in the book (None: nothing in the book to point at)."""
+        if re.match(r"^[a-z][a-z0-9+.-]*:|^#", link, flags=re.I):
+            return link  # another site, mailto:, or an anchor of this page
+        target, fragment = self._target(source, link)
+        suffix = f"#{fragment}" if fragment else ""
+        if target in self.guides:
+            return self.guides[target] + suffix
+        if target is not None and target.suffix == ".ipynb" and target.stem in self.pages:
+            return f"{target.stem}.html"
+        if target == self.repository / "papermill_runs" / self.profile / "summary.md":
+            return "index.html#overview"
+        return None
+
+    def src(self, source: Path, link: str) -> str:
+        """An image of the repository, copied into the book."""
+        if re.match(r"^[a-z][a-z0-9+.-]*:", link, flags=re.I):
+            return link
+        target, _ = self._target(source, link)
+        if target is None or not target.is_file():
+            return link
+        copy = self.out / GUIDE_IMAGES / target.name
+        copy.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(target, copy)
+        return f"{GUIDE_IMAGES}/{target.name}"
+
+    def rewrite(self, source: Path, body: str) -> str:
+        def anchor(match: re.Match) -> str:
+            link, rest, text = html.unescape(match.group(1)), match.group(2), match.group(3)
+            address = self.href(source, link)
+            if address is None:
+                shown = self._target(source, link)[0]
+                try:
+                    where = shown.relative_to(self.repository).as_posix() if shown else link
+                except ValueError:
+                    where = link
+                return f'<span class="repo-file" title="in the repository: {html.escape(where)}">{text}</span>'
+            return f'<a href="{html.escape(address)}"{rest}>{text}</a>'
+
+        def image(match: re.Match) -> str:
+            return f'<img src="{html.escape(self.src(source, html.unescape(match.group(1))))}"'
+
+        body = re.sub(r'<a href="([^"]*)"([^>]*)>(.*?)</a>', anchor, body, flags=re.S)
+        return re.sub(r'<img src="([^"]*)"', image, body)
+
+
+def guide_html(guide: Guide, links: GuideLinks, mathjax_url: str) -> str:
+    """One guide as a page of the book: its Markdown through nbconvert's filter, links pointing into the book."""
+    from nbconvert.filters import markdown2html
+    from pygments.formatters import HtmlFormatter
+
+    body = _heading_ids(markdown2html(guide.source.read_text(encoding="utf-8")))
+    body = links.rewrite(guide.source, body)
+    math = ""
+    if mathjax_url:
+        math = (
+            '<script type="text/x-mathjax-config">MathJax.Hub.Config({tex2jax: {inlineMath: [["$", "$"], '
+            '["\\\\(", "\\\\)"]], processEscapes: true}, messageStyle: "none"});</script>\n'
+            f'<script src="{html.escape(mathjax_url)}"></script>'
+        )
+    style = (
+        "body{font-family:sans-serif;margin:24px auto;max-width:980px;padding:0 16px;line-height:1.5}"
+        " table{border-collapse:collapse;margin-bottom:16px} td,th{border:1px solid #ccc;padding:4px 8px;"
+        "font-size:13px;vertical-align:top} th{background:#f3f3f3} pre{background:#f6f8fa;padding:8px;overflow:auto}"
+        " code{background:#f6f8fa} .anchor-link{visibility:hidden;margin-left:4px;text-decoration:none}"
+        " h1:hover .anchor-link,h2:hover .anchor-link,h3:hover .anchor-link{visibility:visible}"
+        " img{max-width:100%} .repo-file{border-bottom:1px dotted #888}"
+    )
+    style += " " + HtmlFormatter().get_style_defs(".highlight")
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>{html.escape(guide.title)} (stsnb book)</title>
+<style>{style}</style>
+{math}</head>
+<body>
+<nav class="stsnb-book-nav"><a href="index.html">&larr; stsnb book: all notebooks</a></nav>
+<main>
+{body}
+</main>
+</body></html>
+"""
+
+
+def _guides_section(found: list[Guide]) -> str:
+    """The index's list of guides (nothing without them)."""
+    if not found:
+        return ""
+    items = "\n".join(f'<li><a href="{html.escape(g.page)}">{html.escape(g.title)}</a></li>' for g in found)
+    return f"""<h2 id="guides">Guides</h2>
+<p>How to install, read, teach with and run these notebooks, and how their verdicts are reached.</p>
+<ul>
+{items}
+</ul>"""
 
 
 def _cell(value: object, css: str = "") -> str:
@@ -122,8 +282,15 @@ def results_html(rows: list[runner.OverviewRow]) -> str:
     return "<table>" + "\n".join(lines) + "</table>"
 
 
-def index_html(profile: str, plan_description: str, rows: list[runner.OverviewRow], pages: set[str]) -> str:
-    """The index page: the overview first (as in summary.md), then the claims, then every result row."""
+def index_html(
+    profile: str,
+    plan_description: str,
+    rows: list[runner.OverviewRow],
+    pages: set[str],
+    guide_pages: list[Guide] | None = None,
+) -> str:
+    """The index page: the overview first (as in summary.md), then the claims, then every result row; the guides
+    (README and docs/) are listed under the plan's description."""
     total, counted = runner.total_seconds(rows)
     style = (
         "body{font-family:sans-serif;margin:24px;max-width:1400px} table{border-collapse:collapse;margin-bottom:24px}"
@@ -136,6 +303,7 @@ def index_html(profile: str, plan_description: str, rows: list[runner.OverviewRo
 <body>
 <h1>stsnb book: the <code>{html.escape(profile)}</code> runs</h1>
 <p>{html.escape(plan_description)}</p>
+{_guides_section(guide_pages or [])}
 <h2 id="overview">Overview</h2>
 <p>One row per notebook, every value from its run: the commit it ran at, its runtime (together {total:.0f} s over
 {counted} of {len(rows)} notebooks), its claims by verdict, its own one-line takeaway and whether our levels are
@@ -154,8 +322,14 @@ as reported; ours come from the executed notebooks linked above.</p>
 """
 
 
-def build(profile: str = "cpu", out: Path | None = None, runs_root: Path = runner.DEFAULT_OUT) -> Path:
-    """Write the site for ``profile`` into ``out`` (default ``<runs_root>/<profile>/book``); return index.html."""
+def build(
+    profile: str = "cpu",
+    out: Path | None = None,
+    runs_root: Path = runner.DEFAULT_OUT,
+    repository: Path = REPOSITORY,
+) -> Path:
+    """Write the site for ``profile`` into ``out`` (default ``<runs_root>/<profile>/book``); return index.html.
+    ``repository``: the checkout whose README.md and docs/*.md become the book's guides."""
     profile_dir = Path(runs_root) / profile
     if not profile_dir.is_dir():
         raise BookError(f"no executed runs at {profile_dir}: run `stsnb run --profile {profile}` first")
@@ -184,6 +358,10 @@ def build(profile: str = "cpu", out: Path | None = None, runs_root: Path = runne
         names, description = [], ""
     names += sorted(pages - set(names))  # executed notebooks the plan no longer lists
     rows = runner.overview_rows([runner.recorded_outcome(name, profile_dir) for name in names], profile_dir)
+    found = guides(repository)
+    links = GuideLinks(out, repository, profile, pages, found)
+    for guide in found:
+        (out / guide.page).write_text(guide_html(guide, links, mathjax_url), encoding="utf-8")
     index = out / "index.html"
-    index.write_text(index_html(profile, description, rows, pages), encoding="utf-8")
+    index.write_text(index_html(profile, description, rows, pages, found), encoding="utf-8")
     return index

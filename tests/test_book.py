@@ -84,6 +84,49 @@ def test_pages_load_nothing_from_the_network(site):
         assert remote == [], f"{page.name} loads {remote[:3]}"
 
 
+def test_the_book_holds_every_guide_and_the_index_links_each(site):
+    """README.md and every docs/*.md page become a page of the book, listed under Guides on the index; their links to
+    each other (and to a heading of each other) point at the book's pages, never at a .md file."""
+    index = (site / "index.html").read_text()
+    sources = [book.REPOSITORY / "README.md", *sorted((book.REPOSITORY / "docs").glob("*.md"))]
+    assert len(sources) >= 7, "README.md and the docs/ pages are missing"
+    guides = index.split('<h2 id="guides">')[1].split("<h2")[0]
+    for source in sources:
+        page = site / f"{source.stem}.html"
+        assert page.is_file(), f"{source.name} is not in the book"
+        assert f'<a href="{source.stem}.html">' in guides, f"the index does not list {source.name}"
+        text = page.read_text()
+        assert text.count('<a href="index.html">') == 1, f"{page.name} has no single link back to the index"
+        for href in re.findall(r'(?:href|src)="([^"#?]*)[^"#]*(?:#([^"]*))?"', text):
+            target, fragment = href
+            if not target or re.match(r"^[a-z][a-z0-9+.-]*:", target):
+                continue
+            assert not target.endswith(".md"), f"{page.name} links {target}, not its page in the book"
+            assert (site / target).is_file(), f"{page.name}: broken link {target}"
+            if fragment and target.endswith(".html") and target != "index.html":
+                assert f'id="{fragment}"' in (site / target).read_text(), f"{page.name}: no #{fragment} in {target}"
+    students = (site / "students.html").read_text()
+    assert '<a href="gpu-server.html">' in students and 'src="_static/guides/jupyterlab.png"' in students
+
+
+def test_a_guide_link_to_a_file_outside_the_book_becomes_text(tmp_path):
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "a.md").write_text(
+        "# Page A\n\n## Two words\n\nSee [b](b.md#two-words), [the code](../stsnb/x.py), [run](../notebooks/nb.ipynb),"
+        " [summary](../papermill_runs/cpu/summary.md) and [site](https://example.org).\n"
+    )
+    (tmp_path / "docs" / "b.md").write_text("# B\n\n## Two words\n")
+    found = book.guides(tmp_path)
+    assert [g.page for g in found] == ["a.html", "b.html"] and found[0].title == "Page A"
+    links = book.GuideLinks(tmp_path / "out", tmp_path, "cpu", {"nb"}, found)
+    page = book.guide_html(found[0], links, mathjax_url="")
+    assert '<h2 id="two-words">' in page
+    assert '<a href="b.html#two-words">b</a>' in page
+    assert '<a href="nb.html">run</a>' in page and '<a href="index.html#overview">summary</a>' in page
+    assert '<span class="repo-file" title="in the repository: stsnb/x.py">the code</span>' in page
+    assert '<a href="https://example.org">site</a>' in page
+
+
 def test_missing_runs_give_a_clear_error(tmp_path):
     with pytest.raises(book.BookError, match="stsnb run --profile nothing"):
         book.build("nothing", tmp_path / "out", runs_root=tmp_path)
@@ -103,12 +146,14 @@ def test_the_book_opens_offline_with_working_links_images_and_math(site):
         assert pages and anchors
         for anchor in anchors:
             assert page.locator(f"[id='{anchor}']").count() == 1, f"broken anchor #{anchor}"
+        guides = {guide.page for guide in book.guides()}
         for target in pages:
             assert (site / target).is_file(), f"broken link {target}"
             page.goto((site / target).as_uri())
             page.wait_for_load_state("load")
             images = page.eval_on_selector_all("img", "els => els.map(i => i.complete && i.naturalWidth > 0)")
-            assert images and all(images), f"{target}: {images.count(False)} of {len(images)} images did not load"
+            assert all(images), f"{target}: {images.count(False)} of {len(images)} images did not load"
+            assert images or target in guides, f"{target}: a notebook page without figures"
             back = page.eval_on_selector_all("a[href='index.html']", "els => els.length")
             assert back == 1, f"{target} has no link back to the index"
         page.goto((site / "00_contrastive_ceiling.html").as_uri())
