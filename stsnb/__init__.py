@@ -5,8 +5,8 @@ Generic layers (one purpose each; none imports ``stsnb.papers``):
 ``losses`` (every loss of the four papers, on tensors), ``train`` (the training loop on ``accelerate``),
 ``evaluate`` (STS suite, SentEval "all" setting, cached encoding), ``stats`` (paired bootstrap intervals, seeds and
 the verdict rule), ``comparison`` (ours beside a paper's numbers),
-``fingerprint`` (the embedding cache key), ``distributed`` and ``launch`` (the global batch across processes,
-``notebook_launcher`` / ``accelerate launch``), ``raw_backbone`` (``smollm2-135m-l6`` and its dropout), ``memory``
+``fingerprint`` (the embedding cache key), ``distributed`` and ``launch`` (the global batch across processes;
+a torchrun child per multi-process job), ``raw_backbone`` (``smollm2-135m-l6`` and its dropout), ``memory``
 (peak training memory in a fresh process), ``loss_curves`` (loss values and gradients on grids, for plots), ``runs``
 (run context, metrics recorded per section), ``plans``, ``execution`` and ``summary`` (``stsnb run``: the plans,
 the papermill batch execution, summary.md), ``cli`` (the ``stsnb`` command), ``book`` (static HTML site of the

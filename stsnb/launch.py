@@ -1,6 +1,6 @@
 """Script entry point for ``accelerate launch``: run one function of the package on every process.
 
-    accelerate launch --num_processes 4 -m stsnb.launch stsnb.papers.pcc_tuning.stage1:train '{"batch_size": 60}'
+    accelerate launch --num_processes 4 -m stsnb.launch package.module:function '{"name": "value"}'
 
 Each process imports ``package.module``, calls ``function(**kwargs)`` (kwargs as a JSON object) and, on the main
 process, prints the JSON of what it returns when that is JSON-able.
