@@ -7,8 +7,12 @@
 - **Model ids**: values of parameters named like ``backbone``/``model`` are packaged names, local folders or
   well-formed Hub ids (``owner/name``).
 - **Memory**: notebooks that train report an estimate of peak memory per GPU (``stsnb.memory_estimate``) through
-  a hook their paper package registers in the entry-point group ``stsnb.memory_plans`` (pyproject.toml: notebook
-  name -> function), so this generic module knows no paper; a plan that does not fit ``--gpu-memory`` fails.
+  their paper's memory plan, ``stsnb.papers.<paper>.memory:memory_plan``, registered in the entry-point group
+  ``stsnb.memory_plans`` (pyproject.toml: notebook name -> function), so this generic module knows no paper; a plan
+  that does not fit ``--gpu-memory`` fails. A memory plan returns one ``MemoryPlanRow`` per training setting: the
+  model, the sequences one GPU holds in a forward pass, their padded length and how the weights are held. Where a
+  batch is padded to its longest member, the length is measured on the real data (``measured_length``) and capped
+  at ``max_length``; without a data folder the cap is used (an upper bound).
 """
 
 from __future__ import annotations
@@ -120,7 +124,27 @@ def model_id_problem(name: str, model: str) -> str | None:
     return f"{name}: {model!r} is neither a packaged model ({', '.join(sorted(KNOWN_MODELS))}), a folder nor owner/name"
 
 
-def memory_hook(notebook: str) -> Callable[[Mapping[str, Any]], list[tuple]] | None:
+# (label, model, setup) of one training setting of a notebook, as its paper's memory plan sees it
+MemoryPlanRow = tuple[str, str, memory_estimate.TrainingSetup | memory_estimate.ScoringSetup]
+
+
+def activation_bytes(params: Mapping[str, Any]) -> int:
+    """Activation bytes: the papers train in bf16 on GPUs (fp32 only on the CPU)."""
+    return 2 if str(params.get("profile", "")) in ("paper", "rehearsal") else 4
+
+
+def measured_length(texts_of: Callable[[], Sequence[str]], tokenizer: str, batch: int, cap: int) -> int:
+    """``longest_in_batch`` of the texts ``texts_of()`` reads, at most ``cap``; ``cap`` where the data is missing."""
+    from . import data
+
+    try:
+        texts = texts_of()
+    except (data.DataError, OSError):
+        return cap
+    return min(cap, longest_in_batch(texts, tokenizer, batch))
+
+
+def memory_hook(notebook: str) -> Callable[[Mapping[str, Any]], list[MemoryPlanRow]] | None:
     """The function registered for ``notebook`` in the entry-point group ``stsnb.memory_plans`` (None: the notebook
     trains nothing)."""
     from importlib.metadata import entry_points

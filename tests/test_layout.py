@@ -7,8 +7,6 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-import pytest
-
 import stsnb
 
 PACKAGE = Path(stsnb.__file__).parent
@@ -140,7 +138,6 @@ def test_the_circle_check_sees_a_circle_inside_a_function(tmp_path):
     assert find_cycle(import_graph(package)) is None
 
 
-@pytest.mark.xfail(strict=True, reason="memory_plans moves into each paper (issue 30 item 2, in progress)")
 def test_every_module_under_papers_lives_in_a_paper():
     """``stsnb/papers/`` holds the papers' subpackages and its ``__init__.py``, no module of its own."""
     loose = sorted(p.name for p in (PACKAGE / "papers").glob("*.py") if p.name != "__init__.py")

@@ -10,6 +10,7 @@
 - ``data_look``: real quadruples with a model's cosines, the most wrong ones, how much the condition matters.
 - ``probes``: BCL's share of the gradient by tau and its reading (Table 5, Figure 2).
 - ``figures``: the notebook's figures in one style.
+- ``memory``: the notebook's memory plan for ``stsnb run --check`` (a micro-batch of quadruples per GPU).
 - ``protocol``: the paper's reference, the measured runtimes, and every protocol detail of a run beside the paper's.
 """
 

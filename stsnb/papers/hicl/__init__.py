@@ -14,6 +14,7 @@
 - ``records``: ``RunOutcome``, the record of one training run (written by ``training``, read by ``results``).
 - ``results``: per-pair STS predictions, paired intervals per training seed, the Table 1 claims with the paper's
   direction and their preconditions (``stsnb.claims``), and whether our levels are comparable.
+- ``memory``: the notebook's memory plan for ``stsnb run --check`` (each arm's forward, whole or in segments).
 - ``probe``: does plain unsupervised SimCSE move the backbone at all (last step vs untrained, paired interval)?
 - ``reported``: the paper's numbers.
 """

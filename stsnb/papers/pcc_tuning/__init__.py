@@ -12,6 +12,7 @@
 - ``recipes``: the official settings per backbone and template, for the paper profile.
 - ``protocol``: the official code's choices as switches: the evaluation's text fixes, stage 2's text form, a 4-bit
   run scored on the unquantized base, the recipe and its 100-step warmup (``Protocol``).
+- ``memory``: the notebook's memory plan for ``stsnb run --check`` (each stage's sequences and prompt length per GPU).
 - ``notebook``, ``figures``: notebook 10's plumbing (inputs, runs, results beside the paper) and its figure.
 - ``claims``: our stage differences with paired intervals per training seed, preconditions and verdicts
   (``stsnb.claims``).

@@ -12,7 +12,8 @@
   (``stsnb.claims``), the dev-only choice of the best loss, the takeaway sentence and whether levels compare.
 - ``backbones``: the paper profile's encoders (Jina / Nomic need the Hub's remote code).
 - ``table1``: the Table 1 runs: which losses on which seed, one run as a job, what the notebook keeps of each.
-- ``memory``: Table 4, peak training memory of regression vs InfoNCE, and the sanity check on it.
+- ``memory``: Table 4, peak training memory of regression vs InfoNCE, and the sanity check on it; the notebook's
+  memory plan for ``stsnb run --check``.
 - ``figures``: the figures of Tables 1, 3, 4, 5 and 6 (a claims forest plot shared by them).
 - ``reported``: the paper's numbers.
 """

@@ -14,16 +14,21 @@ each minus the figure before training. A fresh process per run keeps one run's p
 
 Run one measurement by hand:
 ``python -m stsnb.memory stsnb.papers.sts_regression.memory:train_steps '{"method": "regression"}'``.
+
+``memory_plan`` is notebook 20's estimate for ``stsnb run --check`` (``stsnb.plan_check``), nothing measured: what
+each training setting holds on one GPU, every sequence padded to ``max_length`` as the official code pads it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from ... import data as stsdata
 from ... import losses, memory
+from ...memory_estimate import TrainingSetup
+from ...plan_check import MemoryPlanRow, activation_bytes
 from .backbones import load_backbone
 from .model import SiameseModel
 from .reported import REPORTED
@@ -195,3 +200,23 @@ def train_steps(**run_fields) -> dict:
         "peak_bytes": int(peak.peak_bytes),
         "sequences_per_step": per_step,
     }
+
+
+def memory_plan(params: Mapping[str, Any]) -> list[MemoryPlanRow]:
+    """Table 1: both sentences of each pair through the encoder, padded to ``max_length`` (the official code);
+    the contrastive backbones' stage 2 likewise."""
+    length = int(params.get("max_length", 256))
+    common = dict(
+        activation_bytes=activation_bytes(params),
+        dropout=0.1,
+        gradient_checkpointing=bool(params.get("gradient_checkpointing", False)),
+    )
+    rows = [
+        ("Table 1", str(b), TrainingSetup(2 * int(params.get("batch_size", 16)), length, **common))
+        for b in params.get("backbones") or []
+    ]
+    rows += [
+        ("Table 3 stage 2", str(b), TrainingSetup(2 * int(params.get("stage2_batch_size", 16)), length, **common))
+        for b in params.get("contrastive_backbones") or []
+    ]
+    return rows

@@ -1,0 +1,61 @@
+"""Notebook 30's memory plan for ``stsnb run --check`` (``stsnb.plan_check``): what each arm's forward holds on one
+GPU, sentences whole (the baselines) or in segments (+HiCL), measured on the Wikipedia sentences it trains on."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ... import data
+from ...memory_estimate import TrainingSetup
+from ...plan_check import MemoryPlanRow, activation_bytes, measured_length
+from .variants import SNCSE_ANCHOR_PROMPT
+
+
+def _segments_per_batch(texts, tokenizer: str, batch: int, cap: int, slice_length: int, draws: int = 200) -> int:
+    """The 95th percentile, over random batches of ``batch`` texts cut at ``cap`` tokens, of their segment count
+    under HiCL's queue rule (``1 + (n - 1) // L`` per text, Section 3.1)."""
+    import numpy as np
+    from transformers import AutoTokenizer
+
+    from ...models import resolve
+
+    ids = AutoTokenizer.from_pretrained(resolve(tokenizer).path)(list(texts), add_special_tokens=False)["input_ids"]
+    counts = np.array([1 + (max(1, min(len(x), cap)) - 1) // slice_length for x in ids])
+    rng = np.random.default_rng(0)
+    size = min(batch, len(counts))
+    totals = [counts[rng.choice(len(counts), size=size, replace=False)].sum() for _ in range(draws)]
+    return int(np.percentile(totals, 95) * batch / size)
+
+
+def memory_plan(params: Mapping[str, Any]) -> list[MemoryPlanRow]:
+    """The larger of each arm's forward (Section 4.1, Appendix A.1, A.3): the baselines encode every sentence whole,
+    padded to the longest of the batch and cut at SimCSE's 32 tokens under ``truncation="paper"`` (else at
+    ``max_length``); +HiCL encodes every segment of at most L tokens. Two views each (SimCSE, ESimCSE), three with
+    SNCSE's prompt around each (its negation). ESimCSE's momentum copy (weights only, no gradient) is not counted."""
+    batch = int(params.get("batch_size", 32))
+    cap = int(params.get("max_length", 128))
+    slice_length = int(params.get("slice_length", 32))
+    methods = list(params.get("methods") or ["simcse", "esimcse", "sncse"])
+    views = 3 if "sncse" in methods else 2
+    prompt = 0
+    if "sncse" in methods:
+        prompt = measured_length(lambda: [SNCSE_ANCHOR_PROMPT.replace("[X]", "")], "minilm-l6", 1, 10**6) - 2
+    length = measured_length(lambda: data.load_wiki(2000), "minilm-l6", batch, cap + 2)
+    if str(params.get("truncation", "paper")) == "paper":
+        length = min(length, int(params.get("baseline_max_length", 32)))
+    try:
+        segments = _segments_per_batch(data.load_wiki(2000), "minilm-l6", batch, cap, slice_length)
+    except (data.DataError, OSError):
+        segments = batch * (1 + (cap - 1) // slice_length)  # every sentence at the cap: an upper bound
+    common = dict(
+        activation_bytes=activation_bytes(params),
+        dropout=0.1,
+        gradient_checkpointing=bool(params.get("gradient_checkpointing", False)),
+    )
+    return [
+        (f"baselines, {views} views", str(params.get("backbone", "smollm2-135m-l6")),
+         TrainingSetup(views * batch, length + prompt, **common)),
+        (f"+HiCL segments, {views} views", str(params.get("backbone", "smollm2-135m-l6")),
+         TrainingSetup(views * segments, slice_length + 2 + prompt, **common)),
+    ]  # fmt: skip
