@@ -2,7 +2,7 @@
 
 ``build("cpu")`` turns every executed notebook of ``papermill_runs/cpu/`` into HTML with nbconvert (JupyterLab's look,
 figures embedded in the page) and writes ``index.html``: first the overview summary.md opens with (one row per
-notebook of the plan from ``runner.overview_rows``: status, runtime, the run's commit, claims by verdict, takeaway,
+notebook of the plan from ``summary.overview_rows``: status, runtime, the run's commit, claims by verdict, takeaway,
 comparability, a link), then the claims with their seeds, verdicts and preconditions, then every result row
 (ours | paper | delta), then the guides: README.md and every ``docs/*.md`` page of the checkout, rendered to HTML
 with nbconvert's Markdown filter (mistune), their links to each other and to the executed notebooks pointing at the
@@ -18,7 +18,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import runner, stats
+from . import plans, stats, summary
 
 TEMPLATES = Path(__file__).parent / "templates"
 MATHJAX_CONFIG = "TeX-AMS-MML_HTMLorMML-full,Safe"
@@ -41,7 +41,7 @@ def mathjax_folder() -> Path | None:
 
 
 def executed_notebooks(profile_dir: Path) -> list[Path]:
-    """``<profile_dir>/<name>/<name>.ipynb`` of every notebook the runner promoted (failed attempts are not)."""
+    """``<profile_dir>/<name>/<name>.ipynb`` of every notebook ``stsnb run`` promoted (failed attempts are not)."""
     return sorted(
         folder / f"{folder.name}.ipynb"
         for folder in profile_dir.iterdir()
@@ -235,17 +235,17 @@ def _head(columns) -> str:
     return "<tr>" + "".join(f"<th>{html.escape(c)}</th>" for c in columns) + "</tr>"
 
 
-def overview_html(rows: list[runner.OverviewRow], pages: set[str]) -> str:
-    """The overview table (``runner.overview_rows``, the same rows as summary.md's first table): one row per
+def overview_html(rows: list[summary.OverviewRow], pages: set[str]) -> str:
+    """The overview table (``summary.overview_rows``, the same rows as summary.md's first table): one row per
     notebook, linked to its page where it has one."""
     right = {"runtime (s)", *stats.VERDICTS}
-    lines = [_head(runner.OVERVIEW_COLUMNS)]
+    lines = [_head(summary.OVERVIEW_COLUMNS)]
     for row in rows:
         name = html.escape(row.notebook)
         link = f'<a href="{name}.html">{name}</a>' if row.notebook in pages else name
         cells = "".join(
             _cell(text, "num" if column in right else "")
-            for column, text in zip(runner.OVERVIEW_COLUMNS[1:], row.cells(), strict=True)
+            for column, text in zip(summary.OVERVIEW_COLUMNS[1:], row.cells(), strict=True)
         )
         lines.append(f'<tr id="nb-{name}"><td>{link}</td>{cells}</tr>')
     return "<table>" + "\n".join(lines) + "</table>"
@@ -255,28 +255,28 @@ def _notebook_cell(name: str) -> str:
     return f'<td><a href="#nb-{html.escape(name)}">{html.escape(name)}</a></td>'
 
 
-def claims_html(rows: list[runner.OverviewRow]) -> str:
+def claims_html(rows: list[summary.OverviewRow]) -> str:
     """Every claim of the notebooks shown: difference [interval], seeds, the paper's difference, verdict and
-    precondition (``runner.claim_cells``, as in summary.md)."""
-    lines = [_head(runner.CLAIM_COLUMNS)]
+    precondition (``summary.claim_cells``, as in summary.md)."""
+    lines = [_head(summary.CLAIM_COLUMNS)]
     for row in rows:
-        for claim in runner.claim_rows(row.folder) if row.folder else []:
-            lines.append(f"<tr>{_notebook_cell(row.notebook)}{''.join(map(_cell, runner.claim_cells(claim)))}</tr>")
+        for claim in summary.claim_rows(row.folder) if row.folder else []:
+            lines.append(f"<tr>{_notebook_cell(row.notebook)}{''.join(map(_cell, summary.claim_cells(claim)))}</tr>")
     if len(lines) == 1:
-        lines.append(f'<tr><td colspan="{len(runner.CLAIM_COLUMNS)}">no notebook recorded claims</td></tr>')
+        lines.append(f'<tr><td colspan="{len(summary.CLAIM_COLUMNS)}">no notebook recorded claims</td></tr>')
     return "<table>" + "\n".join(lines) + "</table>"
 
 
-def results_html(rows: list[runner.OverviewRow]) -> str:
+def results_html(rows: list[summary.OverviewRow]) -> str:
     """Every results.csv row (per task and averages) beside the paper's number, with the notebook's comparability."""
     columns = ("notebook", "paper", "table", "setting", "task", "ours", "paper", "delta", "comparable", "note")
     lines = [_head(columns)]
     for row in rows:
-        for r in runner.comparison_rows(row.folder) if row.folder else []:
+        for r in summary.comparison_rows(row.folder) if row.folder else []:
             lines.append(
                 f"<tr>{_notebook_cell(row.notebook)}{_cell(r.get('paper', ''))}{_cell(r.get('table', ''))}"
                 f"{_cell(r.get('setting', ''))}{_cell(r.get('task', ''))}{_number(r.get('ours'))}"
-                f"{_number(r.get('paper_value'))}{_number(r.get('delta'))}{_cell(row.comparable or runner.MISSING)}"
+                f"{_number(r.get('paper_value'))}{_number(r.get('delta'))}{_cell(row.comparable or summary.MISSING)}"
                 f"{_cell(r.get('note', ''))}</tr>"
             )
     return "<table>" + "\n".join(lines) + "</table>"
@@ -285,13 +285,13 @@ def results_html(rows: list[runner.OverviewRow]) -> str:
 def index_html(
     profile: str,
     plan_description: str,
-    rows: list[runner.OverviewRow],
+    rows: list[summary.OverviewRow],
     pages: set[str],
     guide_pages: list[Guide] | None = None,
 ) -> str:
     """The index page: the overview first (as in summary.md), then the claims, then every result row; the guides
     (README and docs/) are listed under the plan's description."""
-    total, counted = runner.total_seconds(rows)
+    total, counted = summary.total_seconds(rows)
     style = (
         "body{font-family:sans-serif;margin:24px;max-width:1400px} table{border-collapse:collapse;margin-bottom:24px}"
         " td,th{border:1px solid #ccc;padding:4px 8px;font-size:13px;vertical-align:top} td.num{text-align:right}"
@@ -325,7 +325,7 @@ as reported; ours come from the executed notebooks linked above.</p>
 def build(
     profile: str = "cpu",
     out: Path | None = None,
-    runs_root: Path = runner.DEFAULT_OUT,
+    runs_root: Path = plans.DEFAULT_OUT,
     repository: Path = REPOSITORY,
 ) -> Path:
     """Write the site for ``profile`` into ``out`` (default ``<runs_root>/<profile>/book``); return index.html.
@@ -352,12 +352,12 @@ def build(
         (out / f"{notebook.stem}.html").write_text(notebook_html(notebook, mathjax_url), encoding="utf-8")
         pages.add(notebook.stem)
     try:
-        plan = runner.load_plan(runner.plan_path(profile))
+        plan = plans.load_plan(plans.plan_path(profile))
         names, description = list(plan.notebooks), plan.description
-    except (runner.PlanError, OSError):
+    except (plans.PlanError, OSError):
         names, description = [], ""
     names += sorted(pages - set(names))  # executed notebooks the plan no longer lists
-    rows = runner.overview_rows([runner.recorded_outcome(name, profile_dir) for name in names], profile_dir)
+    rows = summary.overview_rows([summary.recorded_outcome(name, profile_dir) for name in names], profile_dir)
     found = guides(repository)
     links = GuideLinks(out, repository, profile, pages, found)
     for guide in found:
