@@ -11,11 +11,14 @@
 - Dev evaluation (``evaluate(model) -> score``, higher is better) on the main process, before the first step
   (``eval_at_start``: the start can be the best checkpoint), every ``eval_every`` optimizer steps and at the end; the
   score is broadcast so every process keeps the same best weights, restored before ``fit`` returns.
-- Checkpoints: ``checkpoint_dir/best.pt`` (the selected trainable weights) and ``checkpoint_dir/last`` (the full
-  state, saved at each evaluation), each replaced only once completely written; ``resume`` continues from the last
-  one. Without a ``checkpoint_dir``, ``$STSNB_CHECKPOINTS`` (set by ``stsnb run`` for a plan with
-  ``checkpoints: true``) gives every fit a folder of its own named by ``run_key``, and ``$STSNB_RESUME=1``
-  (``stsnb run --resume``) resumes them all: a rerun notebook fast-forwards through the fits a killed run finished.
+- Checkpoints: ``checkpoint_dir/best.pt`` (the selected trainable weights) and ``checkpoint_dir/last`` (the state that
+  resumes the fit, saved at each evaluation: the weights that train, the optimizer, the gradient scaler, the scheduler,
+  every process's random number generators and the progress; never the frozen weights, so a LoRA / QLoRA fit saves its
+  adapter and the adapter's optimizer state, not the 4-bit base, whose quantisation state could not be loaded back),
+  each replaced only once completely written; ``resume`` continues from the last one. Without a ``checkpoint_dir``,
+  ``$STSNB_CHECKPOINTS`` (set by ``stsnb run`` for a plan with ``checkpoints: true``) gives every fit a folder of its
+  own named by ``run_key``, and ``$STSNB_RESUME=1`` (``stsnb run --resume``) resumes them all: a rerun notebook
+  fast-forwards through the fits a killed run finished.
 - Progress bars with ``tqdm.auto`` (quiet when ``TQDM_DISABLE=1``).
 
 Batch statistics and several processes. Accumulation sums the gradients of ``grad_accum`` micro-batches: that is one
@@ -309,20 +312,78 @@ def _save_atomic(obj: Any, path: Path) -> None:
     temporary.replace(path)
 
 
-def _save_last_checkpoint(acc, checkpoints: Path, scheduler, state: Mapping[str, Any]) -> None:
-    """The full training state in ``checkpoints/last``, swapped in only once complete.
+def _rng_states() -> dict[str, Any]:
+    """This process's random number generators (Python, NumPy, torch CPU and CUDA): dropout and batch order resume."""
+    import random
 
-    Written to ``last.new`` first (every process saves its part: accelerate's ``save_state`` is collective); the
-    main process then moves the old ``last`` aside to ``last.old``, renames ``last.new`` to ``last`` and deletes
-    ``last.old``. A kill at any point leaves a complete checkpoint in ``last`` or, between the two renames, in
-    ``last.old`` (``_last_checkpoint`` looks there too)."""
+    import numpy as np
+
+    states = {"python": random.getstate(), "numpy": np.random.get_state(), "torch": torch.get_rng_state()}
+    if torch.cuda.is_available():
+        states["cuda"] = torch.cuda.get_rng_state_all()
+    return states
+
+
+def _set_rng_states(states: Mapping[str, Any]) -> None:
+    import random
+
+    import numpy as np
+
+    random.setstate(states["python"])
+    np.random.set_state(states["numpy"])
+    torch.set_rng_state(states["torch"])
+    if "cuda" in states and torch.cuda.is_available():
+        torch.cuda.set_rng_state_all(states["cuda"])
+
+
+def _save_training_state(acc, model: nn.Module, optimizer, folder: Path) -> None:
+    """What resumes a fit, without the frozen weights: each process's RNG states; on the main process the weights
+    that train (``trainable_state``), the optimizer and the gradient scaler (the processes of a DDP run hold the same
+    ones)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    torch.save(_rng_states(), folder / f"rng_{acc.process_index}.pt")
+    if acc.is_main_process:
+        torch.save(trainable_state(acc.unwrap_model(model)), folder / "trainable.pt")
+        torch.save(optimizer.state_dict(), folder / "optimizer.pt")
+        if acc.scaler is not None:
+            torch.save(acc.scaler.state_dict(), folder / "scaler.pt")
+
+
+def _load_training_state(acc, model: nn.Module, optimizer, folder: Path) -> None:
+    """The state ``_save_training_state`` wrote: the trainable weights into the model (a missing or unknown name is
+    an error naming it), then the optimizer, the scaler and this process's RNG states."""
+    unwrapped = acc.unwrap_model(model)
+    weights = torch.load(folder / "trainable.pt", weights_only=True)
+    expected = {name for name, p in unwrapped.named_parameters() if p.requires_grad}
+    if set(weights) != expected:
+        missing, unknown = sorted(expected - set(weights)), sorted(set(weights) - expected)
+        raise RuntimeError(
+            f"{folder}: the checkpoint's trainable weights do not match the model's (missing {missing[:3]}, "
+            f"unknown {unknown[:3]}): a checkpoint of another setting? Run without --resume to start over."
+        )
+    with torch.no_grad():
+        unwrapped.load_state_dict(weights, strict=False)
+    optimizer.load_state_dict(torch.load(folder / "optimizer.pt", weights_only=True))
+    if acc.scaler is not None and (folder / "scaler.pt").is_file():
+        acc.scaler.load_state_dict(torch.load(folder / "scaler.pt", weights_only=True))
+    _set_rng_states(torch.load(folder / f"rng_{acc.process_index}.pt", weights_only=False))  # our own file
+
+
+def _save_last_checkpoint(acc, model: nn.Module, optimizer, checkpoints: Path, scheduler, state: Mapping) -> None:
+    """The state that resumes the fit (``_save_training_state``) in ``checkpoints/last``, swapped in only once
+    complete.
+
+    Written to ``last.new`` first (every process saves its part); the main process then moves the old ``last``
+    aside to ``last.old``, renames ``last.new`` to ``last`` and deletes ``last.old``. A kill at any point leaves a
+    complete checkpoint in ``last`` or, between the two renames, in ``last.old`` (``_last_checkpoint`` looks there
+    too)."""
     import shutil
 
     new, last, old = checkpoints / "last.new", checkpoints / "last", checkpoints / "last.old"
     if acc.is_main_process and new.exists():
         shutil.rmtree(new)  # an unfinished save of a killed run
     acc.wait_for_everyone()
-    acc.save_state(str(new))
+    _save_training_state(acc, model, optimizer, new)
     acc.wait_for_everyone()
     if not acc.is_main_process:
         return
@@ -500,7 +561,7 @@ def _resume_state(run: _Run) -> None:
     last = _last_checkpoint(run.checkpoints) if run.checkpoints is not None and run.resume else None
     if last is None:
         return
-    run.acc.load_state(str(last))
+    _load_training_state(run.acc, run.model, run.optimizer, last)
     run.scheduler.load_state_dict(torch.load(last / "scheduler.pt", weights_only=True))
     run.state = json.loads((last / "progress.json").read_text())
     run.resumed_at = run.state["step"]
@@ -628,7 +689,7 @@ def _save_checkpoint(run: _Run, improved: bool) -> None:
         if improved and run.acc.is_main_process:
             run.checkpoints.mkdir(parents=True, exist_ok=True)
             _save_atomic(run.best_weights, run.checkpoints / "best.pt")
-        _save_last_checkpoint(run.acc, run.checkpoints, run.scheduler, run.state)
+        _save_last_checkpoint(run.acc, run.model, run.optimizer, run.checkpoints, run.scheduler, run.state)
     run.acc.wait_for_everyone()
 
 

@@ -519,3 +519,54 @@ def test_write_about_describes_the_run(make_run, tmp_path):
         step=8, best_step=4, best_score=1.5, resumed_at=3
     )
     assert "checkpoint_dir" not in about["config"]
+
+
+def test_a_killed_qlora_fit_resumes_to_the_uninterrupted_weights_and_saves_only_what_trains(tmp_path, data_dir):
+    """A tiny Mistral in 4-bit (bitsandbytes' Linear4bit on the CPU) with a LoRA adapter: ``last/`` holds the adapter,
+    its optimizer state and the RNGs, never the 4-bit base (whose quantisation keys a strict load could not take back),
+    and a fit killed after a checkpoint resumes to the weights of the uninterrupted one."""
+    from stsnb import data, models
+
+    pairs = list(data.load_stsb("train", data_dir=data_dir))[:24]
+    items = [(p.sent1, p.sent2, p.score / 5.0) for p in pairs]
+
+    def encoder() -> nn.Module:
+        torch.manual_seed(0)
+        return models.load_encoder(
+            "tiny-random-mistral", quantize_4bit=True, lora=models.LoraSettings(r=4, dropout=0.0), max_length=24
+        )
+
+    def cosine_mse(model, batch) -> torch.Tensor:
+        left, right, gold = zip(*batch, strict=True)
+        cos = torch.nn.functional.cosine_similarity(model(list(left)), model(list(right)))
+        return ((cos - torch.tensor(gold)) ** 2).mean()
+
+    def killed_at(n: int):
+        calls = {"n": 0}
+
+        def loss(model, batch):
+            calls["n"] += 1
+            if calls["n"] == n:
+                raise KeyboardInterrupt
+            return cosine_mse(model, batch)
+
+        return loss
+
+    config = dict(epochs=1, batch_size=4, lr=1e-3, eval_every=2, max_grad_norm=None, progress=False)
+    evaluate = lambda model: 0.0  # noqa: E731 -- the last checkpoint is what matters here, not the selection
+    reference = encoder()
+    fit(reference, cosine_mse, items, TrainConfig(**config), collate=list, evaluate=evaluate)
+    checkpoint = dict(checkpoint_dir=str(tmp_path / "ckpt"))
+    with pytest.raises(KeyboardInterrupt):
+        fit(encoder(), killed_at(4), items, TrainConfig(**config, **checkpoint), collate=list, evaluate=evaluate)
+    last = tmp_path / "ckpt" / "last"
+    saved = torch.load(last / "trainable.pt", weights_only=True)
+    assert saved and all("lora_" in name for name in saved), "only the adapter is saved"
+    assert sum(f.stat().st_size for f in last.iterdir()) < 2 * sum(t.numel() * 4 for t in saved.values()) * 3
+    resumed = encoder()
+    result = fit(
+        resumed, cosine_mse, items, TrainConfig(**config, **checkpoint, resume=True), collate=list, evaluate=evaluate
+    )
+    assert result.resumed_at == 2 and result.steps == 6
+    want, got = train.trainable_state(reference), train.trainable_state(resumed)
+    assert want.keys() == got.keys() and all(torch.allclose(want[k], got[k], atol=1e-6) for k in want)
