@@ -133,15 +133,15 @@ def dev_score(data):
     return evaluate
 
 
-def killed_at_batch(n: int):
-    """``mse`` that raises KeyboardInterrupt at its ``n``-th call, as a killed run would stop."""
+def killed_at_batch(n: int, loss_fn=mse):
+    """``loss_fn`` (``mse``) that raises KeyboardInterrupt at its ``n``-th call, as a killed run would stop."""
     calls = {"n": 0}
 
     def loss(model, batch):
         calls["n"] += 1
         if calls["n"] == n:
             raise KeyboardInterrupt
-        return mse(model, batch)
+        return loss_fn(model, batch)
 
     return loss
 
@@ -541,24 +541,14 @@ def test_a_killed_qlora_fit_resumes_to_the_uninterrupted_weights_and_saves_only_
         cos = torch.nn.functional.cosine_similarity(model(list(left)), model(list(right)))
         return ((cos - torch.tensor(gold)) ** 2).mean()
 
-    def killed_at(n: int):
-        calls = {"n": 0}
-
-        def loss(model, batch):
-            calls["n"] += 1
-            if calls["n"] == n:
-                raise KeyboardInterrupt
-            return cosine_mse(model, batch)
-
-        return loss
-
     config = dict(epochs=1, batch_size=4, lr=1e-3, eval_every=2, max_grad_norm=None, progress=False)
     evaluate = lambda model: 0.0  # noqa: E731 -- the last checkpoint is what matters here, not the selection
     reference = encoder()
     fit(reference, cosine_mse, items, TrainConfig(**config), collate=list, evaluate=evaluate)
     checkpoint = dict(checkpoint_dir=str(tmp_path / "ckpt"))
     with pytest.raises(KeyboardInterrupt):
-        fit(encoder(), killed_at(4), items, TrainConfig(**config, **checkpoint), collate=list, evaluate=evaluate)
+        killed = killed_at_batch(4, cosine_mse)
+        fit(encoder(), killed, items, TrainConfig(**config, **checkpoint), collate=list, evaluate=evaluate)
     last = tmp_path / "ckpt" / "last"
     saved = torch.load(last / "trainable.pt", weights_only=True)
     assert saved and all("lora_" in name for name in saved), "only the adapter is saved"
