@@ -52,12 +52,14 @@ class FetchError(RuntimeError):
 
 @dataclass(frozen=True)
 class HubFile:
-    """One file of a Hub dataset repo; ``filename`` may be a glob, resolved by listing the repo."""
+    """One file of a Hub dataset repo; ``filename`` may be a glob, resolved by listing the repo, which must match one
+    file, or with ``shards`` one or more (a split stored in several parquet files)."""
 
     repo_id: str
     filename: str
     revision: str = "main"
     repo_type: str = "dataset"
+    shards: bool = False
 
     @property
     def name(self) -> str:
@@ -76,13 +78,16 @@ class Resolved:
     local: Path | None = None
 
 
+Files = dict[str, list[Resolved]]  # file_key -> the file (or a split's shards), resolved and downloaded
+
+
 @dataclass(frozen=True)
 class Part:
     """One part of the data folder: the Hub files it needs and how it is built from them."""
 
     name: str
     files: tuple[HubFile, ...]
-    build: Callable[[dict[str, Resolved], Path], str]  # returns how it was built, for SOURCES.md
+    build: Callable[[Files, Path], str]  # returns how it was built, for SOURCES.md
     paper: bool = False
 
 
@@ -90,7 +95,7 @@ class Part:
 # building each part from its downloaded files
 
 
-def _extract_senteval(files: dict[str, Resolved], out: Path) -> str:
+def _extract_senteval(files: Files, out: Path) -> str:
     """SentEval's STS12-16, STS Benchmark and SICK from SimCSE's ``senteval.tar``, wherever the tar roots them."""
     tar_path = _local(files, "senteval.tar")
     wanted = re.compile(r"(^|.*/)(STS/STS1[2-6]-en-test/[^/]+|STS/STSBenchmark/[^/]+|SICK/[^/]+)$")
@@ -119,7 +124,7 @@ def _parquet_rows(path: Path, columns: Sequence[str]) -> list[tuple]:
     return list(zip(*(table.column(c).to_pylist() for c in columns), strict=True))
 
 
-def _build_snli(files: dict[str, Resolved], out: Path) -> str:
+def _build_snli(files: Files, out: Path) -> str:
     folder = out / "senteval" / "SNLI"
     folder.mkdir(parents=True, exist_ok=True)
     counts = []
@@ -173,7 +178,7 @@ def _unspaced(sentence: str) -> str:
     return re.sub(r"\s+", "", sentence.lower())
 
 
-def _build_sts_raw(files: dict[str, Resolved], out: Path) -> str:
+def _build_sts_raw(files: Files, out: Path) -> str:
     counts = []
     for year in data.STS_YEARS:
         raw = RawText(_jsonl_rows(_local(files, f"{year}-raw")), f"mteb/{year.lower()}-sts")
@@ -202,7 +207,7 @@ def _build_sts_raw(files: dict[str, Resolved], out: Path) -> str:
     )
 
 
-def _build_stsb_raw(files: dict[str, Resolved], out: Path) -> str:
+def _build_stsb_raw(files: Files, out: Path) -> str:
     target = out / "stsbenchmark_raw"
     target.mkdir(parents=True, exist_ok=True)
     counts = []
@@ -222,7 +227,7 @@ def _build_stsb_raw(files: dict[str, Resolved], out: Path) -> str:
     )
 
 
-def _build_sick_raw(files: dict[str, Resolved], out: Path) -> str:
+def _build_sick_raw(files: Files, out: Path) -> str:
     raw = RawText(_jsonl_rows(_local(files, "sickr")), "mteb/sickr-sts")
     target = out / "sick_raw"
     target.mkdir(parents=True, exist_ok=True)
@@ -243,7 +248,7 @@ def _build_sick_raw(files: dict[str, Resolved], out: Path) -> str:
     )
 
 
-def _build_wiki_sample(files: dict[str, Resolved], out: Path) -> str:
+def _build_wiki_sample(files: Files, out: Path) -> str:
     target = out / "wiki1m_subset" / data.WIKI_FILE
     target.parent.mkdir(parents=True, exist_ok=True)
     with _local(files, "wiki1m").open("rb") as source, target.open("wb") as handle:
@@ -255,8 +260,8 @@ def _build_wiki_sample(files: dict[str, Resolved], out: Path) -> str:
     return f"its first {WIKI_SAMPLE_LINES:,} lines, unchanged (a contiguous prefix, not a random sample)"
 
 
-def _copy_verbatim(*pairs: tuple[str, str]) -> Callable[[dict[str, Resolved], Path], str]:
-    def build(files: dict[str, Resolved], out: Path) -> str:
+def _copy_verbatim(*pairs: tuple[str, str]) -> Callable[[Files, Path], str]:
+    def build(files: Files, out: Path) -> str:
         for key, relative in pairs:
             target = out / relative
             target.parent.mkdir(parents=True, exist_ok=True)
@@ -266,11 +271,11 @@ def _copy_verbatim(*pairs: tuple[str, str]) -> Callable[[dict[str, Resolved], Pa
     return build
 
 
-def _nli_csv(files: dict[str, Resolved], out: Path) -> str:
+def _nli_csv(files: Files, out: Path) -> str:
     """SNLI and MultiNLI train as ``gold_label,sentence1,sentence2`` CSVs (label names), gold-less pairs dropped."""
     counts = []
     for key, name in (("snli-train", "snli_train.csv"), ("multinli-train", "multinli_train.csv")):
-        rows = _parquet_rows(_local(files, key), ("premise", "hypothesis", "label"))
+        rows = [row for path in _locals(files, key) for row in _parquet_rows(path, ("premise", "hypothesis", "label"))]
         target = out / "paper" / name
         target.parent.mkdir(parents=True, exist_ok=True)
         kept = 0
@@ -322,15 +327,16 @@ PARTS: tuple[Part, ...] = (
         "paper/snli_train.csv, paper/multinli_train.csv",
         (
             HubFile("stanfordnlp/snli", "plain_text/*train*.parquet"),
-            HubFile("nyu-mll/multi_nli", "*train*.parquet"),
+            HubFile("nyu-mll/multi_nli", "*train*.parquet", shards=True),
         ),
         _nli_csv,
         paper=True,
     ),
 )
 
-PAPER_FILES = ("paper/wiki1m_for_simcse.txt", "paper/nli_for_simcse.csv", "paper/snli_train.csv",
-               "paper/multinli_train.csv")  # fmt: skip
+PAPER_FILES = tuple(
+    f"paper/{name}" for name in (data.WIKI_FILE, "nli_for_simcse.csv", "snli_train.csv", "multinli_train.csv")
+)
 
 
 def file_key(wanted: HubFile) -> str:
@@ -353,10 +359,16 @@ def file_key(wanted: HubFile) -> str:
     raise KeyError(wanted.name)
 
 
-def _local(files: dict[str, Resolved], key: str) -> Path:
-    path = files[key].local
-    if path is None:
-        raise FetchError(f"{files[key].wanted.name} was not downloaded")
+def _locals(files: Files, key: str) -> list[Path]:
+    """The downloaded paths of a file key (a split's shards in name order)."""
+    paths = [item.local for item in files[key]]
+    if any(path is None for path in paths):
+        raise FetchError(f"{files[key][0].wanted.name} was not downloaded")
+    return paths  # type: ignore[return-value]
+
+
+def _local(files: Files, key: str) -> Path:
+    (path,) = _locals(files, key)
     return path
 
 
@@ -407,34 +419,37 @@ class Hub:
             )
         return FetchError(f"{what}: {type(err).__name__}: {err}")
 
-    def resolve(self, wanted: HubFile) -> Resolved:
-        """The exact file (a glob resolved by listing the repo), its commit, size and ETag: one metadata request."""
+    def resolve(self, wanted: HubFile) -> list[Resolved]:
+        """The exact file(s) (a glob resolved by listing the repo), each with its commit, size and ETag."""
         from huggingface_hub import HfApi, get_hf_file_metadata, hf_hub_url
 
         try:
-            filename = wanted.filename
-            if any(c in filename for c in "*?["):
-                files = HfApi(endpoint=self.endpoint).list_repo_files(
+            names = [wanted.filename]
+            if any(c in wanted.filename for c in "*?["):
+                listed = HfApi(endpoint=self.endpoint).list_repo_files(
                     wanted.repo_id, repo_type=wanted.repo_type, revision=wanted.revision
                 )
-                matches = sorted(f for f in files if fnmatch.fnmatch(f, filename))
-                if len(matches) != 1:
+                names = sorted(f for f in listed if fnmatch.fnmatch(f, wanted.filename))
+                if not names or (len(names) > 1 and not wanted.shards):
                     raise FetchError(
-                        f"{wanted.name}: expected exactly one file matching {filename!r} in {wanted.repo_id}, found "
-                        f"{matches or 'none'}; the upstream repository may have changed its layout"
+                        f"{wanted.name}: expected {'one or more files' if wanted.shards else 'exactly one file'} "
+                        f"matching {wanted.filename!r} in {wanted.repo_id}, found {names or 'none'}; the upstream "
+                        "repository may have changed its layout"
                     )
-                filename = matches[0]
-            url = hf_hub_url(
-                wanted.repo_id, filename, repo_type=wanted.repo_type, revision=wanted.revision, endpoint=self.endpoint
-            )
-            meta = get_hf_file_metadata(url, timeout=HUB_TIMEOUT, endpoint=self.endpoint)
+            resolved = []
+            for name in names:
+                url = hf_hub_url(
+                    wanted.repo_id, name, repo_type=wanted.repo_type, revision=wanted.revision, endpoint=self.endpoint
+                )
+                meta = get_hf_file_metadata(url, timeout=HUB_TIMEOUT, endpoint=self.endpoint)
+                if meta.commit_hash is None:
+                    raise FetchError(f"{wanted.name}: the Hub's answer names no commit (is HF_ENDPOINT a Hub?)")
+                resolved.append(Resolved(wanted, name, meta.commit_hash, meta.size, meta.etag))
         except FetchError:
             raise
         except Exception as err:
             raise self.explain(err, wanted.name) from err
-        if meta.commit_hash is None:
-            raise FetchError(f"{wanted.name}: the Hub's answer names no commit (is HF_ENDPOINT a Hub?)")
-        return Resolved(wanted, filename, meta.commit_hash, meta.size, meta.etag)
+        return resolved
 
     def download(self, item: Resolved) -> Path:
         """The file in the Hub cache (downloaded, or resumed from a partial download); its SHA-256 checked against
@@ -519,7 +534,7 @@ def _human(size: int | None) -> str:
     raise AssertionError
 
 
-def sources_markdown(parts: Sequence[Part], files: dict[str, Resolved], notes: dict[str, str], endpoint: str) -> str:
+def sources_markdown(parts: Sequence[Part], files: Files, notes: dict[str, str], endpoint: str) -> str:
     """SOURCES.md of a fetched folder: each part's Hub files at their exact commits, and how it was built."""
     lines = [
         "# Data sources (written by `stsnb data fetch`)",
@@ -531,11 +546,9 @@ def sources_markdown(parts: Sequence[Part], files: dict[str, Resolved], notes: d
         "|---|---|---|---|",
     ]
     for part in parts:
-        sources = "<br>".join(
-            f"`{r.wanted.repo_id}` : `{r.filename}` @ `{r.commit[:12]}`"
-            for r in (files[file_key(f)] for f in part.files)
-        )
-        sizes = "<br>".join(_human(files[file_key(f)].size) for f in part.files)
+        items = [item for f in part.files for item in files[file_key(f)]]
+        sources = "<br>".join(f"`{r.wanted.repo_id}` : `{r.filename}` @ `{r.commit[:12]}`" for r in items)
+        sizes = "<br>".join(_human(r.size) for r in items)
         lines.append(f"| `{part.name}` | {sources} | {sizes} | {notes[part.name]} |")
     lines += [
         "",
@@ -572,20 +585,20 @@ def fetch(
     parts = [p for p in PARTS if paper or not p.paper]
     wanted = {file_key(f): f for p in parts for f in p.files}
     say(f"stsnb data fetch: {len(wanted)} files from {hub.endpoint} (sizes before downloading):")
-    files: dict[str, Resolved] = {}
+    files: Files = {}
     for key, hub_file in wanted.items():
         files[key] = hub.resolve(hub_file)
-        say(f"  {hub_file.repo_id}:{files[key].filename}  {_human(files[key].size)}")
-    total = sum(r.size or 0 for r in files.values())
-    say(f"  in all {_human(total)} (files already in the Hugging Face cache are not downloaded again)")
-    for item in files.values():
+        for item in files[key]:
+            say(f"  {hub_file.repo_id}:{item.filename}  {_human(item.size)}")
+    items = [item for shards in files.values() for item in shards]
+    total = _human(sum(r.size or 0 for r in items))
+    say(f"  in all {total} (files already in the Hugging Face cache are not downloaded again)")
+    for item in items:
         item.local = hub.download(item)
     return _build(target, parts, files, hub.endpoint, say)
 
 
-def _build(
-    target: Path, parts: Sequence[Part], files: dict[str, Resolved], endpoint: str, say: Callable[[str], None]
-) -> FetchResult:
+def _build(target: Path, parts: Sequence[Part], files: Files, endpoint: str, say: Callable[[str], None]) -> FetchResult:
     target.parent.mkdir(parents=True, exist_ok=True)
     for stale in target.parent.glob(f".{target.name}.partial-*"):
         if not _process_alive(stale.name.rsplit("-", 1)[-1]):

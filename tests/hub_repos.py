@@ -75,7 +75,13 @@ def build_repos(root: Path, *, tar_prefix: str = "SentEval/data/downstream/", nl
                 "README.md": b"SNLI\n",
             }
         ),
-        "nyu-mll/multi_nli": Repo({"data/train-00000-of-00001.parquet": _snli_parquet(snli_test[:nli_rows], 2, 4)}),
+        "nyu-mll/multi_nli": Repo(  # a split in two shards, as large splits are stored
+            {
+                "data/train-00000-of-00002.parquet": _snli_parquet(snli_test[: nli_rows // 2], 1, 4),
+                "data/train-00001-of-00002.parquet": _snli_parquet(snli_test[nli_rows // 2 : nli_rows], 1, 5),
+                "data/validation_matched-00000-of-00001.parquet": _snli_parquet(snli_test[-10:], 0, 6),
+            }
+        ),
         "LivNLP/C-STS-Reannotated": Repo(
             {
                 f"csts_{split}_reannotated.csv": (

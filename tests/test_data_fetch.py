@@ -271,6 +271,8 @@ def test_paper_adds_the_paper_corpora_and_prints_their_sizes_first(hub, tmp_path
     assert len(data.load_simcse_triplets(tmp_path / "data" / "paper" / "nli_for_simcse.csv")) == 400
     snli = data._read_nli_csv(tmp_path / "data" / "paper" / "snli_train.csv")
     assert len(snli) == 400 and {p.label for p in snli} <= set(data.NLI_LABELS)
+    multinli = data._read_nli_csv(tmp_path / "data" / "paper" / "multinli_train.csv")
+    assert len(multinli) == 400, "both shards of MultiNLI train, their gold-less rows dropped"
     wiki = (tmp_path / "data" / "paper" / data.WIKI_FILE).read_text().splitlines()
     assert len(wiki) == data_fetch.WIKI_SAMPLE_LINES + 200  # whole; the sample keeps the first 11,914
     # a default folder lacks them: --paper on it fetches (the default part is in the cache)
