@@ -141,7 +141,8 @@ def data_fetch_command(args: argparse.Namespace, parser: argparse.ArgumentParser
         return 1
     except KeyboardInterrupt:
         print(
-            "stsnb data fetch: interrupted; nothing was put in place (run it again: downloads resume)", file=sys.stderr
+            "stsnb data fetch: interrupted; nothing was put in place (run it again: completed downloads are cached)",
+            file=sys.stderr,
         )
         return 130
     print(f"stsnb data fetch: {result.message}")
@@ -169,13 +170,12 @@ def run_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> in
         from .plan_check import check
 
         try:
-            report = check(load_plan(plan_path(args.profile, PLANS_DIR)), NOTEBOOKS_DIR, args.gpus, args.gpu_memory)
+            plan = load_plan(plan_path(args.profile, PLANS_DIR))
+            report = check(plan, NOTEBOOKS_DIR, args.gpus, args.gpu_memory)
         except PlanError as err:
             parser.error(str(err))
         print(report.text(), flush=True)
-        online_ok = True
-        if args.online:
-            online_ok = _preflight(load_plan(plan_path(args.profile, PLANS_DIR)), NOTEBOOKS_DIR)
+        online_ok = _preflight(plan, NOTEBOOKS_DIR) if args.online else True
         return 0 if report.ok and online_ok else 1
     if args.gpus is not None or args.gpu_memory is not None or args.online:
         parser.error("--gpus, --gpu-memory and --online go with --check")

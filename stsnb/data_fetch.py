@@ -452,8 +452,8 @@ class Hub:
         return resolved
 
     def download(self, item: Resolved) -> Path:
-        """The file in the Hub cache (downloaded, or resumed from a partial download); its SHA-256 checked against
-        the ETag where the Hub gives one (files stored with LFS)."""
+        """The file in the Hub cache (downloaded unless it is there; a dropped connection is resumed within the
+        download); its SHA-256 checked against the ETag where the Hub gives one (files stored with LFS or Xet)."""
         from huggingface_hub import hf_hub_download
 
         what = f"{item.wanted.repo_id}:{item.filename}"
