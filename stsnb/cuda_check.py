@@ -9,6 +9,7 @@ names the likely cause: no driver, a CPU build of torch, or a torch built for a 
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -80,7 +81,7 @@ def problem(state: CudaState) -> str | None:
     )
 
 
-def plan_requires_cuda(plan_path) -> bool:
+def plan_requires_cuda(plan_path: str | os.PathLike[str]) -> bool:
     """``requires: [cuda]`` in the plan file itself; not inherited through ``extends`` (the rehearsal extends the
     paper plan and runs on the CPU)."""
     from pathlib import Path
