@@ -15,6 +15,7 @@ import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
+from pathlib import Path
 
 PROBE = (
     "import json, torch\n"
@@ -82,11 +83,7 @@ def problem(state: CudaState) -> str | None:
 
 
 def plan_requires_cuda(plan_path: str | os.PathLike[str]) -> bool:
-    """``requires: [cuda]`` in the plan file itself; not inherited through ``extends`` (the rehearsal extends the
-    paper plan and runs on the CPU)."""
-    from pathlib import Path
+    """``requires: [cuda]`` in the plan file itself (``plans.plan_file_setting``: the rehearsal does not inherit it)."""
+    from .plans import plan_file_setting
 
-    import yaml
-
-    raw = yaml.safe_load(Path(plan_path).read_text()) or {}
-    return "cuda" in (raw.get("requires") or [])
+    return "cuda" in plan_file_setting(Path(plan_path), "requires", [])

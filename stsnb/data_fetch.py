@@ -55,6 +55,7 @@ class HubFile:
     """One file of a Hub dataset repo; ``filename`` may be a glob, resolved by listing the repo, which must match one
     file, or with ``shards`` one or more (a split stored in several parquet files)."""
 
+    key: str  # the name a build function asks for
     repo_id: str
     filename: str
     revision: str = "main"
@@ -78,7 +79,7 @@ class Resolved:
     local: Path | None = None
 
 
-Files = dict[str, list[Resolved]]  # file_key -> the file (or a split's shards), resolved and downloaded
+Files = dict[str, list[Resolved]]  # HubFile.key -> the file (or a split's shards), resolved and downloaded
 
 
 @dataclass(frozen=True)
@@ -290,44 +291,44 @@ def _nli_csv(files: Files, out: Path) -> str:
     return f"pairs with a gold label, original text, label names; {', '.join(counts)}"
 
 
-def _mteb(repo: str, filename: str = "test.jsonl.gz") -> HubFile:
-    return HubFile(f"mteb/{repo}", filename)
+def _mteb(key: str, repo: str, filename: str = "test.jsonl.gz") -> HubFile:
+    return HubFile(key, f"mteb/{repo}", filename)
 
 
 PARTS: tuple[Part, ...] = (
-    Part("senteval", (HubFile(SIMCSE_REPO, "senteval.tar"),), _extract_senteval),
+    Part("senteval", (HubFile("senteval.tar", SIMCSE_REPO, "senteval.tar"),), _extract_senteval),
     Part(
         "senteval/SNLI",
         (
-            HubFile("stanfordnlp/snli", "plain_text/*validation*.parquet"),
-            HubFile("stanfordnlp/snli", "plain_text/*test*.parquet"),
+            HubFile("snli-validation", "stanfordnlp/snli", "plain_text/*validation*.parquet"),
+            HubFile("snli-test", "stanfordnlp/snli", "plain_text/*test*.parquet"),
         ),
         _build_snli,
     ),
-    Part("sts_raw", tuple(_mteb(f"{y.lower()}-sts") for y in data.STS_YEARS), _build_sts_raw),
+    Part("sts_raw", tuple(_mteb(f"{y}-raw", f"{y.lower()}-sts") for y in data.STS_YEARS), _build_sts_raw),
     Part(
         "stsbenchmark_raw",
-        tuple(_mteb("stsbenchmark-sts", f"{s}.jsonl.gz") for s in ("train", "validation", "test")),
+        tuple(_mteb(f"stsb-{s}", "stsbenchmark-sts", f"{s}.jsonl.gz") for s in ("train", "validation", "test")),
         _build_stsb_raw,
     ),
-    Part("sick_raw", (_mteb("sickr-sts"),), _build_sick_raw),
-    Part("wiki1m_subset", (HubFile(SIMCSE_REPO, data.WIKI_FILE),), _build_wiki_sample),
+    Part("sick_raw", (_mteb("sickr", "sickr-sts"),), _build_sick_raw),
+    Part("wiki1m_subset", (HubFile("wiki1m", SIMCSE_REPO, data.WIKI_FILE),), _build_wiki_sample),
     Part(
         "csts_reannotated",
-        tuple(HubFile("LivNLP/C-STS-Reannotated", f"csts_{s}_reannotated.csv") for s in data.CSTS_SPLITS),
+        tuple(HubFile(f"csts-{s}", "LivNLP/C-STS-Reannotated", f"csts_{s}_reannotated.csv") for s in data.CSTS_SPLITS),
         _copy_verbatim(*((f"csts-{s}", f"csts_reannotated/csts_{s}_reannotated.csv") for s in data.CSTS_SPLITS)),
     ),
     Part(
         "paper/wiki1m, paper/nli_for_simcse.csv",
-        (HubFile(SIMCSE_REPO, data.WIKI_FILE), HubFile(SIMCSE_REPO, "nli_for_simcse.csv")),
+        (HubFile("wiki1m", SIMCSE_REPO, data.WIKI_FILE), HubFile("nli_for_simcse", SIMCSE_REPO, "nli_for_simcse.csv")),
         _copy_verbatim(("wiki1m", f"paper/{data.WIKI_FILE}"), ("nli_for_simcse", "paper/nli_for_simcse.csv")),
         paper=True,
     ),
     Part(
         "paper/snli_train.csv, paper/multinli_train.csv",
         (
-            HubFile("stanfordnlp/snli", "plain_text/*train*.parquet"),
-            HubFile("nyu-mll/multi_nli", "*train*.parquet", shards=True),
+            HubFile("snli-train", "stanfordnlp/snli", "plain_text/*train*.parquet"),
+            HubFile("multinli-train", "nyu-mll/multi_nli", "*train*.parquet", shards=True),
         ),
         _nli_csv,
         paper=True,
@@ -337,26 +338,6 @@ PARTS: tuple[Part, ...] = (
 PAPER_FILES = tuple(
     f"paper/{name}" for name in (data.WIKI_FILE, "nli_for_simcse.csv", "snli_train.csv", "multinli_train.csv")
 )
-
-
-def file_key(wanted: HubFile) -> str:
-    """The name a build function asks for: short and stable across repo layouts."""
-    base = wanted.filename.rsplit("/", 1)[-1]
-    if wanted.repo_id == SIMCSE_REPO:
-        return {"senteval.tar": "senteval.tar", data.WIKI_FILE: "wiki1m"}.get(base, base.split(".")[0])
-    if wanted.repo_id == "stanfordnlp/snli":
-        return "snli-" + next(s for s in ("validation", "test", "train") if s in wanted.filename)
-    if wanted.repo_id == "nyu-mll/multi_nli":
-        return "multinli-train"
-    if wanted.repo_id == "LivNLP/C-STS-Reannotated":
-        return "csts-" + next(s for s in data.CSTS_SPLITS if s in base)
-    if wanted.repo_id.startswith("mteb/sts1"):
-        return wanted.repo_id.split("/")[1].split("-")[0].upper() + "-raw"
-    if wanted.repo_id == "mteb/stsbenchmark-sts":
-        return "stsb-" + base.split(".")[0]
-    if wanted.repo_id == "mteb/sickr-sts":
-        return "sickr"
-    raise KeyError(wanted.name)
 
 
 def _locals(files: Files, key: str) -> list[Path]:
@@ -546,7 +527,7 @@ def sources_markdown(parts: Sequence[Part], files: Files, notes: dict[str, str],
         "|---|---|---|---|",
     ]
     for part in parts:
-        items = [item for f in part.files for item in files[file_key(f)]]
+        items = [item for f in part.files for item in files[f.key]]
         sources = "<br>".join(f"`{r.wanted.repo_id}` : `{r.filename}` @ `{r.commit[:12]}`" for r in items)
         sizes = "<br>".join(_human(r.size) for r in items)
         lines.append(f"| `{part.name}` | {sources} | {sizes} | {notes[part.name]} |")
@@ -583,7 +564,7 @@ def fetch(
         say(f"{target}: exists but does not verify ({len(existing.problems) + len(missing)} problems); fetching anew")
     hub = hub or Hub()
     parts = [p for p in PARTS if paper or not p.paper]
-    wanted = {file_key(f): f for p in parts for f in p.files}
+    wanted = {f.key: f for p in parts for f in p.files}
     say(f"stsnb data fetch: {len(wanted)} files from {hub.endpoint} (sizes before downloading):")
     files: Files = {}
     for key, hub_file in wanted.items():

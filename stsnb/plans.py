@@ -157,3 +157,10 @@ def assigned_parameters(notebook: Path) -> list[str]:
                 elif isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name):
                     names.append(statement.target.id)
     return names
+
+
+def plan_file_setting(path: Path, key: str, default: Any = None) -> Any:
+    """A top-level setting of the plan file itself, not inherited through ``extends`` (``requires``,
+    ``trust_remote_code``: the rehearsal extends the paper plan but runs on the CPU, with tiny models)."""
+    raw = yaml.safe_load(Path(path).read_text()) or {}
+    return raw.get(key) or default

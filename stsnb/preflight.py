@@ -19,8 +19,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from . import data_manifest, plan_check
 
 # what a notebook parameter value of "hub" reads: dataset repo -> file patterns (the loaders in stsnb.data)
@@ -159,8 +157,9 @@ def plan_params(plan: Any, notebooks_dir: Path) -> dict[str, dict[str, Any]]:
 
 def plan_settings(plan_path: Path) -> dict[str, Any]:
     """The plan file's top-level settings this module reads (``trust_remote_code``)."""
-    raw = yaml.safe_load(Path(plan_path).read_text()) or {}
-    return {"trust_remote_code": list(raw.get("trust_remote_code") or [])}
+    from .plans import plan_file_setting
+
+    return {"trust_remote_code": list(plan_file_setting(plan_path, "trust_remote_code", []))}
 
 
 def run_preflight(
