@@ -5,6 +5,7 @@ runner), ``stsnb eval`` (the STS suite on a model) and ``stsnb book`` (a static 
     stsnb data fetch [--to DIR] [--paper]
     stsnb data verify [DIR]
     stsnb run [--profile smoke|class|cpu|paper|rehearsal] [--only NOTEBOOK,...] [--out DIR]
+    stsnb run --profile paper --parallel "0,1,2,3:10_pcc_tuning 4,5,6,7:20_sts_regression,30_hicl"
     stsnb summary [--profile cpu] [--out DIR]
     stsnb eval --model NAME [--pooling mean|cls|last] [--template TEXT] [--tasks all|sts12,...]
                [--text senteval|raw] [--data-dir DIR] [--json]
@@ -40,7 +41,17 @@ def _timeout(value: str) -> float | None | str:
     return seconds
 
 
+def _groups(value: str) -> list:
+    from .parallel import parse_groups
+
+    try:
+        return parse_groups(value)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+
+
 def build_parser() -> argparse.ArgumentParser:
+    from .cost_estimate import DEFAULT_GPU, GPU_TYPES
     from .plans import DEFAULT_OUT
 
     parser = argparse.ArgumentParser(prog="stsnb", description=__doc__.splitlines()[0])
@@ -72,6 +83,13 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="NOTEBOOK,...",
         help="run only these notebooks of the plan (summary.md still lists all of them)",
     )
+    run.add_argument(
+        "--parallel",
+        type=_groups,
+        metavar='"GPUS:NOTEBOOK,... ..."',
+        help="run groups of notebooks side by side, each a child `stsnb run --only` with CUDA_VISIBLE_DEVICES=GPUS, "
+        'e.g. "0,1,2,3:10_pcc_tuning 4,5,6,7:20_sts_regression,30_hicl,40_ccl_csts"; exits with the worst code',
+    )
     run.add_argument("--out", type=Path, default=DEFAULT_OUT, help="output root (default: papermill_runs/)")
     run.add_argument(
         "--timeout",
@@ -88,7 +106,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--check",
         action="store_true",
-        help="run nothing: check the plan (value types, num_processes vs --gpus, model ids, peak memory per GPU)",
+        help="run nothing: check the plan (value types, num_processes vs --gpus, model ids, peak memory per GPU, "
+        "global batches, estimated hours against each timeout, checkpoint disk)",
     )
     run.add_argument(
         "--online",
@@ -98,6 +117,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--gpus", type=int, help="with --check: GPUs on the server (num_processes must fit)")
     run.add_argument("--gpu-memory", type=float, metavar="GIB", help="with --check: memory per GPU in GiB")
+    run.add_argument(
+        "--gpu-type",
+        choices=sorted(GPU_TYPES),
+        default=None,
+        help=f"with --check: the GPU type whose bf16 peak prices the time estimate (default: {DEFAULT_GPU})",
+    )
     run.set_defaults(handler=run_command, parser=run)
 
     summary = commands.add_parser(
@@ -167,26 +192,52 @@ def run_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> in
     from .plans import NOTEBOOKS_DIR, PLANS_DIR, PlanError, load_plan, plan_path
 
     if args.check:
+        from .cost_estimate import DEFAULT_GPU
         from .plan_check import check
 
         try:
             plan = load_plan(plan_path(args.profile, PLANS_DIR))
-            report = check(plan, NOTEBOOKS_DIR, args.gpus, args.gpu_memory)
+            report = check(plan, NOTEBOOKS_DIR, args.gpus, args.gpu_memory, args.gpu_type or DEFAULT_GPU)
         except PlanError as err:
             parser.error(str(err))
         print(report.text(), flush=True)
         online_ok = _preflight(plan, NOTEBOOKS_DIR) if args.online else True
         return 0 if report.ok and online_ok else 1
-    if args.gpus is not None or args.gpu_memory is not None or args.online:
-        parser.error("--gpus, --gpu-memory and --online go with --check")
+    if args.gpus is not None or args.gpu_memory is not None or args.gpu_type is not None or args.online:
+        parser.error("--gpus, --gpu-memory, --gpu-type and --online go with --check")
+    if args.parallel and args.only:
+        parser.error("--parallel names the notebooks of each group: leave out --only")
     refusal = _cuda_refusal(args.profile, PLANS_DIR)
     if refusal:
         print(f"stsnb run: {refusal}", file=sys.stderr)
         return 2
+    if args.parallel:
+        return _run_parallel(args, parser)
     try:
         return run(args.profile, args.only, args.out, timeout=args.timeout, resume=args.resume)
     except PlanError as err:
         parser.error(str(err))
+
+
+def _run_parallel(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    """``--parallel``: the groups' notebooks checked against the plan, then one child ``stsnb run --only`` per group
+    (``stsnb.parallel``)."""
+    from .parallel import run_parallel
+    from .plans import NOTEBOOKS_DIR, PLANS_DIR, PlanError, check_plan, load_plan, plan_path
+
+    named = [name for group in args.parallel for name in group.notebooks]
+    try:
+        plan = load_plan(plan_path(args.profile, PLANS_DIR))
+        check_plan(plan, NOTEBOOKS_DIR, named)
+    except PlanError as err:
+        parser.error(str(err))
+    left = [name for name in plan.notebooks if name not in named]
+    if left:
+        print(f"[stsnb run] --parallel leaves out {', '.join(left)} (not run)", file=sys.stderr, flush=True)
+    timeout = "none" if args.timeout is None else str(args.timeout)  # "plan" or seconds, as _timeout reads them
+    base = [sys.executable, "-m", "stsnb.cli", "run", "--profile", args.profile, "--out", str(Path(args.out).resolve())]
+    base += ["--timeout", timeout] + (["--resume"] if args.resume else [])
+    return run_parallel(args.parallel, lambda group: [*base, "--only", ",".join(group.notebooks)])
 
 
 def _cuda_refusal(profile: str, plans_dir: Path) -> str | None:

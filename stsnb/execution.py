@@ -1,6 +1,6 @@
 """The execution of a plan behind ``stsnb run``: every notebook in a kernel of its own, timeouts, a lock per
-profile folder, Ctrl-C and SIGTERM, and only good results promoted (the plan: ``stsnb.plans``; summary.md:
-``stsnb.summary``).
+notebook, Ctrl-C and SIGTERM, and only good results promoted (the plan: ``stsnb.plans``; summary.md:
+``stsnb.summary``; the locks: ``stsnb.locks``).
 
 Each notebook runs (papermill, kernel ``python3``, cwd = its folder) into ``<out>/<profile>/.partial-<nb>/``; the
 notebook itself writes params.yaml, env.json, metrics.json, results.csv, figures/ and STATUS there through
@@ -20,13 +20,16 @@ are moved aside (``.checkpoints/<nb>.earlier-<time>``), never deleted.
 A folder is replaced by renaming the old one aside (``.old-<name>``), the new one into place, then deleting the
 aside; ``recover`` (at the start of every batch) puts back an aside that a crash left without its replacement.
 ``<out>/<profile>/summary.md`` (``stsnb.summary``) is rewritten after every notebook and on the way out.
+
+Runs of one profile may share its folder when they run different notebooks (``stsnb run --parallel``, two shells
+with ``--only``): each holds the locks of the notebooks it runs, and promotions, ``recover`` and summary.md take the
+folder's short lock (``stsnb.locks``).
 """
 
 from __future__ import annotations
 
 import contextlib
 import datetime as dt
-import json
 import math
 import os
 import re
@@ -38,6 +41,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from .locks import folder_lock, notebook_locks
 from .plans import DEFAULT_OUT, NOTEBOOKS_DIR, PLANS_DIR, PlanError, check_plan, load_plan, plan_path
 from .runs import RUN_DIR_ENV
 from .summary import Outcome, read_status, status_text, write_summary
@@ -267,13 +271,15 @@ def run_notebook(
     if not reason:
         if checkpoint_dir is not None:
             keep_selected_weights(checkpoint_dir, partial / "weights")
-        replace_folder(partial, good)
-        if failed.exists():  # superseded by this good run
-            shutil.rmtree(failed)
+        with folder_lock(profile_dir):  # a summary written meanwhile sees the old result or the new, never neither
+            replace_folder(partial, good)
+            if failed.exists():  # superseded by this good run
+                shutil.rmtree(failed)
         return Outcome(name, "ok", seconds=seconds, good=good)
     (partial / "STATUS").write_text(f"failed: {reason}\n")
     (partial / "error.log").write_text(log)
-    replace_folder(partial, failed)
+    with folder_lock(profile_dir):
+        replace_folder(partial, failed)
     if interrupted is not None:
         raise interrupted
     return Outcome(name, "failed", reason, seconds, good=good if read_status(good) == "ok" else None)
@@ -319,54 +325,6 @@ def keep_abandoned(partial: Path) -> Path | None:
     return kept
 
 
-class RunLocked(PlanError):
-    """Another ``stsnb run`` is writing the same profile folder."""
-
-
-LOCK_FILE = ".lock"
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-@contextlib.contextmanager
-def profile_lock(profile_dir: Path) -> Iterator[None]:
-    """One ``stsnb run`` per profile folder: ``.lock`` holds the owner's pid; a lock whose process is gone is taken
-    over (and said), a live one refuses with its pid and start time."""
-    lock = profile_dir / LOCK_FILE
-    for _ in range(2):
-        try:
-            descriptor = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
-        except FileExistsError:
-            try:
-                owner = json.loads(lock.read_text())
-            except (OSError, ValueError):
-                owner = {}
-            pid = int(owner.get("pid", 0) or 0)
-            if pid and _pid_alive(pid) and pid != os.getpid():
-                raise RunLocked(
-                    f"{profile_dir} is being written by another stsnb run (pid {pid}, started {owner.get('started')}); "
-                    f"wait for it, or stop it, or run with another --out"
-                ) from None
-            _log(f"took over {lock} from a run that is gone (pid {pid or 'unknown'})")
-            lock.unlink(missing_ok=True)
-            continue
-        with os.fdopen(descriptor, "w") as handle:
-            json.dump({"pid": os.getpid(), "started": dt.datetime.now().astimezone().isoformat()}, handle)
-        break
-    try:
-        yield
-    finally:
-        lock.unlink(missing_ok=True)
-
-
 @contextlib.contextmanager
 def sigterm_as_interrupt() -> Iterator[None]:
     """SIGTERM (a scheduler's stop, ``kill``) raises KeyboardInterrupt like Ctrl-C, so the batch still records the
@@ -374,7 +332,8 @@ def sigterm_as_interrupt() -> Iterator[None]:
     import signal
 
     def interrupt(signum, frame):
-        raise KeyboardInterrupt(f"signal {signum}")
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a second SIGTERM (a scheduler's, a forwarded one) would
+        raise KeyboardInterrupt(f"signal {signum}")  # interrupt the recording of the first: one stop is enough
 
     try:
         previous = signal.signal(signal.SIGTERM, interrupt)
@@ -406,8 +365,9 @@ def run(
     checkpoints on for a plan without them).
 
     Raises ``PlanError`` before anything runs when the plan names an unknown notebook or parameter, and
-    ``RunLocked`` when another run writes the same folder. ``timeout``: "plan" (the plan's limits), seconds for
-    every notebook, or None for no limit. summary.md is rewritten after every notebook and on Ctrl-C / SIGTERM.
+    ``stsnb.locks.RunLocked`` when another run holds one of its notebooks. ``timeout``: "plan" (the plan's limits),
+    seconds for every notebook, or None for no limit. summary.md is rewritten after every notebook and on Ctrl-C /
+    SIGTERM.
     """
     plan = load_plan(plan_path(profile, plans_dir))
     selected = check_plan(plan, notebooks_dir, only)
@@ -415,8 +375,10 @@ def run(
     profile_dir = Path(out).resolve() / plan.profile
     profile_dir.mkdir(parents=True, exist_ok=True)
     outcomes: dict[str, Outcome] = {}
-    with profile_lock(profile_dir), sigterm_as_interrupt():
-        for name in recover(profile_dir):
+    with notebook_locks(profile_dir, selected), sigterm_as_interrupt():
+        with folder_lock(profile_dir):  # no promotion is half done: every aside is a crash's
+            restored = recover(profile_dir)
+        for name in restored:
             _log(f"{name}: restored the good result an interrupted run had set aside")
         try:
             for number, name in enumerate(selected, start=1):

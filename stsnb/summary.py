@@ -23,6 +23,7 @@ from typing import Any
 
 from . import stats
 from .claims import failed_preconditions, verdict_counts
+from .locks import folder_lock
 from .plans import DEFAULT_OUT, PLANS_DIR, Plan, PlanError, load_plan, plan_path
 from .runs import git_sha, write_text_atomic
 
@@ -422,13 +423,15 @@ def write_summary(
     outcomes: Mapping[str, Outcome] | None = None,
 ) -> Path:
     """Rewrite ``<out>/<profile>/summary.md`` from the run folders (``outcomes``: those of this invocation; every
-    other notebook of the plan is read from what an earlier run left). Runs no notebook."""
+    other notebook of the plan is read from what an earlier or concurrent run left), under the folder's short lock
+    (``stsnb.locks``) and through a renamed temporary file. Runs no notebook."""
     plan = load_plan(plan_path(profile, plans_dir))
     profile_dir = Path(out).resolve() / plan.profile
     if not profile_dir.is_dir():
         raise PlanError(f"no runs at {profile_dir}: run `stsnb run --profile {profile}` first")
     outcomes = outcomes or {}
-    every = [outcomes.get(name) or recorded_outcome(name, profile_dir) for name in plan.notebooks]
     summary = profile_dir / "summary.md"
-    write_text_atomic(summary, summary_markdown(plan, every, profile_dir))
+    with folder_lock(profile_dir):  # runs of other notebooks of the profile promote and write it too
+        every = [outcomes.get(name) or recorded_outcome(name, profile_dir) for name in plan.notebooks]
+        write_text_atomic(summary, summary_markdown(plan, every, profile_dir))
     return summary
