@@ -66,5 +66,8 @@ def test_run_check_prints_the_memory_table_and_fails_on_too_few_gpus(capsys):
     assert main(["run", "--check", "--profile", "class"]) == 0  # real models (the smoke plan's 10 is a tiny one)
     out = capsys.readouterr().out
     assert "stsnb run --check --profile class: ok" in out and "| 10_pcc_tuning | stage 1 (Eq. 8), sth |" in out
-    assert main(["run", "--check", "--profile", "paper", "--gpus", "2"]) == 1
-    assert "num_processes: 4 processes need 4 GPUs, --gpus gives 2" in capsys.readouterr().out
+    # num_processes "auto" takes the one GPU, and notebook 10's estimate then runs past its plan timeout (a plan
+    # with num_processes: 4 fails on the GPU count instead)
+    assert main(["run", "--check", "--profile", "paper", "--gpus", "1"]) == 1
+    out = capsys.readouterr().out
+    assert "10_pcc_tuning: estimated" in out or "10_pcc_tuning: num_processes: 4 processes need 4 GPUs" in out

@@ -97,3 +97,11 @@ def test_training_setup_is_what_the_hook_returns():
     )
     assert len(rows) == 1 and rows[0].per_gpu_sequences == 2 * 4 * 3
     assert isinstance(TrainingSetup(1, 1), TrainingSetup)
+
+
+def test_a_string_the_comment_documents_in_quotes_fits_an_int_parameter():
+    help_text = 'training processes: GPUs on a server | "auto": every GPU present'
+    assert plan_check.type_problem("num_processes", "auto", "1", help_text) is None
+    assert "is a str, expected int" in plan_check.type_problem("num_processes", "all", "1", help_text)
+    declared = {"num_processes": {"default": "1", "help": help_text}}
+    assert plan_check.notebook_problems("20_sts_regression", {"num_processes": "auto"}, declared, gpus=2) == []
