@@ -437,6 +437,62 @@ def test_pcc_tuning_stage_losses_on_two_processes_equal_the_global_batch_on_one(
     launch(_pcc_two_processes_equal_one, num_processes=2)
 
 
+def _contrast_two_processes_equal_one() -> None:
+    """Notebook 20's +Contrast (Eq. 3 of STS-Regression): each process embeds its share, the negatives are gathered."""
+    from accelerate import Accelerator
+
+    from stsnb import distributed
+    from stsnb.papers import sts_regression as reg
+
+    accelerator = Accelerator(cpu=True)
+    rank, size = torch.distributed.get_rank(), torch.distributed.get_world_size()
+    pairs = [reg.TrainingPair(f"left {i}", f"right {i}", 4.5) for i in range(GLOBAL_BATCH)]
+    loss_fn = reg.contrast_loss(0.05)
+    reference = _TextEncoder()
+    gather, distributed.gather_with_grad = distributed.gather_with_grad, lambda x: x  # as one process would
+    try:
+        expected = loss_fn(reference, pairs)
+    finally:
+        distributed.gather_with_grad = gather
+    expected.backward()
+    model = accelerator.prepare(_TextEncoder())
+    loss = loss_fn(model, pairs[rank * GLOBAL_BATCH // size : (rank + 1) * GLOBAL_BATCH // size])
+    accelerator.backward(loss)
+    assert abs(loss.item() - expected.item()) < 1e-5, (rank, loss.item(), expected.item())
+    assert torch.allclose(accelerator.unwrap_model(model).linear.weight.grad, reference.linear.weight.grad, atol=1e-5)
+
+
+def test_the_contrast_baseline_on_two_processes_sees_the_global_batch():
+    """+Contrast (Table 3) through the launcher: its InfoNCE over two processes' halves equals one process on the
+    whole batch, loss and gradient, so `stage2_batch_size` is the same global batch on any GPU count."""
+    from stsnb.distributed import launch
+
+    launch(_contrast_two_processes_equal_one, num_processes=2)
+
+
+@pytest.mark.slow
+def test_section42_arms_run_through_the_launcher_on_two_processes(data_dir):
+    """Notebook 20's Section 4.2 on two processes: +Ours (stage 1 on the frozen real MiniLM, stage 2 jointly) and
+    +Contrast each start as one torchrun job, share the global batch of 8 (4 per process) and hand back the main
+    process's scored run."""
+    from stsnb import data
+    from stsnb.papers import sts_regression as reg
+    from stsnb.train import TrainConfig
+
+    nli = reg.nli_training_pairs(list(data.load_snli("dev", data_dir=data_dir))[:40])
+    sts = [reg.TrainingPair(p.sent1, p.sent2, p.score) for p in list(data.load_stsb("train", data_dir=data_dir))[:32]]
+    sts = [p for p in sts if p.target >= 4.0][:16] + [p for p in sts if p.target < 4.0][:16]
+    config = TrainConfig(batch_size=4, lr=5e-5, progress=False)  # one process's share of the global 8
+    dev = list(data.load_stsb("dev", data_dir=data_dir))[:24]
+    shared = reg.Section42(nli, sts, [], config, config, dev, reg.Evaluation("stsb", 24, 0), max_length=32, processes=2)
+    ours = shared.ours("minilm-l6", "Jina v2")
+    # every step takes the global batch of 8, the last one what is left
+    assert (ours.stage1.steps, ours.stage2.steps) == (-(-len(nli) // 8), -(-len(sts) // 8))
+    contrast = shared.contrast("minilm-l6", 4.0)
+    assert contrast.batch_size == 8 and contrast.positives >= 8 and contrast.result.steps >= 1
+    assert ours.predictions.keys() == contrast.predictions.keys() == {"STSBenchmark"}
+
+
 # ---- the test sets are scored once, on the main process -----------------------------------------------------------
 
 

@@ -145,7 +145,8 @@ def _profile(profile: str) -> dict:
 def test_the_paper_plans_stage_1_warms_up_for_100_steps():
     params = _profile("paper")
     assert params["use_paper_recipe"] is True
-    proto = protocol.Protocol.from_parameters(params)
+    assert params["num_processes"] == "auto"  # the GPUs present: 4 here, as the official code
+    proto = protocol.Protocol.from_parameters(params, gpus=4)
     n = 275_602  # SimCSE's NLI triplets (Section 4.1)
     config = proto.stage1_config("sth", n, 0)
     steps = protocol.optimizer_steps(n, 224, 4, 1, drop_last=False)

@@ -15,6 +15,7 @@ import pytest
 import torch
 
 from stsnb import data, evaluate, plots
+from stsnb.batching import BatchError
 from stsnb.papers import sts_regression as reg
 from stsnb.papers.sts_regression import claims, figures, memory, sweeps, two_stage
 from stsnb.train import TrainConfig, TrainResult
@@ -59,7 +60,7 @@ def test_recipe_builds_the_train_config_the_notebook_did_by_hand():
     recipe = reg.Recipe.from_params(RECIPE_PARAMS)
     expected = TrainConfig(
         epochs=1,
-        batch_size=16,
+        batch_size=8,  # the global 16 in grad_accum=2 micro-batches on one process
         grad_accum=2,
         lr=5e-4,
         weight_decay=0.01,
@@ -73,8 +74,19 @@ def test_recipe_builds_the_train_config_the_notebook_did_by_hand():
     assert recipe.config() == expected
     # positional as the notebook calls it: lr, clip, batch, passes, every (None: once per epoch), and the seed
     stage1 = recipe.config(1e-3, 10.0, 32, 5, None)
-    assert (stage1.lr, stage1.batch_size, stage1.epochs, stage1.eval_every, stage1.seed) == (1e-3, 32, 5, None, 3)
+    assert (stage1.lr, stage1.batch_size, stage1.epochs, stage1.eval_every, stage1.seed) == (1e-3, 16, 5, None, 3)
     assert recipe.config(run_seed=7).seed == 7 and recipe.config(clip=2.0).max_grad_norm == 2.0
+
+
+def test_recipe_shares_the_global_batch_out_over_the_processes():
+    """The paper plan's global batch of 64 (4 GPUs x 16 in the official code) is the same on 4 and 8 processes."""
+    for processes, share in ((1, 32), (4, 8), (8, 4)):
+        recipe = reg.Recipe.from_params({**RECIPE_PARAMS, "batch_size": 64}, processes)
+        config = recipe.config()
+        assert (config.batch_size, config.grad_accum) == (share, 2)
+        assert config.batch_size * processes * config.grad_accum == 64 == recipe.split().global_batch
+    with pytest.raises(BatchError, match="process counts that divide it: \\[1, 2, 4, 8, 16\\]"):
+        reg.Recipe.from_params({**RECIPE_PARAMS, "batch_size": 64}, 3).config()
 
 
 def test_recipe_uses_the_official_lr_and_clip_only_when_asked_and_known():

@@ -10,8 +10,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ... import batching, evaluate, models
 from ... import data as stsdata
-from ... import evaluate, models
 from . import claims, corpora, pipeline, protocol, transfer
 from .prompts import TEMPLATE_NAMES
 from .reported import REPORTED
@@ -63,6 +63,8 @@ class Inputs:
             f"{p['training_seeds']}",
             f"text: test and dev sentences with {fixes}; stage 2 trains on its {p['stage2_text']!r} form; "
             f"4-bit runs scored on {'the unquantized base' if p['score_unquantized'] else 'their 4-bit base'}",
+            batching.processes_line(p["num_processes"], self.protocol.num_processes)
+            + "; every batch below is global, shared out over them",
             self.protocol.describe(p["templates"]),
         ]
 

@@ -34,8 +34,8 @@ from typing import Any
 
 import torch
 
+from ... import batching, evaluate, models
 from ... import data as stsdata
-from ... import evaluate, models
 from ...train import TrainConfig, trainable_state
 from .recipes import Recipe, paper_recipe, warmup_ratio
 
@@ -101,7 +101,8 @@ def stage2_text_form(
 
 def optimizer_steps(n_examples: int, global_batch: int, num_processes: int, epochs: int, drop_last: bool) -> int:
     """The optimizer steps ``stsnb.train.fit`` counts for ``n_examples`` at a global batch over ``num_processes``
-    (each process takes ``global_batch // num_processes``; batches are shared out among the processes)."""
+    (each process takes ``global_batch // num_processes``, ``stsnb.batching``; batches are shared out among the
+    processes)."""
     per_process = max(1, global_batch // num_processes)
     batches = n_examples // per_process if drop_last else math.ceil(n_examples / per_process)
     return math.ceil(batches / num_processes) * epochs
@@ -128,10 +129,11 @@ class Protocol:
     stage2_cutoff: int = 64
 
     @classmethod
-    def from_parameters(cls, params: Mapping[str, Any]) -> Protocol:
-        """The protocol of the notebook's parameters (``use_paper_recipe``: ``paper_row``'s official recipe)."""
-        return cls(
-            num_processes=int(params["num_processes"]),
+    def from_parameters(cls, params: Mapping[str, Any], gpus: int | None = None) -> Protocol:
+        """The protocol of the notebook's parameters (``use_paper_recipe``: ``paper_row``'s official recipe), on
+        the processes ``num_processes`` names: ``"auto"`` takes the largest count of the visible GPUs (or ``gpus``)
+        that divides every global batch of ``templates`` (``stsnb.batching.resolve_processes``)."""
+        proto = cls(
             stage1_batch_size=int(params["stage1_batch_size"]),
             stage1_lr=float(params["stage1_lr"]),
             stage2_batch_sizes=tuple(int(b) for b in params["stage2_batch_sizes"]),
@@ -143,6 +145,12 @@ class Protocol:
             stage1_cutoff=int(params["stage1_cutoff"]),
             stage2_cutoff=int(params["stage2_cutoff"]),
         )
+        batches = proto.global_batches(params["templates"])
+        return replace(proto, num_processes=batching.resolve_processes(params["num_processes"], batches, gpus))
+
+    def global_batches(self, templates: Sequence[str]) -> list[int]:
+        """Every global batch the notebook trains on: each template's stage 1 and stage-2 sizes."""
+        return sorted({b for t in templates for b in (self.stage1_batch(t), *self.batch_sizes(t))})
 
     def recipe(self, template: str) -> Recipe | None:
         """The official recipe of ``template`` on ``recipe_row`` (None without ``use_paper_recipe``)."""
@@ -182,7 +190,7 @@ class Protocol:
             )
         return TrainConfig(
             epochs=epochs,
-            batch_size=max(1, global_batch // self.num_processes),
+            batch_size=batching.split_batch(global_batch, self.num_processes, batch_level=True).per_process,
             lr=lr,
             warmup_ratio=ratio,
             max_grad_norm=self.max_grad_norm,

@@ -15,8 +15,8 @@ from typing import Any, Literal
 import torch
 from torch import Tensor, nn
 
+from ... import batching, distributed, evaluate, losses, models
 from ... import data as stsdata
-from ... import distributed, evaluate, losses, models
 from ...train import TrainConfig, TrainResult, fit, layerwise_param_groups
 from .backbones import load_backbone
 from .model import ClampMode, Concatenation, SiameseModel, clamp_prediction, head_output, predict
@@ -278,11 +278,13 @@ def train_head_frozen(
 
 
 def contrast_loss(temperature: float = 0.05) -> Callable[[nn.Module, list[TrainingPair]], Tensor]:
-    """Eq. 3: InfoNCE of each sentence 1 against its sentence 2, the other pairs' sentences 2 as negatives."""
+    """Eq. 3: InfoNCE of each sentence 1 against its sentence 2, the other pairs' sentences 2 as negatives: those of
+    every process (``distributed.gather_with_grad``), so the negatives are the global batch's."""
 
     def step(encoder: nn.Module, batch: list[TrainingPair]) -> Tensor:
         both = encoder([p.sent1 for p in batch] + [p.sent2 for p in batch])
-        return losses.info_nce(both[: len(batch)], both[len(batch) :], temperature=temperature)
+        anchors = distributed.gather_with_grad(both[: len(batch)])
+        return losses.info_nce(anchors, distributed.gather_with_grad(both[len(batch) :]), temperature=temperature)
 
     return step
 
@@ -301,9 +303,10 @@ def train_contrast(
     Its code is unreleased (REFERENCE_NOTES A2), so these are our choices: the positives are the pairs scored
     >= 4.0 (``positive_pairs``), negatives are the other positives of the batch (no hard negatives), temperature
     0.05 as SimCSE, one direction as Eq. 3 writes it, the same optimiser, schedule and STS-B dev selection as
-    ours. A short last batch is dropped (InfoNCE needs at least two pairs).
+    ours. A short last batch is dropped (InfoNCE needs at least two pairs). ``config.batch_size`` is one process's
+    share of the batch; the loss sees the global batch.
     """
-    if config.batch_size < 2:
+    if config.batch_size * distributed.world_size() < 2:
         raise ValueError("InfoNCE needs batches of at least 2 pairs (the in-batch negatives)")
     config = replace(config, drop_last=True)
     return fit(
@@ -324,7 +327,8 @@ class Recipe:
     """The optimisation settings shared by every run of a notebook (Section 4.1 and the official code,
     REFERENCE_NOTES A2): ``config`` builds one run's ``TrainConfig`` from them, ``lr_and_clip`` picks a run's
     learning rate and gradient clipping (the official per-setting values of ``OFFICIAL_RECIPES`` when
-    ``use_official_recipes`` and the row has them, else ``lr`` and ``max_grad_norm``)."""
+    ``use_official_recipes`` and the row has them, else ``lr`` and ``max_grad_norm``). Batch sizes are global
+    (``stsnb.batching``): ``config`` shares one out over ``processes`` x ``grad_accum``."""
 
     lr: float
     max_grad_norm: float | None
@@ -337,17 +341,23 @@ class Recipe:
     warmup_ratio: float = 0.2
     schedule_steps_factor: float = 1.0
     use_official_recipes: bool = False
+    processes: int = 1  # training processes (``batching.resolve_processes`` of ``num_processes``)
 
     @classmethod
-    def from_params(cls, params: Mapping[str, Any]) -> Recipe:
+    def from_params(cls, params: Mapping[str, Any], processes: int = 1) -> Recipe:
         """The settings from a notebook's parameters of the same names (``lr``, ``max_grad_norm``, ``batch_size``,
         ``epochs``, ``eval_every``, ``seed``, ``grad_accum``, ``weight_decay``, ``warmup_ratio``,
-        ``schedule_steps_factor``, ``use_official_recipes``); every one must be there."""
-        names = [f.name for f in fields(cls)]
+        ``schedule_steps_factor``, ``use_official_recipes``; every one must be there), on ``processes``."""
+        names = [f.name for f in fields(cls) if f.name != "processes"]
         missing = [name for name in names if name not in params]
         if missing:
             raise KeyError(f"the parameters lack {missing}")
-        return cls(**{name: params[name] for name in names})
+        return cls(**{name: params[name] for name in names}, processes=processes)
+
+    def split(self, batch: int | None = None) -> batching.BatchSplit:
+        """The global ``batch`` (default ``batch_size``) over the processes and ``grad_accum`` (per-pair losses)."""
+        global_batch = self.batch_size if batch is None else batch
+        return batching.split_batch(global_batch, self.processes, batch_level=False, accumulation=self.grad_accum)
 
     def config(
         self,
@@ -358,13 +368,14 @@ class Recipe:
         every: int | Literal["default"] | None = "default",
         run_seed: int | None = None,
     ) -> TrainConfig:
-        """One run's ``TrainConfig``: these settings with any of ``lr``, ``clip``, ``batch``, ``passes`` (epochs),
-        ``every`` (optimizer steps between dev evaluations; None: once per epoch) and ``run_seed`` replaced, no
-        progress bar."""
+        """One run's ``TrainConfig``: these settings with any of ``lr``, ``clip``, ``batch`` (global), ``passes``
+        (epochs), ``every`` (optimizer steps between dev evaluations; None: once per epoch) and ``run_seed`` replaced,
+        no progress bar; its ``batch_size`` is one process's micro-batch (``split``)."""
+        share = self.split(batch)
         return TrainConfig(
             epochs=self.epochs if passes is None else passes,
-            batch_size=self.batch_size if batch is None else batch,
-            grad_accum=self.grad_accum,
+            batch_size=share.per_process,
+            grad_accum=share.accumulation,
             lr=self.lr if lr is None else lr,
             weight_decay=self.weight_decay,
             warmup_ratio=self.warmup_ratio,

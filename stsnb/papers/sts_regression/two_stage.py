@@ -4,15 +4,20 @@
 Stage 1: the encoder frozen, a new head (seeded) trained on NLI with Smooth K2 (``train_head_frozen``). Stage 2:
 encoder and head together on the de-duplicated STS-B + SICK-R pairs (``train_siamese``) with STS-B dev selection.
 "+Contrast": the same encoder trained with InfoNCE (Eq. 3) on the pairs scored >= the threshold.
+
+Each arm is one job for ``stsnb.distributed.run`` on ``Section42.processes`` processes, as Table 1's runs are
+(``table1.table1_job``): every process trains on its share of the global batch, only the main one scores the test
+pairs (the others return None).
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from ... import data as stsdata
-from ... import evaluate
+from ... import distributed, evaluate
 from ...train import TrainConfig, TrainResult
 from .backbones import load_backbone
 from .claims import Trained
@@ -89,9 +94,10 @@ def two_stage_run(
     head_lr: float | None = None,
     seed: int = 0,
     gradient_checkpointing: bool = False,
-) -> TwoStageRun:
-    """ "+Ours" of Table 3 from a fresh copy of ``backbone``: stage 1 then stage 2, scored on ``evaluation``.
-    ``gradient_checkpointing`` acts in stage 2 (stage 1 embeds with the encoder frozen, without gradients)."""
+) -> TwoStageRun | None:
+    """ "+Ours" of Table 3 from a fresh copy of ``backbone``: stage 1 then stage 2, scored on ``evaluation`` (by
+    the main process; the others return None). ``gradient_checkpointing`` acts in stage 2 (stage 1 embeds with the
+    encoder frozen, without gradients)."""
     encoder = load_backbone(backbone, max_length, gradient_checkpointing=gradient_checkpointing)
     model = seeded_model(encoder, seed=seed)
     stage1 = train_head_frozen(model, nli_pairs, stage1_loss, stage1_config, clamp=clamp, label_range=NLI_RANGE)
@@ -107,6 +113,8 @@ def two_stage_run(
         lr_decay=lr_decay,
         head_lr=head_lr,
     )
+    if not distributed.is_main_process():
+        return None
     return TwoStageRun(evaluation.predictions(model.encoder), stage1, stage2, accuracy)
 
 
@@ -122,14 +130,18 @@ def contrast_run(
     max_length: int | None = None,
     lr_decay: float = 0.95,
     gradient_checkpointing: bool = False,
-) -> ContrastRun:
+) -> ContrastRun | None:
     """ "+Contrast" of Table 3 from a fresh copy of ``backbone`` on the pairs of ``sts_pairs`` scored >= ``threshold``
-    (the batch is cut to the number of positives when there are fewer: InfoNCE drops a short last batch)."""
+    (the batch is cut to the number of positives when there are fewer: InfoNCE drops a short last batch), scored by
+    the main process (the others return None)."""
     positives = positive_pairs(sts_pairs, threshold)
-    if len(positives) < 2:
-        raise ValueError(f"+Contrast needs at least 2 pairs scored >= {threshold}, got {len(positives)}")
+    processes = distributed.world_size()
+    if len(positives) < 2 * processes:
+        raise ValueError(
+            f"+Contrast needs at least 2 pairs scored >= {threshold} per process, got {len(positives)} on {processes}"
+        )
     encoder = load_backbone(backbone, max_length, gradient_checkpointing=gradient_checkpointing)
-    batch = min(config.batch_size, len(positives))
+    batch = min(config.batch_size, len(positives) // processes)  # one process's share
     result = train_contrast(
         encoder,
         positives,
@@ -138,7 +150,9 @@ def contrast_run(
         temperature=temperature,
         lr_decay=lr_decay,
     )
-    return ContrastRun(evaluation.predictions(encoder), result, len(positives), batch)
+    if not distributed.is_main_process():
+        return None
+    return ContrastRun(evaluation.predictions(encoder), result, len(positives), batch * processes)
 
 
 @dataclass(frozen=True)
@@ -146,7 +160,8 @@ class Section42:
     """What every Section 4.2 run of a notebook shares: the stage-1 NLI pairs, the de-duplicated STS pairs of stage 2
     (and of +Contrast), the held-out NLI pairs, both stages' settings, the dev pairs, the test pairs and the options
     of the trained encoder. ``ours`` and ``contrast`` run Table 3's two arms on one backbone (Table 5's stage-2
-    sweep reruns ``ours`` with another stage-2 loss)."""
+    sweep reruns ``ours`` with another stage-2 loss), each on ``processes`` processes (``stsnb.distributed.run``;
+    the configs' batch sizes are one process's share)."""
 
     stage1_pairs: Sequence[TrainingPair]
     stage2_pairs: Sequence[TrainingPair]
@@ -161,11 +176,13 @@ class Section42:
     lr_decay: float = 0.95
     head_lr: float | None = None
     seed: int = 0
+    processes: int = 1
 
     def ours(self, backbone: str, row: str, stage2_loss: LossSpec | None = None) -> TwoStageRun:
         """ "+Ours" (``two_stage_run``) with Smooth K2 at the official stage settings of the Table 3 ``row``
         (``STAGE_SETTINGS``; ``stage2_loss`` replaces stage 2's)."""
-        return two_stage_run(
+        job = functools.partial(
+            two_stage_run,
             backbone,
             self.stage1_pairs,
             self.stage2_pairs,
@@ -183,10 +200,12 @@ class Section42:
             head_lr=self.head_lr,
             seed=self.seed,
         )
+        return distributed.run(job, (), self.processes)
 
     def contrast(self, backbone: str, threshold: float = 4.0, temperature: float = 0.05) -> ContrastRun:
         """ "+Contrast" (``contrast_run``) on the stage-2 pairs with stage 2's settings."""
-        return contrast_run(
+        job = functools.partial(
+            contrast_run,
             backbone,
             self.stage2_pairs,
             self.stage2_config,
@@ -198,6 +217,7 @@ class Section42:
             gradient_checkpointing=self.gradient_checkpointing,
             lr_decay=self.lr_decay,
         )
+        return distributed.run(job, (), self.processes)
 
     def ours_line(self, backbone: str, run: TwoStageRun, seconds: float) -> str:
         """The printed line of a "+Ours" run: both stages' pairs and steps, the head's held-out accuracy, the dev
