@@ -27,6 +27,7 @@ from typing import Any, Literal
 
 from ... import data as stsdata
 from ... import losses, memory
+from ...batching import split_batch
 from ...memory_estimate import TrainingSetup
 from ...plan_check import MemoryPlanRow, activation_bytes
 from .backbones import load_backbone
@@ -203,20 +204,29 @@ def train_steps(**run_fields) -> dict:
 
 
 def memory_plan(params: Mapping[str, Any]) -> list[MemoryPlanRow]:
-    """Table 1: both sentences of each pair through the encoder, padded to ``max_length`` (the official code);
-    the contrastive backbones' stage 2 likewise."""
+    """Table 1: both sentences of each pair through the encoder, padded to ``max_length`` (the official code pads
+    so; ours pads to the batch's longest, so this is an upper bound); the contrastive backbones' stage 2 likewise.
+    A GPU holds its share of the global batch (``stsnb.batching``: ``batch_size`` over ``num_processes``, which
+    ``stsnb.plan_check`` has resolved to a count, in ``grad_accum`` micro-batches)."""
     length = int(params.get("max_length", 256))
+    processes = int(params.get("num_processes", 1))
+    accumulation = int(params.get("grad_accum", 1))
     common = dict(
         activation_bytes=activation_bytes(params),
         dropout=0.1,
         gradient_checkpointing=bool(params.get("gradient_checkpointing", False)),
     )
+
+    def sequences(global_batch: Any) -> int:
+        """Two sentences per pair of one process's micro-batch."""
+        return 2 * split_batch(int(global_batch), processes, batch_level=False, accumulation=accumulation).per_process
+
     rows = [
-        ("Table 1", str(b), TrainingSetup(2 * int(params.get("batch_size", 16)), length, **common))
+        ("Table 1", str(b), TrainingSetup(sequences(params.get("batch_size", 16)), length, **common))
         for b in params.get("backbones") or []
     ]
     rows += [
-        ("Table 3 stage 2", str(b), TrainingSetup(2 * int(params.get("stage2_batch_size", 16)), length, **common))
+        ("Table 3 stage 2", str(b), TrainingSetup(sequences(params.get("stage2_batch_size", 16)), length, **common))
         for b in params.get("contrastive_backbones") or []
     ]
     return rows
