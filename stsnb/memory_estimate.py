@@ -1,15 +1,27 @@
 """Peak training memory per GPU, estimated from a model's shape before anything is loaded (``stsnb run --check``).
 
-    peak = weights + gradients + optimizer state + saved activations + one layer's backward work
+    peak = weights + gradients + optimizer state + saved activations + one layer's backward work + DDP buckets
 
 - **weights**: every parameter at its storage size (fp32 4 bytes, bf16 2; 4-bit NF4 with double quantization about
-  0.5625 bytes for the linear layers' weights, embeddings and norms kept at 2 bytes);
+  0.5625 bytes for the linear layers' weights, embeddings and norms at 4 bytes: ``stsnb.models.load_encoder`` loads
+  a 4-bit base with ``dtype=float32`` and peft's ``prepare_model_for_kbit_training`` casts any 16-bit parameter
+  left to fp32);
 - **gradients** and **AdamW state** (two moments): 4 + 8 bytes per *trainable* parameter (fp32 master copies);
 - **saved activations**: what autograd keeps for the backward pass, per token and layer, counted tensor by tensor
-  for the two families the papers use (:func:`saved_per_token`). With gradient checkpointing only each layer's
-  input is kept, and one layer is recomputed at a time;
+  for the two families the papers use (:func:`saved_per_token`), each at the dtype it has: under bf16 autocast the
+  matmuls' inputs and outputs are bf16, but the **residual stream** stays at the weights' dtype (fp32: the
+  embedding output and every residual sum, fp32 + bf16, are fp32; autocast runs LayerNorm in fp32 and Llama's
+  RMSNorm upcasts itself), and on a 4-bit base with fp32 compute (Pcc-tuning's) bitsandbytes' ``Linear4bit``
+  returns its input's dtype, so a decoder's MLP tensors are fp32 too. With gradient checkpointing only each
+  layer's input is kept, a residual-stream tensor (:attr:`TrainingSetup.residual_bytes`), and one layer is
+  recomputed at a time;
 - **backward work**: under checkpointing, the activations of the one layer being recomputed; without it none
-  (the backward pass frees each layer's saved tensors as it makes gradients of about their size).
+  (the backward pass frees each layer's saved tensors as it makes gradients of about their size);
+- **DDP buckets**: with more than one process, ``DistributedDataParallel`` all-reduces the gradients through flat
+  buckets (``bucket_cap_mb``, 25 MiB each) that together hold a copy of every trainable gradient, at its dtype;
+  ``gradient_as_bucket_view=True`` would make the gradients views of them ("the saved memory size will be equal
+  to the total gradients size", torch's DDP docs), but accelerate's ``DistributedDataParallelKwargs`` leaves it
+  False and ``stsnb.train.accelerator`` does not set it.
 
 Attention is the SDPA kernel's (no ``s x s`` matrix kept) unless ``eager_attention``, which keeps the attention
 probabilities and, with dropout, their mask. The estimate is checked against a measured peak on the CPU
@@ -19,12 +31,14 @@ allocator's fragmentation and CUDA's own context (about 0.5-1 GB) come on top, s
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from typing import Literal
 
 Family = Literal["decoder", "encoder"]
 GIB = 1024**3
 NF4_BYTES = 0.5625  # 4 bits + the double-quantized absmax constants (QLoRA, Section 2)
+FOUR_BIT_OTHER_BYTES = 4.0  # a 4-bit base's embeddings and norms: fp32 (load_encoder's dtype, peft's upcast)
 CUDA_CONTEXT_BYTES = 1 * GIB  # the CUDA context and cuBLAS workspaces, not counted by the allocator
 
 
@@ -107,12 +121,26 @@ class TrainingSetup:
     length: int
     weight_bytes: float = 4.0  # 4 fp32, 2 bf16/fp16; 4-bit: set quantize_4bit
     activation_bytes: int = 4  # 4 fp32, 2 under bf16/fp16 autocast
-    quantize_4bit: bool = False
+    quantize_4bit: bool = False  # NF4 at fp32 compute (stsnb.models.quantization_config), norms upcast by peft
     lora_r: int | None = None  # None: every weight trains
     lora_dropout: float = 0.0
     gradient_checkpointing: bool = False
     eager_attention: bool = False
     dropout: float = 0.0  # hidden and attention dropout in train mode (BERT: 0.1)
+    ddp: bool = False  # more than one process: DDP's gradient buckets (num_processes > 1, or "auto": uses_ddp)
+
+    @property
+    def residual_bytes(self) -> float:
+        """Bytes per element of the residual stream (each layer's input, what checkpointing keeps): the weights'
+        dtype, which autocast does not lower (a bf16 branch added to an fp32 residual is fp32); fp32 on a 4-bit
+        base, whose embeddings and norms are fp32."""
+        return FOUR_BIT_OTHER_BYTES if self.quantize_4bit else float(self.weight_bytes)
+
+
+def uses_ddp(num_processes: int | str) -> bool:
+    """Whether a notebook's ``num_processes`` trains under DDP: more than one process, and ``"auto"`` (every GPU
+    present, resolved only at run time: ``stsnb.batching``) counted as more than one, the larger estimate."""
+    return num_processes == "auto" or int(num_processes) > 1
 
 
 @dataclass(frozen=True)
@@ -122,70 +150,84 @@ class MemoryEstimate:
     optimizer: float
     activations: float
     backward_work: float
+    ddp_buckets: float = 0.0
 
     @property
     def total(self) -> float:
-        return self.weights + self.gradients + self.optimizer + self.activations + self.backward_work
+        return self.weights + self.gradients + self.optimizer + self.activations + self.backward_work + self.ddp_buckets
 
     def gib(self) -> dict[str, float]:
         """Every part and the total in GiB (for tables)."""
         return {k: v / GIB for k, v in {**asdict(self), "total": self.total}.items()}
 
 
-def saved_per_token(shape: ModelShape, setup: TrainingSetup) -> tuple[float, float]:
-    """Elements and 1-byte masks autograd keeps per token and layer (without checkpointing).
+def saved_per_token(shape: ModelShape, setup: TrainingSetup) -> tuple[float, float, float]:
+    """Elements at the activation dtype, elements at the residual stream's dtype, and 1-byte masks that autograd
+    keeps per token and layer (without checkpointing).
 
-    Decoder (pre-norm RMSNorm, SwiGLU, rotary, SDPA): each norm's input, normalised value and output (6h), the
-    rotated q, k and v repeated to every head, the attention output and o_proj's input (5h), gate, up, SiLU(gate)
-    and their product (4 I). Encoder (post-norm LayerNorm, GELU): q, k, v (3h), the attention output and the output
-    projection's input (2h), each norm's input and output (4h), intermediate and GELU output (2 I), and the two
-    hidden dropout masks. LoRA with dropout adds the dropped copy of each adapted layer's input (and its mask);
-    eager attention keeps the probabilities (and, with dropout, the dropped ones and a mask).
-    """
+    Decoder (pre-norm RMSNorm, SwiGLU, rotary, SDPA): each norm's input, normalised value and output (6h, residual
+    dtype: RMSNorm computes in fp32 and multiplies by its fp32 weight), the rotated q, k and v repeated to every
+    head, the attention output and o_proj's input (5h), gate, up, SiLU(gate) and their product (4 I; on a 4-bit base
+    gate, up and SiLU(gate) at the residual dtype, as ``Linear4bit`` returns the fp32 norm output's dtype, and the
+    product kept only as LoRA's input copy). Encoder (post-norm LayerNorm, GELU): q, k, v (3h), the attention output
+    and the output projection's input (2h), each norm's input and output (4h, residual dtype: LayerNorm runs in
+    fp32 under autocast), intermediate and GELU output (2 I), and the two hidden dropout masks. LoRA adds a copy of
+    each adapted layer's input: the dropped one with dropout (and its mask), and under autocast the bf16 cast
+    ``lora_A`` keeps even without dropout; eager attention keeps the probabilities (and, with dropout, the dropped
+    ones and a mask). Measured with saved-tensor hooks on a tiny 4-bit Mistral with LoRA (h=128, I=384, dropout
+    0.05) under CPU bf16 autocast: 13.4 kB per token and layer against 12.4 kB counted here, the fp32 share
+    (measured 2.9h + 4 I, the CPU's dropout noise in the input's dtype among them) smaller than counted, the bf16
+    share larger."""
     h, inter = shape.hidden, shape.intermediate
+    four_bit_mlp = setup.quantize_4bit and shape.family == "decoder"
     if shape.family == "decoder":
-        elements = 11 * h + 4 * inter
+        low = 5 * h + (0 if four_bit_mlp else 4 * inter)
+        high = 6 * h + (3 * inter if four_bit_mlp else 0)
         masks = 0.0
         adapted_inputs = 6 * h + inter
     else:
-        elements = 9 * h + 2 * inter
+        low = 5 * h + 2 * inter
+        high = 4 * h
         masks = 2 * h if setup.dropout > 0 else 0.0
         adapted_inputs = 5 * h + inter
-    frozen_base = setup.lora_r is not None
-    if frozen_base and setup.lora_dropout > 0:
-        elements += adapted_inputs
-        masks += adapted_inputs
+    autocast = setup.activation_bytes < setup.residual_bytes
+    if setup.lora_r is not None and (setup.lora_dropout > 0 or autocast):
+        low += adapted_inputs
+        masks += adapted_inputs if setup.lora_dropout > 0 else 0
     if setup.eager_attention:
-        elements += shape.heads * setup.length * (2 if setup.dropout > 0 else 1)
+        low += shape.heads * setup.length * (2 if setup.dropout > 0 else 1)
         masks += shape.heads * setup.length if setup.dropout > 0 else 0
-    return float(elements), float(masks)
+    return float(low), float(high), float(masks)
+
+
+def _four_bit_weights(shape: ModelShape) -> float:
+    """A 4-bit base: NF4 linear weights, fp32 embeddings and norms."""
+    return shape.linear_parameters() * NF4_BYTES + shape.other_parameters() * FOUR_BIT_OTHER_BYTES
 
 
 def estimate(shape: ModelShape, setup: TrainingSetup) -> MemoryEstimate:
     """Peak memory of one training step on one process (bytes), by the parts of the module docstring."""
     if setup.sequences < 1 or setup.length < 1:
         raise ValueError(f"sequences and length must be >= 1, got {setup.sequences} and {setup.length}")
-    if setup.quantize_4bit:
-        weights = shape.linear_parameters() * NF4_BYTES + shape.other_parameters() * 2
-    else:
-        weights = shape.parameters() * setup.weight_bytes
+    weights = _four_bit_weights(shape) if setup.quantize_4bit else shape.parameters() * setup.weight_bytes
     trainable = shape.lora_parameters(setup.lora_r) if setup.lora_r is not None else shape.parameters()
     if setup.lora_r is not None:
         weights += trainable * 4  # the adapters live in fp32
     tokens = setup.sequences * setup.length
-    elements, masks = saved_per_token(shape, setup)
-    one_layer = tokens * (elements * setup.activation_bytes + masks)
-    embedding_output = tokens * shape.hidden * setup.activation_bytes
+    low, high, masks = saved_per_token(shape, setup)
+    one_layer = tokens * (low * setup.activation_bytes + high * setup.residual_bytes + masks)
+    residual = tokens * shape.hidden * setup.residual_bytes  # one layer's input (the embedding output first)
     if setup.gradient_checkpointing:
-        activations = shape.layers * embedding_output + embedding_output
+        activations = shape.layers * residual + residual
     else:
-        activations = shape.layers * one_layer + embedding_output
+        activations = shape.layers * one_layer + residual
     return MemoryEstimate(
         weights=float(weights),
         gradients=4.0 * trainable,
         optimizer=8.0 * trainable,
         activations=float(activations),
         backward_work=float(one_layer) if setup.gradient_checkpointing else 0.0,
+        ddp_buckets=4.0 * trainable if setup.ddp else 0.0,
     )
 
 
@@ -215,7 +257,7 @@ def scoring_estimate(shape: ModelShape, setup: ScoringSetup) -> MemoryEstimate:
     if setup.sequences < 1 or setup.length < 1:
         raise ValueError(f"sequences and length must be >= 1, got {setup.sequences} and {setup.length}")
     adapter = shape.lora_parameters(setup.lora_r) * 4.0
-    training_model = shape.linear_parameters() * NF4_BYTES + shape.other_parameters() * 2 + adapter
+    training_model = _four_bit_weights(shape) + adapter
     copy = shape.parameters() * setup.copy_bytes + adapter
     widest = 2 * shape.hidden + (3 if shape.family == "decoder" else 2) * shape.intermediate
     return MemoryEstimate(
@@ -233,6 +275,22 @@ def fits(total_bytes: float, gpu_gib: float, margin: float = 0.9) -> bool:
     return total_bytes + CUDA_CONTEXT_BYTES <= margin * gpu_gib * GIB
 
 
+def auto_checkpointing(peaks_without: Iterable[float], gpu_gib: float | None) -> bool:
+    """A ``gradient_checkpointing = "auto"`` parameter resolved: on only where an estimated peak without it
+    (bytes, one per training setting) does not :func:`fits` a GPU of ``gpu_gib`` GiB; off on the CPU (``gpu_gib``
+    None), where memory is not the GPU's and checkpointing only costs time."""
+    return gpu_gib is not None and any(not fits(peak, gpu_gib) for peak in peaks_without)
+
+
+def gpu_memory_gib() -> float | None:
+    """The total memory of this process's GPU in GiB (``torch.cuda.get_device_properties``); None without CUDA."""
+    import torch
+
+    if not torch.cuda.is_available():
+        return None
+    return torch.cuda.get_device_properties(torch.cuda.current_device()).total_memory / GIB
+
+
 def measure_step(
     folder: str,
     sequences: int,
@@ -240,11 +298,19 @@ def measure_step(
     gradient_checkpointing: bool = False,
     lora_r: int | None = None,
     lora_dropout: float = 0.0,
+    quantize_4bit: bool = False,
+    bf16_autocast: bool = False,
     steps: int = 2,
 ) -> dict:
     """Two AdamW steps of the model saved in ``folder`` on random token ids (``sequences x length``), in this
     process: the added peak memory (``stsnb.memory.PeakMemory``, after loading) beside :func:`estimate`. Run it in
-    a fresh process (``stsnb.memory.measure_in_fresh_process``) so earlier work does not raise the baseline."""
+    a fresh process (``stsnb.memory.measure_in_fresh_process``) so earlier work does not raise the baseline.
+
+    ``quantize_4bit`` loads the base as ``stsnb.models.load_encoder`` does for QLoRA (NF4 at fp32 compute, then
+    peft's ``prepare_model_for_kbit_training``; bitsandbytes runs on the CPU); ``bf16_autocast`` runs the steps
+    under CPU bf16 autocast, as accelerate's ``mixed_precision="bf16"`` does on a GPU."""
+    import contextlib
+
     import torch
     from transformers import AutoConfig, AutoModel
 
@@ -252,28 +318,48 @@ def measure_step(
 
     torch.manual_seed(0)
     config = AutoConfig.from_pretrained(folder)
-    model = AutoModel.from_pretrained(folder, attn_implementation="sdpa")
-    if gradient_checkpointing:
-        from .models import enable_activation_checkpointing
+    if quantize_4bit:
+        from peft import prepare_model_for_kbit_training
 
-        enable_activation_checkpointing(model)
+        from .models import quantization_config
+
+        model = AutoModel.from_pretrained(
+            folder, attn_implementation="sdpa", quantization_config=quantization_config(), dtype=torch.float32
+        )
+        model = prepare_model_for_kbit_training(
+            model,
+            use_gradient_checkpointing=gradient_checkpointing,
+            gradient_checkpointing_kwargs={"use_reentrant": False},
+        )
+    else:
+        model = AutoModel.from_pretrained(folder, attn_implementation="sdpa")
+        if gradient_checkpointing:
+            from .models import enable_activation_checkpointing
+
+            enable_activation_checkpointing(model)
     if lora_r is not None:
         from peft import LoraConfig, get_peft_model
 
         model = get_peft_model(
             model, LoraConfig(r=lora_r, lora_alpha=16, lora_dropout=lora_dropout, target_modules="all-linear")
         )
-        model.enable_input_require_grads() if gradient_checkpointing else None
     model.train()
     trainable = [p for p in model.parameters() if p.requires_grad]
     optimizer = torch.optim.AdamW(trainable, lr=1e-4)
     ids = torch.randint(5, config.vocab_size, (sequences, length))
+
+    def precision():
+        return torch.autocast("cpu", dtype=torch.bfloat16) if bf16_autocast else contextlib.nullcontext()
+
     warm = ids[:1, :8]  # one tiny step first: the lazily loaded kernels and thread pools are not training memory
-    model(input_ids=warm, attention_mask=torch.ones_like(warm)).last_hidden_state.float().pow(2).mean().backward()
+    with precision():
+        hidden = model(input_ids=warm, attention_mask=torch.ones_like(warm)).last_hidden_state
+    hidden.float().pow(2).mean().backward()
     model.zero_grad(set_to_none=True)
     with PeakMemory(cuda=False) as peak:
         for _ in range(steps):
-            hidden = model(input_ids=ids, attention_mask=torch.ones_like(ids)).last_hidden_state
+            with precision():
+                hidden = model(input_ids=ids, attention_mask=torch.ones_like(ids)).last_hidden_state
             hidden.float().pow(2).mean().backward()
             optimizer.step()
             optimizer.zero_grad()
@@ -281,6 +367,8 @@ def measure_step(
     setup = TrainingSetup(
         sequences,
         length,
+        activation_bytes=2 if bf16_autocast else 4,
+        quantize_4bit=quantize_4bit,
         lora_r=lora_r,
         lora_dropout=lora_dropout,
         gradient_checkpointing=gradient_checkpointing,

@@ -39,6 +39,9 @@ HOW_RUN = {
     "checkpointing": "with gradient checkpointing",
     "none": "without gradient checkpointing",
     "no backward": "scoring, no backward pass",
+    "auto: checkpointing": 'with gradient checkpointing, as "auto" chose',
+    "auto: none": 'without gradient checkpointing, as "auto" chose',
+    "auto": 'gradient checkpointing "auto", decided by the GPU at run time',
 }
 
 
@@ -56,6 +59,8 @@ class MemoryRow:
     with_checkpointing_gib: float
     checkpointing: bool
     backward: bool = True  # False: a scoring row (no backward pass, so checkpointing changes nothing)
+    auto: bool = False  # gradient_checkpointing = "auto": ``checkpointing`` as resolved for --gpu-memory (resolve_auto)
+    resolved: bool = False  # whether a GPU size decided it (without --gpu-memory "auto" stays open)
 
     @property
     def used_gib(self) -> float:
@@ -63,7 +68,12 @@ class MemoryRow:
 
     @property
     def used(self) -> str:
-        return "no backward" if not self.backward else "checkpointing" if self.checkpointing else "none"
+        if not self.backward:
+            return "no backward"
+        plain = "checkpointing" if self.checkpointing else "none"
+        if self.auto:
+            return f"auto: {plain}" if self.resolved else "auto"
+        return plain
 
 
 def _literal(text: str) -> Any:
@@ -187,6 +197,7 @@ def memory_rows(notebook: str, params: Mapping[str, Any]) -> list[MemoryRow]:
     if hook is None:
         return []
     rows = []
+    auto = params.get("gradient_checkpointing") == "auto"  # the notebook resolves it from these rows (resolve_auto)
     for label, model, setup in hook(params):
         shape = memory_estimate.KNOWN_SHAPES.get(model)
         if shape is None:
@@ -209,9 +220,27 @@ def memory_rows(notebook: str, params: Mapping[str, Any]) -> list[MemoryRow]:
                 plain / memory_estimate.GIB,
                 checkpointed / memory_estimate.GIB,
                 setup.gradient_checkpointing,
+                auto=auto,
             )
         )
     return rows
+
+
+def resolve_auto(rows: Sequence[MemoryRow], gpu_gib: float | None) -> list[MemoryRow]:
+    """One notebook's rows with ``gradient_checkpointing = "auto"`` decided as the notebook decides it at run time
+    (``memory_estimate.auto_checkpointing``: on for every setting where any one without it does not fit
+    ``gpu_gib``); without ``gpu_gib`` left open, the figure used being the one without checkpointing."""
+    from dataclasses import replace
+
+    auto = [row for row in rows if row.auto and row.backward]
+    if not auto:
+        return list(rows)
+    if gpu_gib is None:
+        return [replace(row, checkpointing=False) if row in auto else row for row in rows]
+    on = memory_estimate.auto_checkpointing(
+        (row.without_checkpointing_gib * memory_estimate.GIB for row in auto), gpu_gib
+    )
+    return [replace(row, checkpointing=on, resolved=True) if row in auto else row for row in rows]
 
 
 def _with(setup: memory_estimate.TrainingSetup, **changes) -> memory_estimate.TrainingSetup:
@@ -367,9 +396,9 @@ def fit_cost_table(costs: Sequence[NotebookCost]) -> str:
     """Per fit: the work (examples x epochs, sequences x tokens), what trains, FLOPs, hours and checkpoint disk."""
     count = cost_estimate.count
     lines = [
-        "| notebook | fit | fits | examples x epochs | sequences x tokens | trains | FLOPs per fit (train + eval) "
-        "| hours, all fits | last/ + best.pt per fit | kept per fit |",
-        "|---|---|---:|---|---|---|---:|---:|---:|---:|",
+        "| notebook | fit | model | fits | examples x epochs | sequences x tokens | trains "
+        "| FLOPs per fit (train + eval) | hours, all fits | last/ + best.pt per fit | kept per fit |",
+        "|---|---|---|---:|---|---|---|---:|---:|---:|---:|",
     ]
     for nb in costs:
         for f in nb.fits:
@@ -385,7 +414,8 @@ def fit_cost_table(costs: Sequence[NotebookCost]) -> str:
             trains += " ckpt" if r.gradient_checkpointing else ""
             disk = cost_estimate.gib(f.last_bytes + f.best_bytes) if f.best_bytes else "none"
             lines.append(
-                f"| {nb.notebook} | {r.label} | {r.count} | {work} | {r.sequences_per_example} x {tokens} | {trains} "
+                f"| {nb.notebook} | {r.label} | {r.model} | {r.count} | {work} | {r.sequences_per_example} x {tokens} "
+                f"| {trains} "
                 f"| {count(f.train_flops)} + {count(f.eval_flops)} | {f.hours:.2f} | {disk} | "
                 f"{cost_estimate.gib(f.best_bytes) if f.best_bytes else 'none'} |"
             )
@@ -551,7 +581,7 @@ def check(
                     f"{name}: estimated {cost.hours:.1f} h on {gpus} x {gpu_type}, more than its plan timeout of "
                     f"{cost.timeout / 3600:g} h"
                 )
-        notebook_rows = memory_rows(name, params)
+        notebook_rows = resolve_auto(memory_rows(name, params), gpu_memory)
         rows += notebook_rows
         if gpu_memory:
             for row in notebook_rows:

@@ -1,5 +1,6 @@
 """Notebook 30's memory plan for ``stsnb run --check`` (``stsnb.plan_check``): what each arm's forward holds on one
-GPU, sentences whole (the baselines) or in segments (+HiCL), measured on the Wikipedia sentences it trains on."""
+GPU, sentences whole (the baselines) or in segments (+HiCL), measured on the Wikipedia sentences it trains on; and
+its ``gradient_checkpointing = "auto"`` resolved from that plan against the GPU (:func:`checkpointing`)."""
 
 from __future__ import annotations
 
@@ -7,8 +8,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from ... import data
-from ...memory_estimate import TrainingSetup
-from ...plan_check import MemoryPlanRow, activation_bytes, measured_length
+from ...memory_estimate import GIB, TrainingSetup, auto_checkpointing, gpu_memory_gib
+from ...plan_check import MemoryPlanRow, activation_bytes, measured_length, memory_rows
 from .variants import SNCSE_ANCHOR_PROMPT
 
 
@@ -51,7 +52,7 @@ def memory_plan(params: Mapping[str, Any]) -> list[MemoryPlanRow]:
     common = dict(
         activation_bytes=activation_bytes(params),
         dropout=0.1,
-        gradient_checkpointing=bool(params.get("gradient_checkpointing", False)),
+        gradient_checkpointing=params.get("gradient_checkpointing", False) is True,  # "auto": checkpointing()
     )
     return [
         (f"baselines, {views} views", str(params.get("backbone", "smollm2-135m-l6")),
@@ -59,3 +60,26 @@ def memory_plan(params: Mapping[str, Any]) -> list[MemoryPlanRow]:
         (f"+HiCL segments, {views} views", str(params.get("backbone", "smollm2-135m-l6")),
          TrainingSetup(views * segments, slice_length + 2 + prompt, **common)),
     ]  # fmt: skip
+
+
+def checkpointing(params: Mapping[str, Any], gpu_gib: float | None = None) -> tuple[bool, str]:
+    """Notebook 30's ``gradient_checkpointing``: True/False as given; ``"auto"`` on only where the estimate of a
+    training setting without it (:func:`memory_plan`, the rows ``stsnb run --check`` prints) does not fit this
+    process's GPU (``gpu_gib``, else ``memory_estimate.gpu_memory_gib``); off on the CPU. Returns the choice and a
+    line with the figures for the notebook to print."""
+    value = params.get("gradient_checkpointing", False)
+    if value != "auto":
+        return bool(value), f"gradient_checkpointing = {bool(value)} (as set)"
+    gpu_gib = gpu_gib if gpu_gib is not None else gpu_memory_gib()
+    if gpu_gib is None:
+        return False, 'gradient_checkpointing = "auto": off (no GPU: checkpointing would only cost time on the CPU)'
+    rows = memory_rows("30_hicl", params)
+    on = auto_checkpointing((row.without_checkpointing_gib * GIB for row in rows), gpu_gib)
+    figures = "; ".join(
+        f"{row.label}: {row.without_checkpointing_gib:.1f} GiB without, {row.with_checkpointing_gib:.1f} with"
+        for row in rows
+    )
+    return on, (
+        f'gradient_checkpointing = "auto": {"on" if on else "off"} on this {gpu_gib:.0f} GiB GPU (estimated peak '
+        f"per GPU, stsnb.memory_estimate: {figures}; it must fit within 90% less 1 GiB of CUDA context)"
+    )

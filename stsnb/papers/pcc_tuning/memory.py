@@ -9,7 +9,7 @@ import inspect
 from collections.abc import Mapping
 from typing import Any
 
-from ...memory_estimate import ScoringSetup, TrainingSetup
+from ...memory_estimate import ScoringSetup, TrainingSetup, uses_ddp
 from ...plan_check import MemoryPlanRow, activation_bytes, measured_length
 from . import prompts, protocol
 
@@ -20,7 +20,7 @@ def _stages(params: Mapping[str, Any]) -> list[tuple[str, int, int, int]]:
     ``stage1_batch_size``) and ``pipeline.plan``'s rule that only the first template runs every stage-2 batch size,
     the others their first."""
     proto = protocol.Protocol(
-        num_processes=int(params.get("num_processes", 1)),
+        num_processes=_processes(params),
         stage1_batch_size=int(params.get("stage1_batch_size", 16)),
         stage2_batch_sizes=tuple(int(b) for b in params.get("stage2_batch_sizes") or [32]),
         recipe_row=str(params.get("paper_row", "Mistral-7b")) if params.get("use_paper_recipe") else None,
@@ -36,6 +36,13 @@ def _stages(params: Mapping[str, Any]) -> list[tuple[str, int, int, int]]:
     return stages
 
 
+def _processes(params: Mapping[str, Any]) -> int:
+    """``num_processes`` as a count: ``stsnb run --check`` resolves ``"auto"`` for ``--gpus`` before calling the
+    plan; left unresolved it counts as one process here (the whole global batch on one GPU, an upper bound)."""
+    value = params.get("num_processes", 1)
+    return 1 if value == "auto" else max(1, int(value))
+
+
 def memory_plan(params: Mapping[str, Any]) -> list[MemoryPlanRow]:
     """Stage 1: three prompts per triplet (Eq. 8); stage 2: two per pair, the whole batch in one Pearson (Eq. 9);
     each at its largest per-GPU batch x prompt length over the templates and batch sizes the notebook trains (a
@@ -45,7 +52,7 @@ def memory_plan(params: Mapping[str, Any]) -> list[MemoryPlanRow]:
     tokens (``evaluate.embed_sentences``) of prompts cut at ``max_length``."""
     from ... import evaluate
 
-    processes = max(1, int(params.get("num_processes", 1)))
+    processes = _processes(params)
     lora_r = int(params.get("lora_r", 64))
     quantize = bool(params.get("quantize_4bit", False))
     common = dict(
@@ -54,6 +61,7 @@ def memory_plan(params: Mapping[str, Any]) -> list[MemoryPlanRow]:
         lora_r=lora_r,
         lora_dropout=float(params.get("lora_dropout", 0.05)),
         gradient_checkpointing=bool(params.get("gradient_checkpointing", False)),
+        ddp=uses_ddp(params.get("num_processes", 1)),  # "auto" counted as DDP
     )
     widest: dict[int, tuple[int, int, str]] = {}  # stage -> (sequences per GPU, prompt tokens, template)
     stages = _stages(params)
