@@ -359,4 +359,7 @@ def test_the_memory_plan_sees_each_arms_forward_under_either_truncation():
     assert segments.length == 32 + 2 + prompt and segments.per_gpu_sequences > 3 * 256
     alike = {r.label: r for r in plan_check.memory_rows("30_hicl", {**params, "truncation": "alike"})}
     assert alike["baselines, 3 views"].length > baseline.length
-    assert all(r.with_checkpointing_gib < 24 and r.checkpointing for r in [*rows.values(), *alike.values()])
+    assert all(r.with_checkpointing_gib < 24 and r.auto for r in [*rows.values(), *alike.values()])
+    # the paper plan's "auto": off where the rows fit without it (24 GiB), on where they do not (16 GiB)
+    assert not any(r.checkpointing for r in plan_check.resolve_auto(list(rows.values()), 24))
+    assert all(r.checkpointing for r in plan_check.resolve_auto(list(rows.values()), 16))
