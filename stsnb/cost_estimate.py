@@ -20,11 +20,13 @@ of identical fits. This module prices them; nothing here has been compared with 
   slowdown). Each optimizer step of an encoder or adapter adds :data:`STEP_OVERHEAD_SECONDS` (the update, the
   all-reduce, the Python loop, collating and tokenising the batch: what makes a BERT-base step at 16 pairs take
   tens of milliseconds, not the few its FLOPs need). Not counted: loading models, the bootstrap, data downloads.
-- **Disk** (``stsnb.train``): a checkpointing fit keeps ``last/`` (its trainable weights in fp32, AdamW's two fp32
+- **Disk** (``stsnb.train``): a checkpointing fit holds ``last/`` (its trainable weights in fp32, AdamW's two fp32
   moments, each process's RNG states, scheduler and progress: :data:`SMALL_FILES_BYTES`) and ``best.pt`` (the
-  trainable weights) until its notebook succeeds: ``train.fit`` never deletes a finished fit's ``last/``, and
-  ``stsnb.execution.keep_selected_weights`` then keeps only each fit's ``best.pt`` in ``<notebook>/weights/``. The
-  frozen base of a LoRA fit is never saved. A fit without dev evaluation writes no checkpoint.
+  trainable weights) while it trains; once it finishes, ``last/`` keeps only the few KiB a resume needs to return it
+  at once (``train._slim_finished_checkpoint``), so a notebook holds one unfinished fit's state beside every
+  fit's ``best.pt``, which ``stsnb.execution.keep_selected_weights`` keeps in ``<notebook>/weights/`` when the
+  notebook succeeds. The frozen base of a LoRA fit is never saved. A fit without dev evaluation writes no
+  checkpoint.
 """
 
 from __future__ import annotations
@@ -108,8 +110,9 @@ class FitCost:
 
     @property
     def peak_bytes(self) -> float:
-        """What the row's fits hold until the notebook succeeds."""
-        return self.row.count * (self.last_bytes + self.best_bytes)
+        """The most the row's fits hold at once: every ``best.pt`` and one unfinished fit's ``last/`` (a finished
+        fit keeps ``best.pt`` and a few KiB, ``train._slim_finished_checkpoint``)."""
+        return self.last_bytes + self.row.count * self.best_bytes if self.best_bytes else 0.0
 
     @property
     def kept_bytes(self) -> float:

@@ -30,7 +30,8 @@ class NotebookCost:
 
     @property
     def peak_bytes(self) -> float:
-        return sum(f.peak_bytes for f in self.fits)
+        """Every fit's ``best.pt`` and the largest one unfinished ``last/`` (fits run one at a time)."""
+        return max((f.last_bytes for f in self.fits if f.best_bytes), default=0.0) + self.kept_bytes
 
     @property
     def kept_bytes(self) -> float:
@@ -163,8 +164,9 @@ def cost_assumptions(costs: Sequence[NotebookCost], gpu: str) -> list[str]:
         "Tokens: padded to the longest of a batch, measured on the data folder (95th percentile over random batches) "
         "where it holds the texts ('measured'), else the cap ('cap', an upper bound).",
         "Disk: last/ = trainable weights + AdamW's 2 fp32 moments + RNG states, best.pt = trainable weights (fp32), "
-        "never a frozen base; every fit's last/ stays until its notebook succeeds, which then keeps only best.pt "
-        "in <notebook>/weights/. Notebooks run side by side (--parallel) add their peaks (the 'all at once' figure).",
+        "never a frozen base; a finished fit's last/ keeps only a few KiB, so a notebook holds one unfinished fit's "
+        "last/ beside every best.pt, which it keeps in <notebook>/weights/. Notebooks run side by side (--parallel) "
+        "add their peaks (the 'all at once' figure).",
         "No estimate here has been compared with a GPU run.",
     ]
     skipped = sorted({m for nb in costs for m in nb.skipped})

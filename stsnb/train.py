@@ -15,7 +15,8 @@
   resumes the fit, saved at each evaluation: the weights that train, the optimizer, the gradient scaler, the scheduler,
   every process's random number generators and the progress; never the frozen weights, so a LoRA / QLoRA fit saves its
   adapter and the adapter's optimizer state, not the 4-bit base, whose quantisation state could not be loaded back),
-  each replaced only once completely written; ``resume`` continues from the last one. Without a ``checkpoint_dir``,
+  each replaced only once completely written; ``resume`` continues from the last one. A finished fit's ``last``
+  keeps only what returns it at once (``_slim_finished_checkpoint``). Without a ``checkpoint_dir``,
   ``$STSNB_CHECKPOINTS`` (set by ``stsnb run`` for a plan with ``checkpoints: true``) gives every fit a folder of its
   own named by ``run_key``, and ``$STSNB_RESUME=1`` (``stsnb run --resume``) resumes them all: a rerun notebook
   fast-forwards through the fits a killed run finished.
@@ -398,6 +399,29 @@ def _save_last_checkpoint(acc, model: nn.Module, optimizer, checkpoints: Path, s
         shutil.rmtree(old)
 
 
+HEAVY_STATE_FILES = ("trainable.pt", "optimizer.pt", "scaler.pt")  # what only an unfinished fit needs to go on
+
+
+def _slim_finished_checkpoint(run: _Run) -> None:
+    """A finished fit's ``last/`` keeps only what returns it at once on a resume: ``progress.json`` marked
+    ``finished``, the scheduler and the RNG states (a few KiB); the trainable weights, the optimizer and the scaler
+    (AdamW's two moments: 3x the trainable weights) go, since ``best.pt`` holds the weights the fit returns. So a
+    notebook's checkpoints hold one unfinished fit's state at a time, not every fit's until the notebook ends.
+    Marked first, then deleted: a kill in between leaves a finished checkpoint with its files."""
+    run.acc.wait_for_everyone()
+    last = _last_checkpoint(run.checkpoints) if run.checkpoints is not None else None
+    if last is None or not run.acc.is_main_process or run.state["step"] < run.total:
+        return
+    if not (run.checkpoints / "best.pt").is_file():
+        return  # no selected weights to return from: keep the full state
+    progress = last / "progress.json"
+    temporary = progress.with_name(".progress.json.tmp")
+    temporary.write_text(json.dumps({**json.loads(progress.read_text()), "finished": True}))
+    temporary.replace(progress)
+    for name in HEAVY_STATE_FILES:
+        (last / name).unlink(missing_ok=True)
+
+
 def _last_checkpoint(checkpoints: Path) -> Path | None:
     """The newest complete checkpoint folder (``last``, else ``last.old`` left by a kill between two renames)."""
     for folder in (checkpoints / "last", checkpoints / "last.old"):
@@ -454,6 +478,7 @@ def fit(
     unwrapped = _restore_best(run, was_training)
     change = largest_change(run.initial_weights, trainable_state(unwrapped)) if run.initial_weights else None
     _write_about(run, loss_fn, len(train_data))
+    _slim_finished_checkpoint(run)
     run.acc.free_memory()  # the Accelerator outlives this call: let go of this run's model, optimizer and loaders
     state = run.state
     return TrainResult(
@@ -556,14 +581,19 @@ def _start(
 
 def _resume_state(run: _Run) -> None:
     """When resuming and a complete checkpoint exists (``_last_checkpoint``): accelerate's state from it (weights,
-    optimizer, random number generators), the scheduler, the progress (``run.state``) and the best weights
-    (``best.pt``); ``run.resumed_at`` is the step it continues from. Nothing otherwise."""
+    optimizer, random number generators; of a finished fit only the RNGs), the scheduler, the progress
+    (``run.state``) and the best weights (``best.pt``); ``run.resumed_at`` is the step it continues from. Nothing
+    otherwise."""
     last = _last_checkpoint(run.checkpoints) if run.checkpoints is not None and run.resume else None
     if last is None:
         return
-    _load_training_state(run.acc, run.model, run.optimizer, last)
+    state = json.loads((last / "progress.json").read_text())
+    if state.pop("finished", False):  # _slim_finished_checkpoint: best.pt holds what the fit returns
+        _set_rng_states(torch.load(last / f"rng_{run.acc.process_index}.pt", weights_only=False))  # our own file
+    else:
+        _load_training_state(run.acc, run.model, run.optimizer, last)
     run.scheduler.load_state_dict(torch.load(last / "scheduler.pt", weights_only=True))
-    run.state = json.loads((last / "progress.json").read_text())
+    run.state = state
     run.resumed_at = run.state["step"]
     if (run.checkpoints / "best.pt").is_file():
         run.best_weights = torch.load(run.checkpoints / "best.pt", weights_only=True)

@@ -51,7 +51,8 @@ def test_a_lora_fit_saves_its_adapter_and_optimizer_never_the_frozen_base():
     assert cost.best_bytes == 4 * adapter  # best.pt: the fp32 adapter
     assert cost.last_bytes == 4 * adapter + 8 * adapter + 4 * cost_estimate.SMALL_FILES_BYTES  # + 2 moments, RNGs
     assert cost.last_bytes < shape.parameters() * 0.5  # not even a 4-bit copy of the base
-    assert (cost.peak_bytes, cost.kept_bytes) == (5 * (cost.last_bytes + cost.best_bytes), 5 * cost.best_bytes)
+    # one unfinished fit's last/ at a time beside every best.pt (a finished fit's last/ keeps a few KiB)
+    assert (cost.peak_bytes, cost.kept_bytes) == (cost.last_bytes + 5 * cost.best_bytes, 5 * cost.best_bytes)
     full = cost_estimate.fit_cost("nb", _row(), TINY, processes=1)
     assert full.best_bytes == 4 * TINY.parameters()
 

@@ -166,6 +166,34 @@ def test_resume_continues_where_the_interrupted_run_stopped(tmp_path):
     assert torch.allclose(resumed.weight, reference.weight, atol=1e-6)
 
 
+def test_a_finished_fit_keeps_a_slim_checkpoint_and_returns_at_once_on_resume(tmp_path):
+    """A finished fit's last/ drops the weights and AdamW's moments (best.pt holds what it returns), so a notebook's
+    checkpoints hold one unfinished fit's state at a time; resumed, the fit trains no step and returns the
+    uninterrupted fit's weights, history and RNG state."""
+    data = make_data()
+    evaluate = dev_score(data)
+    config = dict(epochs=2, batch_size=8, lr=0.05, eval_every=3, max_grad_norm=None)
+    checkpoint = dict(checkpoint_dir=str(tmp_path / "ckpt"))
+    finished = fresh_model()
+    first = fit(finished, mse, data, TrainConfig(**config, **checkpoint), collate=collate, evaluate=evaluate)
+    after_first = torch.rand(3)
+    last = tmp_path / "ckpt" / "last"
+    assert json.loads((last / "progress.json").read_text())["finished"] is True
+    assert sorted(p.name for p in last.iterdir()) == ["progress.json", "rng_0.pt", "scheduler.pt"]
+    calls = {"n": 0}
+
+    def counted(model, batch):
+        calls["n"] += 1
+        return mse(model, batch)
+
+    resumed = fresh_model()
+    again = fit(resumed, counted, data, TrainConfig(**config, **checkpoint, resume=True), collate=collate,
+                evaluate=evaluate)  # fmt: skip
+    assert calls["n"] == 0 and again.resumed_at == first.steps == again.steps
+    assert (again.best_step, again.best_score, again.history) == (first.best_step, first.best_score, first.history)
+    assert torch.equal(resumed.weight, finished.weight) and torch.equal(torch.rand(3), after_first)
+
+
 def test_a_kill_while_a_checkpoint_is_written_keeps_the_previous_one(tmp_path, monkeypatch):
     data = make_data()
     evaluate = dev_score(data)
