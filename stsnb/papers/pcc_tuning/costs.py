@@ -43,14 +43,7 @@ def _triplets(source: str, limit: int | None) -> int:
 def fit_plan(params: Mapping[str, Any]) -> list[FitRow]:
     """The fits of the module docstring, one row per group of identical fits."""
     p = params
-    proto = protocol.Protocol(
-        stage1_batch_size=int(p.get("stage1_batch_size", 16)),
-        stage2_batch_sizes=tuple(int(b) for b in p.get("stage2_batch_sizes") or [32]),
-        stage2_epochs=int(p.get("stage2_epochs", 1)),
-        recipe_row=str(p.get("paper_row", "Mistral-7b")) if p.get("use_paper_recipe") else None,
-        stage1_cutoff=int(p.get("stage1_cutoff", 32)),
-        stage2_cutoff=int(p.get("stage2_cutoff", 64)),
-    )
+    proto = protocol.Protocol.from_plan_values(p)
     templates, seeds = list(p.get("templates") or ["sth"]), list(p.get("training_seeds") or [0])
     model = str(p.get("backbone", "smollm2-135m"))
     n1 = _triplets(str(p.get("nli_source", "snli-dev-test")), p.get("stage1_triplets"))

@@ -19,14 +19,7 @@ def _stages(params: Mapping[str, Any]) -> list[tuple[str, int, int, int]]:
     batches (with ``use_paper_recipe`` each template's official ones, ``recipes.paper_recipe``, not
     ``stage1_batch_size``) and ``pipeline.plan``'s rule that only the first template runs every stage-2 batch size,
     the others their first."""
-    proto = protocol.Protocol(
-        num_processes=_processes(params),
-        stage1_batch_size=int(params.get("stage1_batch_size", 16)),
-        stage2_batch_sizes=tuple(int(b) for b in params.get("stage2_batch_sizes") or [32]),
-        recipe_row=str(params.get("paper_row", "Mistral-7b")) if params.get("use_paper_recipe") else None,
-        stage1_cutoff=int(params.get("stage1_cutoff", 32)),
-        stage2_cutoff=int(params.get("stage2_cutoff", 64)),
-    )
+    proto = protocol.Protocol.from_plan_values(params, _processes(params))
     stages = []
     for number, template in enumerate(params.get("templates") or ["sth"]):
         cut1, cut2 = proto.cutoffs(template)

@@ -148,6 +148,20 @@ class Protocol:
         batches = proto.global_batches(params["templates"])
         return replace(proto, num_processes=batching.resolve_processes(params["num_processes"], batches, gpus))
 
+    @classmethod
+    def from_plan_values(cls, params: Mapping[str, Any], num_processes: int = 1) -> Protocol:
+        """The batches, epochs and cutoffs ``stsnb run --check`` reads from a plan's values (the notebook's defaults
+        where a value is absent), on ``num_processes`` already resolved: what the memory and cost plans price."""
+        return cls(
+            num_processes=num_processes,
+            stage1_batch_size=int(params.get("stage1_batch_size", 16)),
+            stage2_batch_sizes=tuple(int(b) for b in params.get("stage2_batch_sizes") or [32]),
+            stage2_epochs=int(params.get("stage2_epochs", 1)),
+            recipe_row=str(params.get("paper_row", "Mistral-7b")) if params.get("use_paper_recipe") else None,
+            stage1_cutoff=int(params.get("stage1_cutoff", 32)),
+            stage2_cutoff=int(params.get("stage2_cutoff", 64)),
+        )
+
     def global_batches(self, templates: Sequence[str]) -> list[int]:
         """Every global batch the notebook trains on: each template's stage 1 and stage-2 sizes."""
         return sorted({b for t in templates for b in (self.stage1_batch(t), *self.batch_sizes(t))})
