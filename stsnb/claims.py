@@ -167,29 +167,36 @@ def left_start(
     return Precondition(f"{what} is not its starting point", holds, "; ".join(parts))
 
 
-def staying_put(arm: str, gate: Precondition, reason: str) -> Precondition:
+Gate = Precondition | Sequence[Precondition]
+
+
+def _gates(gate: Gate) -> list[Precondition]:
+    return [gate] if isinstance(gate, Precondition) else list(gate)
+
+
+def staying_put(arm: str, gate: Gate, reason: str) -> Precondition:
     """The gate of an arm whose staying put is the finding the paper reports: a precondition that holds, named
-    "<arm> staying put is the finding", whose evidence is ``reason`` and what ``gate`` measured (whether the arm
-    in fact stayed put)."""
+    "<arm> staying put is the finding", whose evidence is ``reason`` and what ``gate`` (one precondition or
+    several) measured, i.e. whether the arm in fact stayed put."""
     if not str(reason).strip():
         raise ValueError(f"{arm}: staying put as the finding needs the reason (the paper's sentence that reports it)")
-    measured = "it stayed put" if not gate.holds else "it did train"
-    return Precondition(
-        f"{arm} staying put is the finding", True, f"{reason}; measured: {measured} ({gate.name}: {gate.evidence})"
-    )
+    gates = _gates(gate)
+    measured = "it did train" if all(g.holds for g in gates) else "it stayed put"
+    detail = "; ".join(f"{g.name}: {g.evidence}" for g in gates)
+    return Precondition(f"{arm} staying put is the finding", True, f"{reason}; measured: {measured} ({detail})")
 
 
 def own_arms_trained(
-    gates: Mapping[str, Precondition],
+    gates: Mapping[str, Gate],
     arms: Sequence[str] | None = None,
     *,
     staying_put_is_the_finding: Mapping[str, str] | None = None,
 ) -> list[Precondition]:
-    """The rule that gates a comparison on its own arms: ``gates`` holds every arm's "trained" precondition
+    """The rule that gates a comparison on its own arms: ``gates`` holds every arm's "trained" precondition(s)
     (:func:`left_start`, :func:`baseline_moved`, ...) by arm name, ``arms`` names the claim's own arms (all of
     ``gates`` when None); only their gates are returned, so a baseline that stayed put gates no claim it is not
     an arm of. ``staying_put_is_the_finding`` maps an arm to the reason its staying put is what the paper reports
-    (e.g. Table 6: the (u,v) head never improves): its gate becomes :func:`staying_put`, which holds."""
+    (e.g. Table 6: the (u,v) head never improves): its gates become one :func:`staying_put`, which holds."""
     arms = list(gates) if arms is None else list(arms)
     finding = dict(staying_put_is_the_finding or {})
     missing = [a for a in [*arms, *finding] if a not in gates]
@@ -197,7 +204,10 @@ def own_arms_trained(
         raise ValueError(f"no gate for arm(s) {missing}: gates cover {sorted(gates)}")
     if unknown := [a for a in finding if a not in arms]:
         raise ValueError(f"staying_put_is_the_finding names {unknown}, which are not arms of this claim {arms}")
-    return [staying_put(a, gates[a], finding[a]) if a in finding else gates[a] for a in arms]
+    out: list[Precondition] = []
+    for arm in arms:
+        out += [staying_put(arm, gates[arm], finding[arm])] if arm in finding else _gates(gates[arm])
+    return out
 
 
 def margin_excludes_paper_effect(margin: float, paper_effect: float, where: str = "the paper") -> Precondition:

@@ -10,6 +10,7 @@
   claims.
 - ``claims``: the paper's claims on our runs, with their preconditions, paired intervals and verdicts
   (``stsnb.claims``), the dev-only choice of the best loss, the takeaway sentence and whether levels compare.
+- ``quotes``: the paper's sentence each claim tests, with its section and table.
 - ``backbones``: the paper profile's encoders (Jina / Nomic need the Hub's remote code).
 - ``table1``: the Table 1 runs: which losses on which seed, one run as a job, what the notebook keeps of each.
 - ``memory``: Table 4, peak training memory of regression vs InfoNCE, and the sanity check on it; the notebook's
@@ -18,7 +19,7 @@
 - ``reported``: the paper's numbers.
 """
 
-from . import claims, figures, memory, sweeps, table1
+from . import claims, figures, memory, quotes, sweeps, table1
 from .backbones import REMOTE_CODE_MODELS, load_backbone, require_backbones
 from .model import (
     CLAMP_MODES,
