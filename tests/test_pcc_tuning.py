@@ -499,3 +499,22 @@ def test_stage1_reads_simcse_nli_for_simcse_csv_from_the_data_folder(tmp_path, m
     loaded = corpora.stage1_triplets("simcse", limit=10, seed=1)
     assert len(loaded) == 10 and set(loaded) <= set(rows) and loaded.skipped["beyond the limit"] == 20
     shutil.rmtree(folder)
+
+
+def test_every_quote_is_a_sentence_the_papers_print():
+    """Each claim's paper_quote (notebooks 10 and 30) appears verbatim, white space aside, in the paper's text."""
+    import re
+    from pathlib import Path
+
+    from stsnb.papers import hicl
+
+    for module, paper in ((pcc_tuning.quotes, "pcc-tuning.md"), (hicl.quotes, "hicl.md")):
+        path = Path("/work/shared/papers") / paper
+        if not path.is_file():
+            pytest.skip(f"the paper's text {path} is not on this machine")
+        text = " ".join(path.read_text().split())
+        quoted = [v for k, v in vars(module).items() if k.isupper() and isinstance(v, str)]
+        assert quoted
+        for value in quoted:
+            where, sentence = re.fullmatch(r'([^:]+): "(.*)"', value).groups()
+            assert sentence in text, f"{paper}, {where}: not printed as quoted: {sentence[:60]}"
