@@ -66,6 +66,7 @@ LOSS_NAMES = {  # Table 1's row names, on two lines where they are long (tick la
     "translated_relu": "Translated\nReLU",
     "mse": "MSE",
     "smooth_k2": "Smooth\nK2",
+    "smooth_k2_rounded": "Smooth K2\nrounded",  # claims.ROUNDED_K2: on cross entropy's class ids
 }
 
 

@@ -16,6 +16,20 @@ HEADLINE = quote(
     "76.03 for BERT_{base} and 76.04 for RoBERTa_{base}. These figures significantly outstrip those attained through "
     "Sentence-BERT and the classification strategy with Cross-Entropy Loss",
 )
+MECHANISM = quote(
+    "Section 3.1",
+    "We model STS tasks, characterized by a progressive relationship between categories, as regression problems. "
+    "This is achieved by mapping labels from the original dataset to a sequence of incrementing numbers reflective of "
+    "their similarity relations, thus conveying to the model that categories are not independent but progressively "
+    "related.",
+)
+NLI_LABELS = quote(
+    "Section 4.1",
+    "These NLI datasets categorize sentence pairs into three distinct classes: contradiction, neutral, and "
+    "entailment. Sentence-BERT maps these classes to 0, 2, and 1, respectively, and employs a classification strategy "
+    "for training (Reimers and Gurevych, 2019). In contrast, our method sequentially maps contradiction, neutral, and "
+    "entailment to 0, 1 and 2.",
+)
 BUFFER_L1 = quote(
     "Section 4.1, Table 1",
     "The adoption of Translated ReLU improves performance for both BERT and RoBERTa beyond what is achieved with L1 "
