@@ -10,7 +10,13 @@ seconds it took. The grid's defaults are the settings notebook 20's cpu profile 
 figures for the notebook's parameters section.
 
     STSNB_DATA_DIR=../shared/data python benchmarks/bench_sts_regression_moves.py [--dev-pairs 500]
-        [--setting sts,smooth_k2,5e-5,960,16,64 ...] [--json rows.json]
+        [--setting sts,smooth_k2,5e-5,960,16,64 ...] [--seed 0] [--seeds 0 1 2] [--json rows.json]
+
+``--seed`` draws the dev pairs and shuffles the training pool (notebook 20's ``seed``); ``--seeds`` are the training
+seeds of every setting (head initialisation and batch order, as notebook 20's ``headline_seeds``; default: ``--seed``,
+so a row without ``--seeds`` is what the earlier rows were). Task ``sts_rounded`` trains every loss on the class ids
+cross entropy learns (``stsnb.papers.sts_regression.tasks``). The probes defined but not yet committed are
+``stsnb.papers.sts_regression.probe.ROUNDED_PROBE`` (its command: ``probe.probe_command``).
 """
 
 from __future__ import annotations
@@ -45,7 +51,8 @@ def parse_setting(text: str) -> ProbeSetting:
 
 
 def training_pairs(task: str, seed: int) -> list[reg.TrainingPair]:
-    """The pool a notebook 20 run of ``task`` draws from, shuffled with ``seed`` (as ``split_pairs`` does)."""
+    """The pool a notebook 20 run of ``task`` draws from, shuffled with ``seed`` (as ``split_pairs`` does); the
+    STS tasks share it (``sts_rounded``'s targets are rounded where it trains, ``fine_tune_table1``)."""
     if task == "nli":
         pairs = reg.nli_training_pairs(data.load_nli("snli-dev-test"))
     else:
@@ -54,14 +61,19 @@ def training_pairs(task: str, seed: int) -> list[reg.TrainingPair]:
     return pairs
 
 
-def main() -> None:
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--backbone", default="smollm2-135m-l6")
     parser.add_argument("--dev-pairs", type=int, default=500)
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=int, default=0, help="the dev sample and the training pool's shuffle")
+    parser.add_argument("--seeds", type=int, nargs="+", help="training seeds of every setting (default: --seed)")
     parser.add_argument("--setting", nargs="+", default=DEFAULT_GRID, help="task,loss,lr,pairs,batch,length")
     parser.add_argument("--json", help="also write the rows to this file")
-    args = parser.parse_args()
+    return parser
+
+
+def main() -> None:
+    args = build_parser().parse_args()
     settings = [parse_setting(s) for s in args.setting]
     for setting in settings:
         reg.table1_task(setting.task)  # refuse a typo before an hour of training
@@ -69,9 +81,9 @@ def main() -> None:
     pools = {task: training_pairs(task, args.seed) for task in {s.task for s in settings}}
     rows = []
     for setting in settings:
-        probe_tables.add(
-            rows, table1_moves(setting, args.backbone, pools[setting.task], dev, seed=args.seed), args.json
-        )
+        for seed in args.seeds or [args.seed]:
+            row = table1_moves(setting, args.backbone, pools[setting.task], dev, seed=seed)
+            probe_tables.add(rows, {**row, "data_seed": args.seed}, args.json)
 
 
 if __name__ == "__main__":

@@ -1,4 +1,5 @@
-"""A claim checked on our runs: what must hold for it to be tested, the training seeds it stands on, its verdict.
+"""A claim checked on our runs: the paper's sentence it tests, what must hold for it to be tested, the training
+seeds it stands on, its verdict.
 
 A paired interval answers "is a better than b on these test pairs"; whether that answer says anything about the
 paper depends on the run behind it. A "+HiCL beats SimCSE" difference on a backbone SimCSE never moved, or "Smooth
@@ -12,22 +13,64 @@ supported or contradicted (its interval is still shown). The five verdicts (``st
   +-margin (``stats.equivalence_verdict``); a direction test can never support such a claim;
 - ``not tested`` -- a precondition failed.
 
+**The row schema** (:func:`claim`; JSON-ready, stored under ``claims`` in metrics.json):
+
+- ``claim`` -- our one-line statement; ``paper_quote`` -- the paper's sentence it tests, with where the paper
+  prints it (``'Section 4.5.1: "..."'``, :func:`quote`), required on every row;
+- ``kind`` -- ``"paper"`` (a claim of the paper) or ``"check"`` (a check of our own setting, e.g. "fine-tuning
+  improves the raw encoder": listed apart, never counted as a reproduced claim); a check's ``paper_quote`` is
+  the paper's sentence about the setting it checks;
+- ``test`` -- ``"direction"``, ``"equivalence"`` or ``"no direction"`` (older runs stored this under ``kind``:
+  read it with :func:`tested_as`, the kind with :func:`kind_of`);
+- ``margin`` and ``margin_reason`` -- an equivalence claim's margin (Spearman x100 points) and why that margin;
+- the verdict, difference, envelope, seeds and per-seed intervals of ``stats.claim_row``, ``preconditions``
+  (name, holds, evidence), ``not_tested_because``, ``paper_difference`` and any extra fields.
+
+**The rule: a claim is gated on its own arms.** A comparison of arms a and b is tested where a and b themselves
+trained: each left its start (:func:`left_start`) or, for a comparison with the untrained model, moved the encoder
+(:func:`baseline_moved`). A baseline's movement gates only the claims about that baseline, never a comparison of two
+other arms (:func:`own_arms_trained` picks a claim's arms from every arm's precondition, so an unrelated arm cannot
+gate it). When the paper itself reports that one arm stays put (Table 6 of STS regression: the (u,v) head never
+improves), the claim names it in ``staying_put_is_the_finding`` with the reason, and that arm's gate becomes a
+precondition that holds and records both the reason and what was measured.
+
+**Equivalence** (``stats.equivalence_verdict``): "equivalent" needs every seed's 95% interval inside (-margin,
++margin). That is two one-sided tests (TOST), each rejecting "the difference is at least the margin" on its side at
+the 2.5% level, so the equivalence test has size at most 2.5%: stricter than the classical TOST at 5%, which uses a
+90% interval. Every equivalence claim states its own margin and the reason for it (``margin_reason``: the paper's
+own spread between settings it calls alike, or our seed-to-seed spread). A margin that contains the effect the
+paper reports as real for the same setting (``paper_effect``) cannot tell the paper's effect from none, so such a
+claim is **not tested** (:func:`margin_excludes_paper_effect`). A paper sentence that says a setting *matters*
+("cannot be achieved with sigma = 0") is a direction claim, never a robustness one.
+
 Generic preconditions (one function each, used by every paper notebook):
 
-- :func:`baseline_moved` -- the baseline improved on the untrained encoder (its own paired interval excludes 0
+- :func:`baseline_moved` -- the model improved on the untrained encoder (its own paired interval excludes 0
   upward, every seed);
 - :func:`left_start` -- the model is not its starting point (checkpoint selection kept a step > 0 and the
   weights changed);
+- :func:`own_arms_trained` -- the rule above: a claim's own arms' gates, with ``staying_put_is_the_finding``;
+- :func:`margin_excludes_paper_effect` -- an equivalence margin smaller than the paper's own effect;
 - :func:`phenomenon_occurs` -- what the claim is about happens at all (e.g. over-estimated quadruples to count);
 - :func:`precondition` -- any other named condition with its evidence.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
+from typing import Literal
 
 from . import stats
+
+Kind = Literal["paper", "check"]
+PAPER: Kind = "paper"  # a claim of the paper
+CHECK: Kind = "check"  # a check of our own setting
+KINDS: tuple[Kind, ...] = (PAPER, CHECK)
+TESTS: tuple[str, ...] = ("direction", "equivalence", "no direction")
+# where a paper prints a sentence: "Section 4.5.1", "Table 1", "Figure 2", "Appendix A", "Eq. 11", "Abstract", ...
+_WHERE = re.compile(r"\b(Section|Table|Figure|Appendix|Eq\.|Abstract|Introduction|Conclusion)", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -52,6 +95,25 @@ def precondition(name: str, holds: bool, evidence: str) -> Precondition:
     return Precondition(str(name), bool(holds), str(evidence))
 
 
+def quote(where: str, sentence: str) -> str:
+    """The paper's sentence with where the paper prints it: ``quote("Section 4.5.1", "...")`` ->
+    ``'Section 4.5.1: "..."'`` (the text of ``paper_quote``)."""
+    where, sentence = str(where).strip(), " ".join(str(sentence).split())
+    if not _WHERE.search(where):
+        raise ValueError(f"where {where!r} must name the paper's Section, Table, Figure, Appendix or Eq.")
+    if not sentence:
+        raise ValueError(f"the sentence quoted from {where} is empty")
+    return f'{where}: "{sentence.strip(chr(34))}"'
+
+
+def _check_quote(paper_quote: str | None, text: str) -> str:
+    if not isinstance(paper_quote, str) or not paper_quote.strip():
+        raise ValueError(f"claim {text!r} needs paper_quote: the paper's sentence it tests, with its section")
+    if not _WHERE.search(paper_quote):
+        raise ValueError(f"claim {text!r}: paper_quote {paper_quote!r} must say where the paper prints it")
+    return paper_quote.strip()
+
+
 def _per_seed(intervals) -> list[tuple[object, float, float, float]]:
     """(seed label, difference, low, high) of each interval (a PairedDifference, tuple, list or mapping)."""
     row = stats.claim_row("-", intervals, +1)
@@ -65,7 +127,8 @@ def _interval_text(label, difference: float, low: float, high: float) -> str:
 
 def baseline_moved(intervals, what: str = "the baseline") -> Precondition:
     """Precondition "<what> moved the encoder": its paired interval against the untrained encoder (baseline
-    minus untrained, same pairs) excludes 0 upward for every training seed; ``intervals`` as for ``stats.verdict``."""
+    minus untrained, same pairs) excludes 0 upward for every training seed; ``intervals`` as for ``stats.verdict``.
+    Gates only the claims about <what> (:func:`own_arms_trained`)."""
     seeds = _per_seed(intervals)
     holds = all(low > 0 for _, _, low, _ in seeds)
     evidence = f"{what} minus untrained: " + "; ".join(_interval_text(*s) for s in seeds)
@@ -104,6 +167,62 @@ def left_start(
     return Precondition(f"{what} is not its starting point", holds, "; ".join(parts))
 
 
+Gate = Precondition | Sequence[Precondition]
+
+
+def _gates(gate: Gate) -> list[Precondition]:
+    return [gate] if isinstance(gate, Precondition) else list(gate)
+
+
+def staying_put(arm: str, gate: Gate, reason: str) -> Precondition:
+    """The gate of an arm whose staying put is the finding the paper reports: a precondition that holds, named
+    "<arm> staying put is the finding", whose evidence is ``reason`` and what ``gate`` (one precondition or
+    several) measured, i.e. whether the arm in fact stayed put."""
+    if not str(reason).strip():
+        raise ValueError(f"{arm}: staying put as the finding needs the reason (the paper's sentence that reports it)")
+    gates = _gates(gate)
+    measured = "it did train" if all(g.holds for g in gates) else "it stayed put"
+    detail = "; ".join(f"{g.name}: {g.evidence}" for g in gates)
+    return Precondition(f"{arm} staying put is the finding", True, f"{reason}; measured: {measured} ({detail})")
+
+
+def own_arms_trained(
+    gates: Mapping[str, Gate],
+    arms: Sequence[str] | None = None,
+    *,
+    staying_put_is_the_finding: Mapping[str, str] | None = None,
+) -> list[Precondition]:
+    """The rule that gates a comparison on its own arms: ``gates`` holds every arm's "trained" precondition(s)
+    (:func:`left_start`, :func:`baseline_moved`, ...) by arm name, ``arms`` names the claim's own arms (all of
+    ``gates`` when None); only their gates are returned, so a baseline that stayed put gates no claim it is not
+    an arm of. ``staying_put_is_the_finding`` maps an arm to the reason its staying put is what the paper reports
+    (e.g. Table 6: the (u,v) head never improves): its gates become one :func:`staying_put`, which holds."""
+    arms = list(gates) if arms is None else list(arms)
+    finding = dict(staying_put_is_the_finding or {})
+    missing = [a for a in [*arms, *finding] if a not in gates]
+    if missing:
+        raise ValueError(f"no gate for arm(s) {missing}: gates cover {sorted(gates)}")
+    if unknown := [a for a in finding if a not in arms]:
+        raise ValueError(f"staying_put_is_the_finding names {unknown}, which are not arms of this claim {arms}")
+    out: list[Precondition] = []
+    for arm in arms:
+        out += [staying_put(arm, gates[arm], finding[arm])] if arm in finding else _gates(gates[arm])
+    return out
+
+
+def margin_excludes_paper_effect(margin: float, paper_effect: float, where: str = "the paper") -> Precondition:
+    """Precondition of a robustness claim: the margin is narrower than the effect the paper reports as real for the
+    same setting (``paper_effect``, e.g. Section 4.5.1's +0.90 for sigma); with the paper's effect inside +-margin,
+    "equivalent" could not tell the paper's claim from no effect, so the claim is not tested."""
+    holds = abs(float(paper_effect)) > float(margin)
+    side = "outside" if holds else "inside"
+    return Precondition(
+        "the margin is narrower than the paper's own effect",
+        holds,
+        f"{where}: {float(paper_effect):+.2f} lies {side} the margin +-{float(margin):g}",
+    )
+
+
 def phenomenon_occurs(what: str, count: int, minimum: int = 1, *, out_of: int | None = None) -> Precondition:
     """Precondition "<what> occurs": at least ``minimum`` cases to count (Appendix A: over-estimated quadruples)."""
     total = f" of {out_of}" if out_of is not None else ""
@@ -114,39 +233,81 @@ def claim(
     text: str,
     intervals,
     *,
+    paper_quote: str,
+    kind: Kind = PAPER,
     direction: int = +1,
     margin: float | None = None,
+    margin_reason: str | None = None,
+    paper_effect: float | None = None,
     preconditions: Sequence[Precondition] = (),
     paper_difference: float | None = None,
     **extra,
 ) -> dict:
-    """One claim as a JSON-ready row for metrics.json and summary.md.
+    """One claim as a JSON-ready row for metrics.json and summary.md (the schema: module docstring).
 
     ``intervals``: one paired interval per training seed (a {seed label: interval} mapping keeps the labels).
-    ``direction``: +1 / -1 for "a beats b" / "a loses to b", 0 when no direction is claimed (then ``unresolved``).
-    ``margin``: makes it a robustness claim, judged by ``stats.equivalence_verdict`` (the direction is ignored).
+    ``paper_quote``: the paper's sentence with its section (:func:`quote`); ``kind``: "paper" or "check".
+    ``direction``: +1 / -1 for "a beats b" / "a loses to b", taken from the paper's words; 0 when no direction
+    is claimed (then ``unresolved``).
+    ``margin`` (with ``margin_reason``, required): a robustness claim, judged by ``stats.equivalence_verdict``:
+    two one-sided tests, each at 2.5% with the 95% intervals (the direction is ignored). ``paper_effect``: the
+    effect the paper reports as real for this setting; inside +-margin it makes the claim not tested
+    (:func:`margin_excludes_paper_effect`).
     A failed precondition makes the verdict ``not tested``; ``not_tested_because`` names it and its evidence.
-    The row keeps everything ``stats.claim_row`` gives (difference, envelope, per seed) plus ``kind``, ``seeds``,
-    ``preconditions``, ``paper_difference`` and ``extra``.
     """
     if isinstance(direction, bool) or direction not in (1, -1, 0):
         raise ValueError(f"direction must be +1, -1 or 0, got {direction!r}")
+    if kind not in KINDS:
+        raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
+    paper_quote = _check_quote(paper_quote, text)
+    preconditions = list(preconditions)
     row = stats.claim_row(text, intervals, direction or +1)
     if margin is not None:
-        row.update(kind="equivalence", margin=float(margin), paper_direction=0)
+        if not isinstance(margin_reason, str) or not margin_reason.strip():
+            raise ValueError(f"claim {text!r}: an equivalence margin needs margin_reason (why +-{margin:g})")
+        row.update(test="equivalence", margin=float(margin), margin_reason=margin_reason, paper_direction=0)
         row["verdict"] = stats.equivalence_verdict(intervals, margin)
+        if paper_effect is not None:
+            preconditions.append(margin_excludes_paper_effect(margin, paper_effect))
+            row["paper_effect"] = float(paper_effect)
     elif direction == 0:
-        row.update(kind="no direction", paper_direction=0, verdict=stats.UNRESOLVED)
+        row.update(test="no direction", paper_direction=0, verdict=stats.UNRESOLVED)
     else:
-        row["kind"] = "direction"
+        row["test"] = "direction"
     failed = [p for p in preconditions if not p.holds]
     if failed:
         row["verdict"] = stats.NOT_TESTED
         row["not_tested_because"] = "; ".join(f"{p.name!r} does not hold ({p.evidence})" for p in failed)
     row["preconditions"] = [p.to_dict() for p in preconditions]
     row["paper_difference"] = paper_difference
+    row["paper_quote"] = paper_quote
+    row["kind"] = kind
     row.update(extra)
     return row
+
+
+def kind_of(row: Mapping) -> Kind:
+    """ "paper" or "check"; a row of an older run (no kind, or the test stored as kind) counts as "paper"."""
+    return CHECK if row.get("kind") == CHECK else PAPER
+
+
+def tested_as(row: Mapping) -> str:
+    """ "direction", "equivalence" or "no direction" (``test``; older runs stored it as ``kind``)."""
+    test = row.get("test") or row.get("kind")
+    if test in TESTS:
+        return str(test)
+    return "equivalence" if row.get("margin") is not None else "direction"
+
+
+def is_equivalence(row: Mapping) -> bool:
+    """Whether the row is a robustness claim judged by equivalence within ``margin``."""
+    return tested_as(row) == "equivalence"
+
+
+def split_by_kind(rows: Iterable[Mapping]) -> tuple[list[Mapping], list[Mapping]]:
+    """(claims of the paper, checks of our setting), each in its given order."""
+    rows = list(rows)
+    return [r for r in rows if kind_of(r) == PAPER], [r for r in rows if kind_of(r) == CHECK]
 
 
 def seeds_text(row: Mapping) -> str:
@@ -161,24 +322,40 @@ def verdict_text(row: Mapping) -> str:
 
 
 def describe(row: Mapping) -> str:
-    """One line for a notebook: the claim, ours with its interval, the paper's difference, the verdict and seeds,
-    and why it was not tested when a precondition failed."""
+    """Lines for a notebook: the claim ("check:" before a check of our setting), ours with its interval, the
+    paper's difference, the margin and its reason, the verdict and seeds, why it was not tested when a precondition
+    failed, and on the next line the paper's sentence it tests."""
     ours = f"ours {row['difference']:+.2f} [{row['low']:+.2f}, {row['high']:+.2f}]"
     if row.get("difference_std") is not None:
         ours += f", sd {row['difference_std']:.2f}"
     paper = row.get("paper_difference")
     paper_text = f"; paper {paper:+.2f}" if isinstance(paper, int | float) else ""
-    margin = f", margin +-{row['margin']:g}" if row.get("kind") == "equivalence" else ""
-    line = f"{row['claim']}: {ours}{paper_text}{margin} -> {verdict_text(row)}"
+    margin = ""
+    if is_equivalence(row) and isinstance(row.get("margin"), int | float):
+        margin = f", margin +-{row['margin']:g}"
+        if row.get("margin_reason"):
+            margin += f" ({row['margin_reason']})"
+    prefix = "check: " if kind_of(row) == CHECK else ""
+    line = f"{prefix}{row['claim']}: {ours}{paper_text}{margin} -> {verdict_text(row)}"
     if row.get("not_tested_because"):
         line += f": {row['not_tested_because']}"
+    if row.get("paper_quote"):
+        line += f"\n    {'the setting' if kind_of(row) == CHECK else 'the paper'}: {row['paper_quote']}"
     return line
 
 
-def verdict_counts(rows: Iterable[Mapping]) -> dict[str, int]:
-    """How many claims got each of the five verdicts."""
-    rows = list(rows)
+def verdict_counts(rows: Iterable[Mapping], kind: Kind | None = None) -> dict[str, int]:
+    """How many claims got each of the five verdicts; ``kind`` "paper" or "check" counts only those rows."""
+    if kind is not None and kind not in KINDS:
+        raise ValueError(f"kind must be one of {KINDS} or None, got {kind!r}")
+    rows = [r for r in rows if kind is None or kind_of(r) == kind]
     return {v: sum(r.get("verdict") == v for r in rows) for v in stats.VERDICTS}
+
+
+def verdict_counts_by_kind(rows: Iterable[Mapping]) -> dict[str, dict[str, int]]:
+    """{"paper": verdict counts of the paper's claims, "check": of the checks of our setting}."""
+    rows = list(rows)
+    return {k: verdict_counts(rows, k) for k in KINDS}
 
 
 def failed_preconditions(row: Mapping) -> list[dict]:

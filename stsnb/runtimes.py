@@ -6,16 +6,23 @@ The runtimes are read from the run folders ``papermill_runs/<profile>/<notebook>
 (env.json ``cpu_count``) and the commit the run came from; nothing is typed into a notebook, so a new run updates
 the text. Only a run that ended ``ok`` is kept there (``stsnb.execution``); the smoke, class and cpu runs are committed
 with the repository, and a reader's own run of a profile replaces its committed one in their checkout.
+
+While ``stsnb run`` executes a notebook (``STSNB_RUN_DIR`` names its scratch folder ``<profile>/.partial-<notebook>``),
+the kept run of that profile is the *previous* one: its line says so ("the run before this one"), so the executed
+notebook never prints an older run's duration as its own (notebook 40's cpu run printed 1,053 s, its predecessor's,
+for a run of 720 s). This run's own duration is in summary.md and the notebook's last cell.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import NamedTuple
 
 from . import summary
 from .plans import DEFAULT_OUT
+from .runs import RUN_DIR_ENV
 
 PROFILES = ("smoke", "class", "cpu")  # the profiles a student runs (paper and rehearsal need GPUs)
 
@@ -49,6 +56,16 @@ def duration(seconds: float) -> str:
     return text if seconds < 60 else f"{text} (about {seconds / 60:.0f} min)"
 
 
+def running_profile(notebook: str) -> str | None:
+    """The profile ``stsnb run`` is executing ``notebook`` for right now (its scratch folder, ``STSNB_RUN_DIR``, is
+    ``<out>/<profile>/.partial-<notebook>``), None outside such a run."""
+    folder = os.environ.get(RUN_DIR_ENV)
+    if not folder:
+        return None
+    path = Path(folder)
+    return path.parent.name if path.name == f".partial-{notebook}" else None
+
+
 def text(notebook: str, root: Path = DEFAULT_OUT, profiles: Sequence[str] = PROFILES) -> str:
     """A heading line and one line per profile: the measured runtime of its last successful run and its commit, or
     that there is no run yet. The cores go into the heading when every run had the same number, else on each line;
@@ -57,12 +74,15 @@ def text(notebook: str, root: Path = DEFAULT_OUT, profiles: Sequence[str] = PROF
     cores = {m.cores for m in found.values() if m is not None}
     shared = cores.pop() if len(cores) == 1 else None
     on = f", on {shared} CPU cores" if shared else ""
+    running = running_profile(notebook)
     lines = [f"measured runtime of this notebook (its last successful run of each profile{on}):"]
     for profile, m in found.items():
+        now = profile == running
         if m is None:
-            lines.append(f"  {profile:<6} no run of this profile yet")
+            lines.append(f"  {profile:<6} {'this run is its first' if now else 'no run of this profile yet'}")
             continue
         where = "" if shared else (f", on {m.cores} CPU cores" if m.cores else ", cores not recorded")
         commit = f", run at commit {m.commit}" if m.commit else ""
-        lines.append(f"  {profile:<6} {duration(m.seconds)}{where}{commit}")
+        before = "the run before this one (this run's own: summary.md and the last cell): " if now else ""
+        lines.append(f"  {profile:<6} {before}{duration(m.seconds)}{where}{commit}")
     return "\n".join(lines)

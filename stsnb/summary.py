@@ -4,9 +4,12 @@ tables (which ``stsnb book`` shows too), and writing ``<out>/<profile>/summary.m
 Each run folder holds what the notebook wrote through ``stsnb.runs``: STATUS, env.json, metrics.json, results.csv
 and the executed notebook (``<nb>/`` for a good result, ``<nb>.failed/`` for a failed attempt; see
 ``stsnb.execution``). ``<out>/<profile>/summary.md`` shows: an overview with one row per notebook of the plan
-(status, runtime, the commit its run came from, claims by verdict, the notebook's takeaway and whether its levels
-are comparable with the paper's; ``overview_rows``, which ``stsnb book`` shows first too), the claims with their
-seeds and preconditions, and the average rows of each results.csv. ``stsnb run`` rewrites it after every notebook;
+(status, runtime, the commit its run came from, the paper's claims by verdict and the checks of our setting apart,
+the notebook's takeaway and whether its levels are comparable with the paper's; ``overview_rows``, which ``stsnb
+book`` shows first too), how many intervals the runs computed and how many of them would exclude 0 by chance alone,
+the claims of the papers and the checks of our setting in two tables (seeds, the seeds-and-pairs interval where a
+claim has one, the smallest effect an unresolved claim's interval could detect beside the paper's difference,
+preconditions), and the average rows of each results.csv. ``stsnb run`` rewrites it after every notebook;
 ``stsnb summary`` (``write_summary``) rewrites it alone.
 """
 
@@ -22,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from . import stats
-from .claims import failed_preconditions, verdict_counts
+from .claims import CHECK, PAPER, failed_preconditions, is_equivalence, kind_of, verdict_counts
 from .locks import folder_lock
 from .plans import DEFAULT_OUT, PLANS_DIR, Plan, PlanError, load_plan, plan_path
 from .runs import git_sha, write_text_atomic
@@ -150,12 +153,14 @@ def run_commit(folder: Path) -> str | None:
 
 
 MISSING = "—"  # a value the run did not record: shown as missing, never invented
+CHECKS_COLUMN = "checks of our setting"
 OVERVIEW_COLUMNS = (
     "notebook",
     "status",
     "runtime (s)",
     "commit",
     *stats.VERDICTS,
+    CHECKS_COLUMN,
     "takeaway",
     "comparable with the paper",
 )
@@ -170,9 +175,10 @@ class OverviewRow:
     folder: Path | None  # the folder whose values are shown (its good result, else its failed run's), if any
     seconds: float | None
     commit: str | None
-    verdicts: dict[str, int] | None  # claims by verdict; None when the run recorded no claims
+    verdicts: dict[str, int] | None  # the paper's claims by verdict; None when the run recorded no claims
     takeaway: str | None
     comparable: str | None
+    checks: dict[str, int] | None = None  # the checks of our setting by verdict; None when no claims recorded
 
     def cells(self) -> list[str]:
         """The texts of ``OVERVIEW_COLUMNS`` after ``notebook`` (renderers add the link and escape)."""
@@ -186,9 +192,17 @@ class OverviewRow:
             f"{self.seconds:.0f}" if self.seconds is not None else MISSING,
             self.commit or MISSING,
             *verdicts,
+            checks_text(self.checks),
             self.takeaway or MISSING,
             self.comparable or MISSING,
         ]
+
+
+def checks_text(counts: Mapping[str, int] | None) -> str:
+    """ "2 supported, 1 not tested" (the checks of our setting by verdict), "none", or missing without claims."""
+    if counts is None:
+        return MISSING
+    return ", ".join(f"{n} {v}" for v, n in counts.items() if n) or "none"
 
 
 def _text(value: Any) -> str | None:
@@ -211,16 +225,18 @@ def overview_row(outcome: Outcome, profile_dir: Path) -> OverviewRow:
     if notes:
         status += "; " + "; ".join(notes)
     seconds = run_seconds(folder, outcome.notebook)
-    verdicts = verdict_counts(claim_rows(folder)) if "claims" in metrics else None
+    recorded = "claims" in metrics
+    rows = claim_rows(folder)
     return OverviewRow(
         outcome.notebook,
         status,
         folder,
         seconds if seconds is not None else outcome.seconds,
         run_commit(folder),
-        verdicts,
+        verdict_counts(rows, PAPER) if recorded else None,
         _text(metrics.get("takeaway")),
         _text(metrics.get("comparable")),
+        verdict_counts(rows, CHECK) if recorded else None,
     )
 
 
@@ -240,7 +256,9 @@ CLAIM_COLUMNS = (
     "claim",
     "ours: difference [95% interval]",
     "seeds",
+    "seeds and pairs [95% interval]",
     "paper's difference",
+    "detectable (80% power)",
     "verdict",
     "precondition",
 )
@@ -265,24 +283,55 @@ def precondition_text(row: Mapping[str, Any]) -> str:
     return "holds: " + "; ".join(str(p.get("name")) for p in stored)
 
 
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _interval(values: Mapping[str, Any] | None) -> str:
+    """ "+1.23 [+0.40, +2.05]" of a mapping with difference, low and high, else missing."""
+    numbers = [(values or {}).get(k) for k in ("difference", "low", "high")]
+    if not all(_is_number(v) for v in numbers):
+        return MISSING
+    return f"{_signed(numbers[0])} [{_signed(numbers[1])}, {_signed(numbers[2])}]"
+
+
+def seed_intervals(row: Mapping[str, Any]) -> list[tuple[float, float]]:
+    """(low, high) of each training seed's interval of a claim row (``per_seed``); the envelope when the row has no
+    per-seed entries (older runs); empty without an interval."""
+    entries = [e for e in row.get("per_seed") or [] if isinstance(e, Mapping)]
+    pairs = [(e.get("low"), e.get("high")) for e in entries] or [(row.get("low"), row.get("high"))]
+    return [(float(lo), float(hi)) for lo, hi in pairs if _is_number(lo) and _is_number(hi) and lo <= hi]
+
+
+def interval_count(row: Mapping[str, Any]) -> int:
+    """How many intervals a claim row stands on: one per training seed, plus its seeds-and-pairs interval."""
+    return len(seed_intervals(row)) + (1 if isinstance(row.get("seeds_and_pairs"), Mapping) else 0)
+
+
+def detectable_text(row: Mapping[str, Any]) -> str:
+    """The smallest difference an unresolved direction claim of the paper could have detected with 80% power
+    (``stats.detectable_effect`` of its widest seed's interval, "±1.43"); missing for other rows."""
+    widths = seed_intervals(row)
+    if kind_of(row) != PAPER or row.get("verdict") != stats.UNRESOLVED or is_equivalence(row) or not widths:
+        return MISSING
+    return f"±{max(stats.detectable_effect(lo, hi) for lo, hi in widths):.2f}"
+
+
 def claim_cells(row: Mapping[str, Any]) -> list[str]:
     """The texts of ``CLAIM_COLUMNS`` after ``notebook`` for one claim row (old rows with three verdicts and no
     preconditions render too)."""
-    numbers = [row.get(k) for k in ("difference", "low", "high")]
-    interval = (
-        f"{_signed(numbers[0])} [{_signed(numbers[1])}, {_signed(numbers[2])}]"
-        if all(isinstance(v, int | float) and not isinstance(v, bool) for v in numbers)
-        else MISSING
-    )
     seeds = row.get("seeds")
     verdict = str(row["verdict"])
-    if row.get("kind") == "equivalence" and isinstance(row.get("margin"), int | float):
+    if is_equivalence(row) and _is_number(row.get("margin")):
         verdict += f" (margin ±{row['margin']:g})"
+    both = row.get("seeds_and_pairs")
     return [
         str(row["claim"]),
-        interval,
+        _interval(row),
         str(seeds) if isinstance(seeds, int) and not isinstance(seeds, bool) else MISSING,
+        _interval(both if isinstance(both, Mapping) else None),
         _signed(row.get("paper_difference")),
+        detectable_text(row),
         verdict,
         precondition_text(row),
     ]
@@ -358,9 +407,10 @@ def summary_markdown(plan: Plan, outcomes: Sequence[Outcome], profile_dir: Path)
         "",
         "## Overview",
         "",
-        "Commit: the git commit the notebook's run came from; claims by verdict (see Claims below); the takeaway "
-        "is the notebook's own sentence, written from its results; comparable: whether our levels can be set "
-        "beside the paper's (yes / direction only / no).",
+        "Commit: the git commit the notebook's run came from; the paper's claims by verdict, then the checks of our "
+        "own setting, which are never counted as reproduced claims (see Claims below); the takeaway is the "
+        "notebook's own sentence, written from its results; comparable: whether our levels can be set beside the "
+        "paper's (yes / direction only / no).",
         "",
     ]
     rows = [[_link(row.notebook, row.folder, f"{row.notebook}.ipynb"), *row.cells()] for row in overview]
@@ -370,13 +420,32 @@ def summary_markdown(plan: Plan, outcomes: Sequence[Outcome], profile_dir: Path)
     return "\n".join(lines) + "\n"
 
 
+def multiplicity_line(overview: Sequence[OverviewRow]) -> str | None:
+    """ "N intervals computed (per notebook: ...); about 0.05 x N would exclude 0 by chance ...": every claim's
+    per-seed intervals and seeds-and-pairs intervals (``interval_count``), None without claims."""
+    counts = {row.notebook: sum(interval_count(c) for c in claim_rows(row.folder)) for row in overview if row.folder}
+    counts = {name: n for name, n in counts.items() if n}
+    if not counts:
+        return None
+    chance = stats.multiplicity(sum(counts.values()))
+    per = ", ".join(f"{name} {n}" for name, n in counts.items())
+    return (
+        f"**Multiplicity.** {chance.describe()} (per notebook: {per}). A single interval excluding 0 is weak "
+        "evidence among so many; a verdict needs every seed's interval on one side. The intervals cover the noise "
+        "of the test pairs (and, in the seeds-and-pairs column, of the training seeds); none covers the choice of "
+        "hyperparameters or of the checkpoint dev selection kept."
+    )
+
+
 def claims_markdown(overview: Sequence[OverviewRow]) -> list[str]:
-    """The claims of every notebook shown: our difference with its 95% paired interval, the training seeds, the
-    paper's difference where there is one, the verdict and its precondition."""
-    rows = [[row.notebook, *claim_cells(claim)] for row in overview if row.folder for claim in claim_rows(row.folder)]
-    if not rows:
+    """The claims of every notebook shown, the claims of the papers apart from the checks of our setting (``kind``;
+    rows of older runs without it count as the paper's): our difference with its 95% paired interval, the training
+    seeds, the seeds-and-pairs interval, the paper's difference, the smallest effect an unresolved claim could have
+    detected, the verdict and its precondition; and how many intervals that makes."""
+    shown = [(row.notebook, claim) for row in overview if row.folder for claim in claim_rows(row.folder)]
+    if not shown:
         return []
-    return [
+    lines = [
         "",
         "## Claims",
         "",
@@ -384,10 +453,29 @@ def claims_markdown(overview: Sequence[OverviewRow]) -> list[str]:
         "training seeds the envelope of their intervals). A direction claim is supported when every seed's interval "
         "excludes 0 on the paper's side, contradicted when every one excludes 0 on the other side, otherwise "
         "unresolved; a robustness claim is equivalent when every seed's interval lies inside its margin; a claim "
-        "whose precondition does not hold is not tested.",
-        "",
-        *_table(CLAIM_COLUMNS, rows, right=("seeds", "paper's difference")),
+        "whose precondition does not hold is not tested. Seeds and pairs: a claim on several training seeds also "
+        "gets a hierarchical bootstrap interval of the mean over seeds (seeds resampled, then the test pairs). "
+        "Detectable: for an unresolved claim of the paper, the smallest true difference its widest seed interval "
+        "would detect with 80% power (half-width x (1.96 + 0.84) / 1.96, a normal approximation), beside the "
+        "paper's difference. Each notebook prints the paper's sentence a claim tests (`paper_quote` in "
+        "metrics.json).",
     ]
+    multiplicity = multiplicity_line(overview)
+    if multiplicity:
+        lines += ["", multiplicity]
+    right = ("seeds", "paper's difference", "detectable (80% power)")
+    for kind, title in ((PAPER, "Claims of the papers"), (CHECK, "Checks of our setting")):
+        rows = [[name, *claim_cells(claim)] for name, claim in shown if kind_of(claim) == kind]
+        if rows:
+            lines += ["", f"### {title}", ""]
+            if kind == CHECK:
+                lines += [
+                    "Checks of our own setting (for example that a stage trained at all): not sentences of a paper, "
+                    "never counted as reproduced claims.",
+                    "",
+                ]
+            lines += _table(CLAIM_COLUMNS, rows, right=right)
+    return lines
 
 
 def averages_markdown(overview: Sequence[OverviewRow]) -> list[str]:

@@ -41,6 +41,21 @@ def table(text: str) -> list[dict[str, str]]:
     return rows
 
 
+def tables(text: str) -> list[dict[str, str]]:
+    """The rows of every pipe table of ``text`` in order (e.g. the Claims section's claims of the papers, then its
+    checks of our setting), each table read as :func:`table` reads the first."""
+    blocks, current = [], []
+    for line in text.splitlines():
+        if line.startswith("|"):
+            current.append(line)
+        elif current:
+            blocks.append(current)
+            current = []
+    if current:
+        blocks.append(current)
+    return [row for block in blocks for row in table("\n".join(block))]
+
+
 def link(cell: str) -> tuple[str, str | None]:
     """(text, target) of a ``[text](target)`` cell; (cell, None) for plain text."""
     match = _LINK.match(cell)

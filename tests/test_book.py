@@ -58,20 +58,24 @@ def test_index_shows_a_not_tested_claim_with_its_failed_precondition(tmp_path):
     folder = tmp_path / "nb"
     folder.mkdir()
     moved = claims.precondition("the baseline moved the encoder", False, "baseline minus untrained: +0.07")
-    row = claims.claim("a beats b", (-1.1, -1.7, -0.6), preconditions=[moved], paper_difference=3.0)
+    row = claims.claim(
+        "a beats b", (-1.1, -1.7, -0.6), preconditions=[moved], paper_difference=3.0, paper_quote='Table 1: "a beats b"'
+    )
     (folder / "metrics.json").write_text(json.dumps({"claims": [row], "takeaway": "t.", "comparable": "no"}))
     (folder / "STATUS").write_text("ok\n")
     rows = overview_rows([recorded_outcome("nb", tmp_path)], tmp_path)
     page = book.index_html("fake", "", rows, pages=set())
     overview = table_rows(page, 0)[1]
-    assert overview[0] == "nb" and overview[4:9] == ["0", "0", "0", "0", "1"] and overview[9:] == ["t.", "no"]
+    assert overview[0] == "nb" and overview[4:9] == ["0", "0", "0", "0", "1"] and overview[9:] == ["none", "t.", "no"]
     claim = table_rows(page, 1)[1]
     assert claim == [
         "nb",
         "a beats b",
         "-1.10 [-1.70, -0.60]",
         "1",
+        "—",
         "+3.00",
+        "—",
         "not tested",
         "does not hold: the baseline moved the encoder (baseline minus untrained: +0.07)",
     ]

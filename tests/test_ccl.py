@@ -16,6 +16,8 @@ from stsnb import evaluate as stsnb_evaluate
 from stsnb.data import CSTSRecord
 from stsnb.papers import ccl
 
+Q = ccl.quotes.TABLE3  # the sentence a synthetic claim quotes
+
 # ---------------------------------------------------------------------------------------------------------------
 # quadruples (Section 3.1; the c-sts TripletBatchSampler rule)
 
@@ -464,7 +466,7 @@ def test_a_short_training_run_on_real_rows(data_dir):
     assert ccl.left_start("CCL", outcome).holds == (result.best_step > 0)
     untrained = ccl.zero_shot(settings, rows)
     assert untrained.result is None and untrained.evaluation.sources == outcome.evaluation.sources
-    row = ccl.spearman_claim("CCL > untrained", outcome, untrained, n_resamples=200)
+    row = ccl.spearman_claim("CCL > untrained", outcome, untrained, paper_quote=Q, n_resamples=200)
     assert row["verdict"] in ("supported", "contradicted", "unresolved") and row["low"] <= row["high"]
     assert row["seeds"] == 1 and row["per_seed"][0]["n"] == len({ccl.pair_id(r) for r in rows})  # sentence pairs
     assert not ccl.left_start("untrained", untrained).holds
@@ -591,7 +593,7 @@ def test_claims_resample_sentence_pairs_which_widens_the_interval_when_errors_co
     a += rng.normal(0, 0.1, len(rows))
     b = gold + rng.normal(0, 0.45, len(rows))  # system b errs row by row
     run_a, run_b = _outcome("a", rows, a), _outcome("b", rows, b)
-    row = ccl.spearman_claim("a > b", run_a, run_b, n_resamples=1000)
+    row = ccl.spearman_claim("a > b", run_a, run_b, paper_quote=Q, n_resamples=1000)
     grouped = ccl.spearman_interval(run_a, run_b, n_resamples=1000)
     assert (row["low"], row["high"]) == (grouped.low, grouped.high)  # the claim uses the grouped interval
     assert grouped == stats.paired_grouped_difference(gold, a, b, groups, n_resamples=1000)
@@ -616,7 +618,7 @@ def test_training_seeds_each_get_an_interval_and_an_untrained_bi_encoder_serves_
     runs = {s: _outcome(f"QuMSE {s}", rows, gold + rng.normal(0, 0.3, len(rows)), seed=s) for s in (0, 1, 2)}
     moved = ccl.moved(runs, untrained, "QuMSE", n_resamples=300)
     assert moved.holds and moved.evidence.count("seed") == 3
-    row = ccl.spearman_claim("QuMSE > untrained", runs, untrained, n_resamples=300)
+    row = ccl.spearman_claim("QuMSE > untrained", runs, untrained, paper_quote=Q, n_resamples=300)
     assert row["seeds"] == 3 and [e["seed_run"] for e in row["per_seed"]] == ["seed 0", "seed 1", "seed 2"]
     assert row["verdict"] == "supported" and "3 seeds" in stsnb_claims.verdict_text(row)
     tri_untrained = _outcome("tri untrained", rows, rng.normal(0, 1, len(rows)), best_step=None, arch="tri")
@@ -634,13 +636,15 @@ def test_a_comparison_whose_baseline_did_not_train_is_not_tested(validation_rows
     better = _outcome("CCL", rows, gold + rng.normal(0, 0.3, len(rows)))
     pre = ccl.trained_preconditions(stuck, "QuMSE", better, "CCL", untrained, n_resamples=300)
     assert [p.holds for p in pre] == [False, False, True]
-    row = ccl.spearman_claim("CCL > QuMSE", better, stuck, preconditions=pre, n_resamples=300)
+    row = ccl.spearman_claim("CCL > QuMSE", better, stuck, paper_quote=Q, preconditions=pre, n_resamples=300)
     assert row["verdict"] == "not tested" and row["low"] > 0  # its interval alone would have said "supported"
     assert "'QuMSE moved the encoder' does not hold" in row["not_tested_because"]
     assert "'QuMSE is not its starting point' does not hold" in row["not_tested_because"]
 
 
-def test_sigma_robustness_is_judged_by_equivalence_within_the_margin(data_dir, validation_rows):
+def test_sigma_is_a_direction_claim_and_tau_robustness_needs_a_margin_below_the_papers_effect(
+    data_dir, validation_rows
+):
     rows = validation_rows
     rng = np.random.default_rng(3)
     gold = ccl.gold_labels(rows)
@@ -651,17 +655,40 @@ def test_sigma_robustness_is_judged_by_equivalence_within_the_margin(data_dir, v
     train = ccl.pair_conditions(data.load_csts("train", data_dir)).quadruples[:200]
     changes = ccl.sigma_changes_weights(train, 0.75, 0.0)
     assert changes.holds  # labels below 0.75 get weight 1 - l at sigma 0.75, 0 at sigma 0
+    assert "the share of the gradient those weights reach was not probed" in changes.evidence
     assert not ccl.sigma_changes_weights(train, 0.75, 0.75).holds
     assert not ccl.sigma_changes_weights(train, 1.0, 0.99).holds or any(
         ccl.scale_label(q.label_high) == 0.99 for q in train
     )  # C-STS labels are multiples of 0.25: nothing lies in [0.99, 1)
-    kept = ccl.spearman_claim("robust to sigma", base, near, margin=stats.DEFAULT_MARGIN, preconditions=[changes])
-    assert kept["kind"] == "equivalence" and kept["verdict"] == "equivalent"
-    assert abs(kept["low"]) < 1 and abs(kept["high"]) < 1
-    moved = ccl.spearman_claim("robust to sigma", base, far, margin=stats.DEFAULT_MARGIN, preconditions=[changes])
-    assert moved["verdict"] == "contradicted" and moved["low"] > 1
-    same = ccl.sigma_changes_weights(train, 0.75, 0.75)
-    assert ccl.spearman_claim("robust", base, near, margin=1.0, preconditions=[same])["verdict"] == "not tested"
+    share = ccl.GradientShare("divisor", 3.0, 1 / 3, 0.25, 0.07, 2)  # BCL 0.25x the label terms, 7% same-pair
+    probed = ccl.sigma_changes_weights(train, 0.75, 0.0, share)
+    assert "at most about 1.4% of the gradient at h" in probed.evidence  # 7% x 0.25 / 1.25
+    # Section 4.5.1: "the optimal effect cannot be achieved" with sigma = 0 -> Table 2's sigma beats it (direction)
+    kw = {"table2_sigma": 0.75, "sigma": 0.0, "paper_difference": 0.9, "quadruples": train, "preconditions": []}
+    same = ccl.sigma_claim("Table 5, m bi-encoder: CCL sigma=0.75 > sigma=0", base, near, share=share, **kw)
+    assert same["test"] == "direction" and same["paper_direction"] == 1 and same["verdict"] != "equivalent"
+    assert same["paper_quote"] == ccl.quotes.SIGMA_ZERO and "cannot be achieved" in same["paper_quote"]
+    worse = ccl.sigma_claim("Table 5, m bi-encoder: CCL sigma=0.75 > sigma=0", far, base, **kw)
+    assert worse["verdict"] == "contradicted"  # sigma = 0 clearly ahead: against the paper's words
+    other = ccl.sigma_claim("x", base, near, **{**kw, "sigma": 1.0})
+    assert other["paper_quote"] == ccl.quotes.SIGMA_OTHER
+    # Figure 2: robust to tau, with a margin below the smallest effect Sections 4.4-4.5 read as real (0.60)
+    reason, effect = ccl.robustness_margin("bi", "SimCSE-base", 0.5)
+    assert effect == pytest.approx(46.9 - 46.3) and "(Table 4, w/o BCL): +-0.5 stays below it" in reason
+    tau = {"arch": "bi", "row": "SimCSE-base", "preconditions": [changes]}
+    kept = ccl.tau_claim("robust to tau", base, near, margin=0.5, **tau)
+    assert kept["test"] == "equivalence" and kept["verdict"] == "equivalent" and kept["margin_reason"] == reason
+    assert abs(kept["low"]) < 0.5 and abs(kept["high"]) < 0.5
+    moved = ccl.tau_claim("robust to tau", base, far, margin=0.5, **tau)
+    assert moved["verdict"] == "contradicted" and moved["low"] > 0.5
+    wide = ccl.tau_claim("robust to tau", base, near, margin=1.0, **tau)  # the paper's 0.60 inside +-1
+    assert wide["verdict"] == "not tested" and "+0.60 lies inside the margin +-1" in wide["not_tested_because"]
+    tri = ccl.tau_claim("robust to tau", base, near, margin=0.5, **{**tau, "arch": "tri"})
+    assert tri["test"] == "no direction" and tri["verdict"] == "unresolved"  # the paper claims no tri robustness
+    idle = ccl.sigma_changes_weights(train, 0.75, 0.75)
+    assert ccl.tau_claim("robust", base, near, margin=0.5, **{**tau, "preconditions": [idle]})["verdict"] == (
+        "not tested"
+    )
 
 
 def test_appendix_a_is_not_tested_when_over_estimation_never_occurs(validation_rows):
@@ -669,6 +696,7 @@ def test_appendix_a_is_not_tested_when_over_estimation_never_occurs(validation_r
     groups = ccl.quadruple_groups(quads)
     none = np.zeros(len(quads), dtype=bool)
     row = ccl.count_claim("CCL over-estimates less", none, none, -1, groups=groups)
+    assert row["paper_quote"] == ccl.quotes.APPENDIX_A and row["kind"] == "paper"
     assert row["verdict"] == "not tested" and row["difference"] == 0
     assert f"0 of {len(quads)} cases (needs >= 4)" in row["not_tested_because"]
     three = none.copy()
@@ -713,10 +741,13 @@ def test_run_flags_and_wide_gaps():
     assert not flags[(cos_pos - cos_neg) <= 0.25].any()
 
 
-def test_the_notebooks_equivalence_margin_defaults_to_the_projects_margin():
+def test_the_notebooks_equivalence_margin_stays_below_the_papers_smallest_effect():
+    """Issue 28: a robustness margin that contains an effect the paper reads as real could not tell it from none."""
     import papermill
 
     from stsnb import plans
 
     parameters = papermill.inspect_notebook(str(plans.NOTEBOOKS_DIR / "40_ccl_csts.ipynb"))
-    assert float(parameters["equivalence_margin"]["default"]) == stats.DEFAULT_MARGIN
+    margin = float(parameters["equivalence_margin"]["default"])
+    _, effect = ccl.robustness_margin("bi", "SimCSE-base", margin)
+    assert 0 < margin < abs(effect)

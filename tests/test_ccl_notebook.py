@@ -171,7 +171,7 @@ def _share(reading, tau, ratio, same=0.07):
 def test_sweep_notes_are_written_from_the_probe_and_the_claims():
     mean = [_share("divisor", 0.05, 0.22, 0.58), _share("divisor", 3.0, 0.19), _share("multiplier", 3.0, 1.2, 0.16)]
     cls = [_share("divisor", 0.05, 2.49, 0.41), _share("divisor", 3.0, 0.23), _share("multiplier", 3.0, 1.9, 0.1)]
-    sigma = {"claim": "Table 5, m bi-encoder: CCL is robust to sigma (0.75 vs 0)", "interval": "-0.03 [-0.06, -0.01]"}
+    sigma = {"claim": "Table 5, m bi-encoder: CCL sigma=0.75 > sigma=0", "interval": "-0.03 [-0.06, -0.01]"}
     sigma |= {"verdict": "equivalent", "seeds": 1}
     text = ccl.sweep_notes({"mean": mean, "cls": cls}, "mean", 3.0, "divisor", 16, [sigma], [])
     assert "7.0% of BCL's softmax mass" in text and "1/16 = 6.2%" in text and "0.19x" in text
@@ -220,7 +220,7 @@ def test_the_figures_are_readable_and_draw_what_the_issue_asked(data_dir, valida
         r"$l_{pos} - l_{neg}$ (on the 1-5 scale)",
     }  # a label and a gap never share an axis
     sweep = [
-        _claim("Table 5, minilm-l6 bi-encoder: CCL is robust to sigma (0.75 vs 0)", -0.03, 0.9, "equivalent"),
+        _claim("Table 5, minilm-l6 bi-encoder: CCL sigma=0.75 > sigma=0", -0.03, 0.9, "contradicted"),
         _claim("Figure 2, minilm-l6 bi-encoder: CCL is robust to tau (3 vs 10)", -0.75, None, "unresolved"),
     ]
     paper = {

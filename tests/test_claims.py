@@ -11,11 +11,13 @@ from scipy.stats import spearmanr
 from stsnb import claims, stats
 
 UP, DOWN, ACROSS = (1.0, 0.4, 1.6), (-1.0, -1.6, -0.4), (0.2, -0.5, 0.9)
+Q = claims.quote("Section 4.1", "A beats B.")
+WHY = "synthetic margin"
 
 
 def test_failed_precondition_makes_a_clear_win_not_tested():
     moved = claims.baseline_moved({"seed 0": (0.1, -0.3, 0.5)}, "NLI fine-tuning")
-    row = claims.claim("Smooth K2 beats cross entropy", {"seed 0": UP}, preconditions=[moved])
+    row = claims.claim("Smooth K2 beats cross entropy", paper_quote=Q, intervals={"seed 0": UP}, preconditions=[moved])
     assert not moved.holds and "NLI fine-tuning minus untrained: seed 0: +0.10 [-0.30, +0.50]" in moved.evidence
     assert row["verdict"] == "not tested"
     assert row["not_tested_because"].startswith("'NLI fine-tuning moved the encoder' does not hold")
@@ -26,11 +28,16 @@ def test_failed_precondition_makes_a_clear_win_not_tested():
 def test_preconditions_that_hold_leave_the_direction_verdict():
     moved = claims.baseline_moved([(0.8, 0.2, 1.4), (0.5, 0.1, 0.9)], "SimCSE")
     assert moved.holds
-    assert claims.claim("a beats b", [UP, UP], preconditions=[moved])["verdict"] == "supported"
-    assert claims.claim("a beats b", [DOWN, DOWN], preconditions=[moved])["verdict"] == "contradicted"
-    assert claims.claim("a beats b", [UP, DOWN], preconditions=[moved])["verdict"] == "unresolved"
-    assert claims.claim("a loses to b", [DOWN], direction=-1)["verdict"] == "supported"
-    assert claims.claim("a differs from b", [UP], direction=0)["verdict"] == "unresolved"
+    assert claims.claim("a beats b", paper_quote=Q, intervals=[UP, UP], preconditions=[moved])["verdict"] == "supported"
+    assert (
+        claims.claim("a beats b", paper_quote=Q, intervals=[DOWN, DOWN], preconditions=[moved])["verdict"]
+        == "contradicted"
+    )
+    assert (
+        claims.claim("a beats b", paper_quote=Q, intervals=[UP, DOWN], preconditions=[moved])["verdict"] == "unresolved"
+    )
+    assert claims.claim("a loses to b", paper_quote=Q, intervals=[DOWN], direction=-1)["verdict"] == "supported"
+    assert claims.claim("a differs from b", paper_quote=Q, intervals=[UP], direction=0)["verdict"] == "unresolved"
 
 
 def test_baseline_moved_needs_every_seed_above_zero():
@@ -50,7 +57,7 @@ def test_phenomenon_occurs_counts_cases():
     absent = claims.phenomenon_occurs("over-estimation", 0, out_of=1211)
     assert not absent.holds and absent.evidence == "0 of 1211 cases (needs >= 1)"
     assert claims.phenomenon_occurs("over-estimation", 12).holds
-    row = claims.claim("CCL over-estimates less", [UP], preconditions=[absent])
+    row = claims.claim("CCL over-estimates less", paper_quote=Q, intervals=[UP], preconditions=[absent])
     assert row["verdict"] == "not tested"
 
 
@@ -68,31 +75,120 @@ def test_phenomenon_occurs_counts_cases():
 )
 def test_equivalence_verdict(intervals, expected):
     assert stats.equivalence_verdict(intervals, margin=1.0) == expected
-    assert claims.claim("the template hardly matters", intervals, margin=1.0)["verdict"] == expected
+    assert (
+        claims.claim("the template hardly matters", paper_quote=Q, intervals=intervals, margin=1.0, margin_reason=WHY)[
+            "verdict"
+        ]
+        == expected
+    )
 
 
 def test_equivalence_margin_is_a_parameter_and_checked():
     assert stats.equivalence_verdict([(0.5, -1.5, 1.9)], margin=2.0) == "equivalent"
     with pytest.raises(ValueError, match="margin must be a positive number"):
         stats.equivalence_verdict([UP], margin=0)
-    row = claims.claim("tau hardly matters", [UP], margin=2.0)
-    assert row["kind"] == "equivalence" and row["margin"] == 2.0 and row["paper_direction"] == 0
+    row = claims.claim("tau hardly matters", paper_quote=Q, intervals=[UP], margin=2.0, margin_reason=WHY)
+    assert (
+        row["test"] == "equivalence" and row["kind"] == "paper" and row["margin"] == 2.0 and row["paper_direction"] == 0
+    )
 
 
 def test_verdict_text_shows_seeds_and_counts_cover_five_verdicts():
-    one = claims.claim("a beats b", {"seed 0": UP})
-    three = claims.claim("a beats b", {f"seed {s}": UP for s in range(3)}, paper_difference=1.2)
+    one = claims.claim("a beats b", paper_quote=Q, intervals={"seed 0": UP})
+    three = claims.claim(
+        "a beats b", paper_quote=Q, intervals={f"seed {s}": UP for s in range(3)}, paper_difference=1.2
+    )
     assert claims.verdict_text(one) == "supported (1 seed)"
     assert claims.verdict_text(three) == "supported (3 seeds)"
     assert "paper +1.20" in claims.describe(three) and "sd 0.00" in claims.describe(three)
-    counts = claims.verdict_counts([one, three, claims.claim("x", [UP], margin=1.0)])
+    counts = claims.verdict_counts(
+        [one, three, claims.claim("x", paper_quote=Q, intervals=[UP], margin=1.0, margin_reason=WHY)]
+    )
     assert set(counts) == {"supported", "contradicted", "unresolved", "equivalent", "not tested"}
     assert counts["supported"] == 2 and counts["unresolved"] == 1
 
 
 def test_claim_refuses_a_bad_direction():
     with pytest.raises(ValueError, match=r"direction must be \+1, -1 or 0"):
-        claims.claim("a beats b", [UP], direction=2)
+        claims.claim("a beats b", paper_quote=Q, intervals=[UP], direction=2)
+
+
+def test_every_claim_quotes_the_paper_with_its_section():
+    row = claims.claim("a beats b", [UP], paper_quote=Q)
+    assert row["paper_quote"] == 'Section 4.1: "A beats B."' and row["kind"] == "paper"
+    assert 'the paper: Section 4.1: "A beats B."' in claims.describe(row)
+    with pytest.raises(ValueError, match="needs paper_quote"):
+        claims.claim("a beats b", [UP], paper_quote="")
+    with pytest.raises(ValueError, match="must say where the paper prints it"):
+        claims.claim("a beats b", [UP], paper_quote="A beats B.")
+    with pytest.raises(ValueError, match="must name the paper's Section"):
+        claims.quote("somewhere", "A beats B.")
+    with pytest.raises(ValueError, match="kind must be one of"):
+        claims.claim("a beats b", [UP], paper_quote=Q, kind="ours")
+
+
+def test_checks_of_our_setting_are_counted_apart_from_the_papers_claims():
+    paper = claims.claim("a beats b", [UP], paper_quote=Q)
+    check = claims.claim("training improved the untrained model", [UP], paper_quote=Q, kind="check")
+    assert claims.split_by_kind([check, paper]) == ([paper], [check])
+    assert claims.verdict_counts([paper, check])["supported"] == 2
+    by_kind = claims.verdict_counts_by_kind([paper, check, check])
+    assert by_kind["paper"]["supported"] == 1 and by_kind["check"]["supported"] == 2
+    assert claims.verdict_counts([paper, check], "check")["supported"] == 1
+    assert claims.describe(check).startswith("check: training improved")
+    old = {"claim": "x", "verdict": "equivalent", "kind": "equivalence", "margin": 1.0}  # a row of an older run
+    assert claims.kind_of(old) == "paper" and claims.tested_as(old) == "equivalence" and claims.is_equivalence(old)
+
+
+def test_a_claim_whose_own_arms_trained_is_tested_though_an_unrelated_baseline_stayed_put():
+    gates = {
+        "cross entropy": claims.left_start("cross entropy", [0]),  # stayed put
+        "Translated ReLU": claims.left_start("Translated ReLU", [40], [1e-3]),
+        "L1": claims.left_start("L1", [60], [2e-3]),
+    }
+    own = claims.own_arms_trained(gates, ["Translated ReLU", "L1"])
+    assert [p.name for p in own] == ["Translated ReLU is not its starting point", "L1 is not its starting point"]
+    assert claims.claim("Translated ReLU beats L1", [UP], paper_quote=Q, preconditions=own)["verdict"] == "supported"
+    with_ce = claims.own_arms_trained(gates, ["cross entropy", "L1"])
+    assert claims.claim("L1 beats CE", [UP], paper_quote=Q, preconditions=with_ce)["verdict"] == "not tested"
+    with pytest.raises(ValueError, match="no gate for arm"):
+        claims.own_arms_trained(gates, ["MSE"])
+
+
+def test_staying_put_is_the_finding_holds_and_records_why_and_what_was_measured():
+    gates = {"(u,v) head": claims.left_start("(u,v) head", [0]), "full head": claims.left_start("full", [30], [1e-3])}
+    reason = 'Table 6: "(u,v) never improves"'
+    own = claims.own_arms_trained(gates, staying_put_is_the_finding={"(u,v) head": reason})
+    assert own[0].holds and own[0].name == "(u,v) head staying put is the finding"
+    assert reason in own[0].evidence and "it stayed put" in own[0].evidence and "selected step 0" in own[0].evidence
+    assert own[1] is gates["full head"]
+    assert claims.claim("full beats (u,v)", [UP], paper_quote=Q, preconditions=own)["verdict"] == "supported"
+    with pytest.raises(ValueError, match="needs the reason"):
+        claims.own_arms_trained(gates, staying_put_is_the_finding={"(u,v) head": " "})
+    with pytest.raises(ValueError, match="not arms of this claim"):
+        claims.own_arms_trained(gates, ["full head"], staying_put_is_the_finding={"(u,v) head": reason})
+
+
+def test_a_robustness_claim_with_the_papers_effect_inside_its_margin_is_not_tested():
+    inside = claims.claim(
+        "sigma hardly matters", [ACROSS], paper_quote=Q, margin=1.0, margin_reason=WHY, paper_effect=0.9
+    )
+    assert inside["verdict"] == "not tested" and inside["paper_effect"] == 0.9
+    assert "+0.90 lies inside the margin +-1" in inside["not_tested_because"]
+    outside = claims.claim("x hardly matters", [ACROSS], paper_quote=Q, margin=0.5, margin_reason=WHY, paper_effect=0.9)
+    assert outside["verdict"] == "unresolved" and outside["preconditions"][0]["holds"]
+    narrow = claims.claim("x hardly matters", [(0.1, -0.2, 0.3)], paper_quote=Q, margin=0.5, margin_reason=WHY)
+    assert narrow["verdict"] == "equivalent" and narrow["margin_reason"] == WHY
+    with pytest.raises(ValueError, match="needs margin_reason"):
+        claims.claim("x hardly matters", [UP], paper_quote=Q, margin=1.0)
+
+
+def test_a_paper_sentence_that_a_setting_matters_is_a_direction_claim():
+    """CCL Section 4.5.1: sigma = 0 cannot reach the optimum, so sigma 0.75 beats sigma 0 (direction +1)."""
+    row = claims.claim("sigma 0.75 beats sigma 0", [(0.9, 0.3, 1.5)], paper_quote=Q, direction=+1, paper_difference=0.9)
+    assert row["test"] == "direction" and row["paper_direction"] == 1 and row["verdict"] == "supported"
+    worse = claims.claim("sigma 0.75 beats sigma 0", [(-0.03, -0.06, -0.01)], paper_quote=Q, direction=+1)
+    assert worse["verdict"] == "contradicted"
 
 
 # ---- grouped (cluster) bootstrap -----------------------------------------------------------------------------

@@ -18,9 +18,13 @@ import yaml
 from stsnb import claims, plans, runs, stats
 from stsnb.notebook_noise import output_noise
 from stsnb.summary import (
+    CHECKS_COLUMN,
     MISSING,
     average_rows,
+    checks_text,
     claim_rows,
+    detectable_text,
+    interval_count,
     is_average,
     read_env,
     read_metrics,
@@ -164,11 +168,18 @@ def test_the_guard_catches_a_verdict_on_a_failed_precondition():
     moved = claims.precondition(
         "the baseline moved the encoder", False, "baseline minus untrained: +0.07 [-0.68, +0.78]"
     )
-    row = claims.claim("a beats b", {"seed 0": (-1.1, -1.7, -0.6)}, preconditions=[moved])
+    row = claims.claim(
+        "a beats b", {"seed 0": (-1.1, -1.7, -0.6)}, preconditions=[moved], paper_quote='Table 1: "a beats b"'
+    )
     assert precondition_violations("nb", [row]) == []
     assert precondition_violations("nb", [{**row, "verdict": stats.CONTRADICTED}])
     assert precondition_violations("nb", [{**row, "verdict": stats.EQUIVALENT}])
-    held = claims.claim("a beats b", {"seed 0": (1.1, 0.6, 1.7)}, preconditions=[claims.precondition("p", True, "e")])
+    held = claims.claim(
+        "a beats b",
+        {"seed 0": (1.1, 0.6, 1.7)},
+        preconditions=[claims.precondition("p", True, "e")],
+        paper_quote='Table 1: "a beats b"',
+    )
     assert precondition_violations("nb", [held]) == []
     assert precondition_violations("nb", [{**held, "verdict": stats.NOT_TESTED}])  # not tested needs a reason
 
@@ -186,8 +197,11 @@ def test_every_claim_states_its_preconditions_and_training_seeds(profile, name):
         assert isinstance(row.get("preconditions"), list), f"{where}: {row['claim']!r} has no preconditions list"
         seeds = row.get("seeds")
         assert isinstance(seeds, int) and seeds >= 1, f"{where}: {row['claim']!r} has seeds {seeds!r}"
-        assert row.get("kind") in {"direction", "equivalence", "no direction"}, f"{where}: {row['claim']!r}: kind"
-        if row["kind"] == "equivalence":
+        # the test kind (older runs stored it as "kind"); a newer row has kind "paper" / "check" and its quote
+        assert claims.tested_as(row) in claims.TESTS, f"{where}: {row['claim']!r}: test"
+        if row.get("kind") in claims.KINDS:
+            assert isinstance(row.get("paper_quote"), str) and row["paper_quote"], f"{where}: {row['claim']!r}: quote"
+        if claims.is_equivalence(row):
             assert isinstance(row.get("margin"), int | float) and row["margin"] > 0, f"{where}: {row['claim']!r}"
 
 
@@ -226,10 +240,12 @@ def test_summary_overview_is_what_the_runs_recorded(profile):
         assert row["commit"] == run_commit(folder), f"{where}: commit {row['commit']}"
         assert read_env(folder)["git_sha"].startswith(row["commit"].removesuffix("-dirty")), where
         metrics = read_metrics(folder)
-        counts = claims.verdict_counts(claim_rows(folder)) if "claims" in metrics else None
+        counts = claims.verdict_counts(claim_rows(folder), claims.PAPER) if "claims" in metrics else None
         for verdict in stats.VERDICTS:
             expected = MISSING if counts is None else str(counts[verdict])
             assert row[verdict] == expected, f"{where}: {verdict} {row[verdict]} (the run: {expected})"
+        checks = claims.verdict_counts(claim_rows(folder), claims.CHECK) if "claims" in metrics else None
+        assert row[CHECKS_COLUMN] == checks_text(checks), f"{where}: checks of our setting"
         takeaway = (metrics.get("takeaway") or MISSING).replace("\n", " ").strip()
         assert row["takeaway"] == takeaway, f"{where}: takeaway"
         assert row["comparable with the paper"] == (metrics.get("comparable") or MISSING), where
@@ -242,10 +258,14 @@ def test_summary_overview_is_what_the_runs_recorded(profile):
 @pytest.mark.parametrize("profile", PROFILES)
 def test_summary_claims_are_those_of_the_runs(profile):
     profile_runs = committed(profile)
-    rows = md.table(summary(profile).get("Claims", ""))
+    section = summary(profile).get("Claims", "")
+    rows = md.tables(section)
+    intervals = 0
     for name, folder in profile_runs.folders.items():
         printed = [row for row in rows if row["notebook"] == name]
-        recorded = claim_rows(folder)
+        paper, checks = claims.split_by_kind(claim_rows(folder))
+        recorded = [*paper, *checks]  # the claims of the papers' table first, then the checks'
+        intervals += sum(interval_count(r) for r in recorded)
         claimed = [str(r["claim"]) for r in recorded]
         assert [row["claim"] for row in printed] == claimed, f"{profile}/{name}: claims differ"
         for row, claim in zip(printed, recorded, strict=True):
@@ -257,10 +277,19 @@ def test_summary_claims_are_those_of_the_runs(profile):
                 for cell, key in zip(md.interval(ours), keys, strict=True):
                     _printed(cell, claim[key], f"{where} {key}")
             _printed(row["seeds"], claim.get("seeds"), f"{where} seeds")
+            both = claim.get("seeds_and_pairs")
+            if isinstance(both, dict):
+                for cell, key in zip(md.interval(row["seeds and pairs [95% interval]"]), keys, strict=True):
+                    _printed(cell, both[key], f"{where} seeds and pairs {key}")
+            else:
+                assert row["seeds and pairs [95% interval]"] == MISSING, where
+            assert row["detectable (80% power)"] == detectable_text(claim), where
             _printed(row["paper's difference"], claim.get("paper_difference"), f"{where} paper's difference")
             assert row["verdict"].split(" (margin")[0] == claim["verdict"], where
             if claim["verdict"] == stats.NOT_TESTED and claim.get("preconditions"):
                 assert row["precondition"].startswith("does not hold: "), where
+    if rows:
+        assert f"**Multiplicity.** {stats.multiplicity(intervals).describe()}" in section, f"{profile}: multiplicity"
 
 
 @pytest.mark.parametrize("profile", PROFILES)

@@ -380,6 +380,7 @@ def test_a_negative_paper_row_is_supported_when_plus_hicl_trails(gold_by_task):
     assert sncse["paper_direction"] == -1 and sncse["paper_difference"] == pytest.approx(-0.10)
     assert sncse["claim"] == "Table 1 (SNCSE-BERT-base): +HiCL trails SNCSE"
     assert sncse["high"] < 0 and sncse["verdict"] == "supported"  # the paper's row says +HiCL is lower
+    assert sncse["seeds_and_pairs"] is None  # one seed: the per-seed interval is the whole story
     assert all(p["holds"] for p in sncse["preconditions"])
     simcse = hicl.plus_hicl_claim("simcse", "BERT-base", before, baseline, worse, n_resamples=300)
     assert simcse["paper_direction"] == +1 and simcse["paper_difference"] == pytest.approx(1.54)
@@ -407,6 +408,9 @@ def test_every_training_seed_gets_an_interval_and_all_must_agree(gold_by_task):
     row = hicl.plus_hicl_claim("simcse", "BERT-base", before, baseline, plus, n_resamples=300)
     assert row["seeds"] == 3 and [e["seed_run"] for e in row["per_seed"]] == ["seed 0", "seed 1", "seed 2"]
     assert row["verdict"] == "supported" and stsnb_claims.verdict_text(row) == "supported (3 seeds)"
+    assert row["kind"] == "paper" and row["paper_quote"] == hicl.quotes.TABLE1
+    both = row["seeds_and_pairs"]  # the seeds-and-pairs interval beside the per-seed rule
+    assert both["seeds"] == 3 and both["difference"] == pytest.approx(row["difference"]) and both["low"] > 0
     assert row["preconditions"][0]["evidence"].count("seed") == 3
     plus[2] = _run(_noisy(gold_by_task, 1.6, 32), seed=2, on=True)  # one seed on the other side: no verdict
     assert hicl.plus_hicl_claim("simcse", "BERT-base", before, baseline, plus, 300)["verdict"] == "unresolved"
@@ -476,6 +480,10 @@ def test_surprises_and_takeaway_are_written_from_the_run(gold_by_task):
         "(3 seeds), against +1.54 in Table 1's SimCSE-BERT-base; SimCSE / SimCSE+HiCL training time 1.80x (paper's "
         "Table 12: 1.26x); 2 of 3 claims not tested."
     )
+    row["seeds_and_pairs"] = {"difference": 0.1, "low": -0.5, "high": 0.7}
+    text = hicl.results.takeaway(row, "b", "100 pairs", {"unresolved": 1}, None, 1.26)
+    assert "+0.10 [-0.20, +0.40] (seeds and pairs [-0.50, +0.70]) seven-task" in text
+    del row["seeds_and_pairs"]
     row.update(verdict="not tested", preconditions=[{"name": "SimCSE moved the encoder", "holds": False}])
     text = hicl.results.takeaway(row, "b", "100 pairs", {"not tested": 1}, None, 1.26)
     assert "not tested (3 seeds; does not hold: SimCSE moved the encoder), against +1.54" in text

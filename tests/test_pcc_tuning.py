@@ -386,6 +386,12 @@ def test_stage_claims_carry_preconditions_and_seeds_and_are_not_tested_when_stag
     assert (first["verdict"], second["verdict"]) == (stats.SUPPORTED, stats.SUPPORTED)
     assert first["seeds"] == second["seeds"] == 3 and second["headline"]
     assert second["paper_difference"] == pytest.approx(90.61 - 85.66)
+    # stage 1 against the untrained embedding is a check of our setting; the headline is the paper's, quoted
+    assert (first["kind"], second["kind"]) == ("check", "paper")
+    assert first["paper_quote"] == pcc_tuning.quotes.STAGE1 and second["paper_quote"] == pcc_tuning.quotes.HEADLINE
+    both = second["seeds_and_pairs"]  # 3 seeds: the hierarchical interval beside the per-seed rule
+    assert both["seeds"] == 3 and both["difference"] == pytest.approx(second["difference"])
+    assert both["low"] < both["difference"] < both["high"] and "seeds_and_pairs" not in first
     assert [p["name"] for p in second["preconditions"]] == [
         "stage 1 moved the encoder",
         "stage 2 is not its starting point",
@@ -412,19 +418,40 @@ def test_the_control_and_dedup_claims_need_their_runs_and_their_phenomenon(sts_g
     stage1 = {s: _stage_run(_system(sts_gold, 1.0, 10 + s)) for s in (0, 1)}
     stage2 = {s: _stage_run(_system(sts_gold, 0.2, 20 + s)) for s in (0, 1)}
     control = {s: _stage_run(_system(sts_gold, 0.8, 30 + s)) for s in (0, 1)}
-    row = claims.control_claim(
-        untrained, stage1, stage2, control, {0: 40, 1: 35}, positive_score=4.0, n_pairs=128, n_resamples=200
-    )
+    row = claims.control_claim(stage2, control, {0: 40, 1: 35}, positive_score=4.0, n_pairs=128, n_resamples=200)
     assert row["verdict"] == stats.SUPPORTED and row["seeds"] == 2
+    assert row["kind"] == "paper" and row["paper_quote"] == pcc_tuning.quotes.PEARSON_LOSS
+    # gated on its own arms only: a stage 1 that stayed put does not gate the comparison of two stage-2 objectives
+    assert [p["name"] for p in row["preconditions"]][:2] == [
+        "stage 2 is not its starting point",
+        "the InfoNCE control is not its starting point",
+    ]
     no_positives = claims.control_claim(
-        untrained, stage1, stage2, control, {0: 40, 1: 0}, positive_score=4.0, n_pairs=128, n_resamples=200
+        stage2, control, {0: 40, 1: 0}, positive_score=4.0, n_pairs=128, n_resamples=200
     )
     assert no_positives["verdict"] == stats.NOT_TESTED and "control's positives" in no_positives["not_tested_because"]
-    kept, removed = stage2, {s: _stage_run(_system(sts_gold, 0.5, 40 + s)) for s in (0, 1)}
-    leak, survives = claims.dedup_claims(stage1, kept, removed, {0: 60, 1: 50}, untrained, n_resamples=200)
-    assert leak["verdict"] == survives["verdict"] == stats.SUPPORTED
-    unshared, _ = claims.dedup_claims(stage1, kept, removed, {0: 0, 1: 50}, untrained, n_resamples=200)
-    assert unshared["verdict"] == stats.NOT_TESTED
+    removed = {s: _stage_run(_system(sts_gold, 0.5, 40 + s)) for s in (0, 1)}
+    survives = claims.dedup_claim(stage1, removed, untrained, n_resamples=200)
+    assert survives["verdict"] == stats.SUPPORTED and survives["kind"] == "check"
+    assert survives["paper_quote"] == pcc_tuning.quotes.TEST_DATA
+
+
+def test_the_takeaway_names_what_the_control_attributes_the_headline_to():
+    headline = {"difference": 4.98}
+    unresolved = {
+        "difference": 0.45,
+        "low": -2.11,
+        "high": 3.05,
+        "verdict": "unresolved",
+        "seeds": 3,
+        "per_seed": [{"low": -2.11, "high": 2.0}, {"low": -1.0, "high": 3.05}, {"low": -1.5, "high": 2.5}],
+    }
+    text = pcc_tuning.claims.attribution(headline, unresolved)
+    assert text.startswith("the stage-2 gain (+4.98) is not attributed to the Pearson loss by our control")
+    assert "+0.45 [-2.11, +3.05], unresolved (3 seeds)" in text and "detect about +-2.94" in text
+    supported = {**unresolved, "low": 0.5, "verdict": "supported", "per_seed": []}
+    assert pcc_tuning.claims.attribution(headline, supported).startswith("our control attributes the stage-2 gain")
+    assert "did not run" in pcc_tuning.claims.attribution(headline, None)
 
 
 def test_robustness_claims_are_judged_by_equivalence_within_the_margin(sts_gold):
@@ -433,14 +460,18 @@ def test_robustness_claims_are_judged_by_equivalence_within_the_margin(sts_gold)
     claims = pcc_tuning.claims
     base = _system(sts_gold, 0.2, 1)
     same = {t: (g, p + 1e-4 * np.arange(len(p))) for t, (g, p) in base.items()}  # a hair's difference
-    row = claims.robustness_claim("batch", {0: _stage_run(same)}, {0: _stage_run(base)}, margin=1.0, n_resamples=200)
-    assert row["verdict"] == stats.EQUIVALENT and row["kind"] == "equivalence" and row["margin"] == 1.0
+    said = {"paper_quote": pcc_tuning.quotes.BATCH_SIZES, "margin_reason": claims.margin_reason("Mistral-7b", 1.0)}
+    row = claims.robustness_claim(
+        "batch", {0: _stage_run(same)}, {0: _stage_run(base)}, margin=1.0, n_resamples=200, **said
+    )
+    assert row["verdict"] == stats.EQUIVALENT and row["test"] == "equivalence" and row["margin"] == 1.0
+    assert row["kind"] == "paper" and "Table 4's templates 0.22, Table 5's batch sizes 0.07" in row["margin_reason"]
     worse = claims.robustness_claim(
-        "batch", {0: _stage_run(_system(sts_gold, 3.0, 2))}, {0: _stage_run(base)}, margin=1.0, n_resamples=200
+        "batch", {0: _stage_run(_system(sts_gold, 3.0, 2))}, {0: _stage_run(base)}, margin=1.0, n_resamples=200, **said
     )
     assert worse["verdict"] == stats.CONTRADICTED
     stayed = claims.robustness_claim(
-        "batch", {0: _stage_run(same, best_step=0, weight_change=0.0)}, {0: _stage_run(base)}, n_resamples=200
+        "batch", {0: _stage_run(same, best_step=0, weight_change=0.0)}, {0: _stage_run(base)}, n_resamples=200, **said
     )
     assert stayed["verdict"] == stats.NOT_TESTED  # two copies of one model are trivially "equivalent"
     assert claims.paper_batch_difference("Mistral-7b", 192, 224) == pytest.approx(90.54 - 90.61)
@@ -468,3 +499,22 @@ def test_stage1_reads_simcse_nli_for_simcse_csv_from_the_data_folder(tmp_path, m
     loaded = corpora.stage1_triplets("simcse", limit=10, seed=1)
     assert len(loaded) == 10 and set(loaded) <= set(rows) and loaded.skipped["beyond the limit"] == 20
     shutil.rmtree(folder)
+
+
+def test_every_quote_is_a_sentence_the_papers_print():
+    """Each claim's paper_quote (notebooks 10 and 30) appears verbatim, white space aside, in the paper's text."""
+    import re
+    from pathlib import Path
+
+    from stsnb.papers import hicl
+
+    for module, paper in ((pcc_tuning.quotes, "pcc-tuning.md"), (hicl.quotes, "hicl.md")):
+        path = Path("/work/shared/papers") / paper
+        if not path.is_file():
+            pytest.skip(f"the paper's text {path} is not on this machine")
+        text = " ".join(path.read_text().split())
+        quoted = [v for k, v in vars(module).items() if k.isupper() and isinstance(v, str)]
+        assert quoted
+        for value in quoted:
+            where, sentence = re.fullmatch(r'([^:]+): "(.*)"', value).groups()
+            assert sentence in text, f"{paper}, {where}: not printed as quoted: {sentence[:60]}"

@@ -358,17 +358,38 @@ def new_claims() -> list[dict]:
     still = claims.precondition(
         "the baseline moved the encoder", False, "baseline minus untrained: +0.07 [-0.68, +0.78]"
     )
+    quote = claims.quote("Section 4.2", "In contrast, Pcc-tuning provides improvements of about 5 percentage points.")
     return [
         claims.claim(
             "stage 2 beats stage 1",
             {"seed 0": (6.79, 4.10, 9.49), "seed 1": (5.21, 2.95, 7.40)},
+            paper_quote=quote,
             preconditions=[moved, claims.left_start("stage 2", [120, 80], [0.02, 0.03])],
             paper_difference=4.95,
+            seeds_and_pairs={"difference": 6.0, "low": 3.5, "high": 8.9},
         ),
         claims.claim(
-            "smooth K2 beats cross entropy", (-1.11, -1.70, -0.58), preconditions=[still], paper_difference=3.02
+            "smooth K2 beats cross entropy",
+            (-1.11, -1.70, -0.58),
+            paper_quote=quote,
+            preconditions=[still],
+            paper_difference=3.02,
         ),
-        claims.claim("the template hardly matters", {"seed 0": (0.2, -0.3, 0.6)}, margin=1.0, paper_difference=0.1),
+        claims.claim(
+            "the template hardly matters",
+            {"seed 0": (0.2, -0.3, 0.6)},
+            paper_quote=quote,
+            margin=1.0,
+            margin_reason="the paper's spread",
+            paper_difference=0.1,
+        ),
+        claims.claim(
+            "stage 1 improves the untrained model",
+            {"seed 0": (17.0, 12.0, 22.0), "seed 1": (18.0, 13.0, 23.0)},
+            paper_quote=quote,
+            kind="check",
+        ),
+        claims.claim("stage 2 beats its control", {"seed 0": (0.4, -2.0, 2.8)}, paper_quote=quote),
     ]
 
 
@@ -421,15 +442,18 @@ def test_overview_has_one_row_per_notebook_read_from_its_run(fake_profile):
     assert two_stage.verdicts == {
         "supported": 1,
         "contradicted": 0,
-        "unresolved": 0,
+        "unresolved": 1,
         "equivalent": 1,
         "not tested": 1,
-    }
+    }, "the paper's claims only"
+    assert two_stage.checks == {**dict.fromkeys(stats.VERDICTS, 0), "supported": 1}
+    assert two_stage.cells()[len(stats.VERDICTS) + 3] == "1 supported"
     assert two_stage.takeaway == "Stage 2 beat stage 1 by +6.00 points on 2 seeds."
     assert two_stage.comparable == "direction only"
     assert by_name["01_losses"].seconds == pytest.approx(17.6)  # no papermill duration: metrics "seconds"
     assert by_name["00_math"].verdicts is None and by_name["00_math"].takeaway is None  # not invented
     assert by_name["20_old_schema"].verdicts == {**dict.fromkeys(stats.VERDICTS, 0), "unresolved": 2}
+    assert by_name["20_old_schema"].checks == dict.fromkeys(stats.VERDICTS, 0)  # rows without a kind: the paper's
     never = by_name["30_never_run"]
     assert never.status == "not run" and never.commit is None and never.seconds is None
     assert never.cells() == ["not run", *[MISSING] * (len(OVERVIEW_COLUMNS) - 2)]
@@ -449,7 +473,8 @@ def test_summary_opens_with_the_overview_then_claims_then_averages_only(fake_pro
     assert len(overview) == 6 and list(overview[0]) == list(OVERVIEW_COLUMNS)
     two_stage = overview[2]
     assert md.link(two_stage["notebook"]) == ("10_two_stage", "10_two_stage/10_two_stage.ipynb")
-    assert [two_stage[v] for v in stats.VERDICTS] == ["1", "0", "0", "1", "1"]
+    assert [two_stage[v] for v in stats.VERDICTS] == ["1", "0", "1", "1", "1"]
+    assert two_stage["checks of our setting"] == "1 supported" and overview[3]["checks of our setting"] == "none"
     assert two_stage["runtime (s)"] == "414" and two_stage["commit"] == "ccccccc-dirty"
     assert two_stage["takeaway"].startswith("Stage 2 beat stage 1") and two_stage["comparable with the paper"] == (
         "direction only"
@@ -457,11 +482,24 @@ def test_summary_opens_with_the_overview_then_claims_then_averages_only(fake_pro
     assert overview[0]["supported"] == MISSING and overview[0]["takeaway"] == MISSING
     assert overview[4]["status"] == "not run" and overview[4]["commit"] == MISSING
 
-    claim_rows = {row["claim"]: row for row in md.table(sections["Claims"])}
-    assert list(md.table(sections["Claims"])[0]) == list(CLAIM_COLUMNS)
+    claims_text = sections["Claims"]
+    assert claims_text.index("### Claims of the papers") < claims_text.index("### Checks of our setting")
+    papers, checks = claims_text.split("### Checks of our setting")
+    assert [r["claim"] for r in md.table(checks)] == ["stage 1 improves the untrained model"]
+    assert "stage 1 improves the untrained model" not in papers
+    # 2 + 1 + 1 + 2 + 1 per-seed intervals of 10_two_stage, 1 seeds-and-pairs, 1 + 1 of the old schema's rows
+    assert "**Multiplicity.** 10 intervals computed; about 0.5 (5% of them) would exclude 0 by chance" in claims_text
+    assert "(per notebook: 10_two_stage 8, 20_old_schema 2)" in claims_text
+    claim_rows = {row["claim"]: row for row in md.tables(claims_text)}
+    assert list(md.table(claims_text)[0]) == list(CLAIM_COLUMNS)
     supported = claim_rows["stage 2 beats stage 1"]
     assert supported["ours: difference [95% interval]"] == "+6.00 [+2.95, +9.49]"  # mean over seeds, envelope
     assert (supported["seeds"], supported["paper's difference"], supported["verdict"]) == ("2", "+4.95", "supported")
+    assert supported["seeds and pairs [95% interval]"] == "+6.00 [+3.50, +8.90]"
+    assert supported["detectable (80% power)"] == MISSING  # only unresolved claims of the paper
+    unresolved = claim_rows["stage 2 beats its control"]
+    assert unresolved["detectable (80% power)"] == f"±{stats.detectable_effect(-2.0, 2.8):.2f}" == "±3.43"
+    assert claim_rows["stage 1 improves the untrained model"]["detectable (80% power)"] == MISSING
     assert supported["precondition"] == ("holds: the baseline moved the encoder; stage 2 is not its starting point")
     not_tested = claim_rows["smooth K2 beats cross entropy"]
     assert not_tested["verdict"] == "not tested" and not_tested["seeds"] == "1"

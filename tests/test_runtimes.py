@@ -36,6 +36,24 @@ def test_runtimes_come_from_kept_runs_only(tmp_path):
     assert str(tmp_path) not in text, "no machine path"
 
 
+def test_during_a_run_its_profiles_kept_run_is_named_the_previous_one(tmp_path, monkeypatch):
+    """Inside ``stsnb run`` (STSNB_RUN_DIR = <profile>/.partial-<notebook>) the kept run of that profile is the one
+    before: its duration is never printed as this run's (notebook 40's cpu run printed 1,053 s for a 720 s run)."""
+    from stsnb.runs import RUN_DIR_ENV
+
+    _kept_run(tmp_path, "cpu", "40_ccl_csts", 1053.0, cores=2)
+    _kept_run(tmp_path, "class", "40_ccl_csts", 183.0, cores=2)
+    monkeypatch.setenv(RUN_DIR_ENV, str(tmp_path / "cpu" / ".partial-40_ccl_csts"))
+    assert runtimes.running_profile("40_ccl_csts") == "cpu" and runtimes.running_profile("30_hicl") is None
+    text = runtimes.text("40_ccl_csts", tmp_path)
+    assert "  cpu    the run before this one (this run's own: summary.md and the last cell): 1,053 s" in text
+    assert "  class  183 s (about 3 min), run at commit 6753319" in text  # another profile's run: as it was
+    monkeypatch.setenv(RUN_DIR_ENV, str(tmp_path / "smoke" / ".partial-40_ccl_csts"))
+    assert "  smoke  this run is its first" in runtimes.text("40_ccl_csts", tmp_path)
+    monkeypatch.delenv(RUN_DIR_ENV)
+    assert "before this one" not in runtimes.text("40_ccl_csts", tmp_path)
+
+
 def test_runs_on_different_machines_name_their_cores_on_their_own_line(tmp_path):
     _kept_run(tmp_path, "cpu", "00_contrastive_ceiling", 12.0, cores=2)
     _kept_run(tmp_path, "smoke", "00_contrastive_ceiling", 5.4)

@@ -343,7 +343,7 @@ def test_sweep_claims_equal_the_claims_built_by_hand(sweep):
         {(v.loss.label(), 0): runs[(v.label(), 0)] for v in smooth}, reference, row, before, margin=1.0, n_resamples=200
     )
     assert table5 == by_hand and len(table5) == 1  # Translated ReLU has only Table 2's setting: no claim
-    assert table5[0]["kind"] == "equivalence" and table5[0]["b"] == reference
+    assert table5[0]["test"] == "equivalence" and table5[0]["b"] == reference
     table6 = sweeps.sweep_table6_claims(plan, runs, [0], row, before, n_resamples=200)
     assert [(r["a"], r["b"]) for r in table6] == [("(u,v,|u-v|)", "|u-v|")]
     heads = {(v.concatenation, 0): runs[(v.label(), 0)] for v in plan if "Table 6" in v.tables(row)}
@@ -418,7 +418,7 @@ def test_table1_figure_without_claims_has_no_claims_panel(table1_inputs):
 
 def test_a_forest_of_one_claim_is_one_row_high_and_shows_the_margin():
     row = _claim(
-        "smooth_k2 k=3 x0=0.25", "smooth_k2 k=2 x0=0.25", 0.1, -0.3, "equivalent", kind="equivalence", margin=1.0
+        "smooth_k2 k=3 x0=0.25", "smooth_k2 k=2 x0=0.25", 0.1, -0.3, "equivalent", test="equivalence", margin=1.0
     )
     fig, nothing = figures.table5_table6([row], [], "avg")
     assert nothing == [figures_reason("Table 6")]

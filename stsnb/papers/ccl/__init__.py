@@ -14,7 +14,7 @@
 - ``protocol``: the paper's reference, the measured runtimes, and every protocol detail of a run beside the paper's.
 """
 
-from . import figures
+from . import figures, quotes
 from .claims import (
     count_claim,
     fewest_resolvable_count,
@@ -23,11 +23,14 @@ from .claims import (
     paired_count_difference,
     per_seed_text,
     quadruple_groups,
+    robustness_margin,
     row_interval,
     seed_intervals,
     sigma_changes_weights,
+    sigma_claim,
     spearman_claim,
     spearman_interval,
+    tau_claim,
     trained_preconditions,
 )
 from .data_look import (

@@ -11,10 +11,18 @@ way (:func:`paired_count_difference`).
 **Training seeds.** A claim takes one run per training seed on each side (``{seed: RunOutcome}``, or one run); the
 verdict needs every seed's interval on the same side (``stsnb.claims.claim``).
 
-**Preconditions** (a failed one makes the verdict *not tested*): the reference arm moved the encoder (its interval
-against the untrained encoder of the same architecture, on the same rows, excludes 0 upward for every seed), both
-arms left their start (selected step > 0, weights changed), and for Appendix A enough over-estimated quadruples to
-count (:func:`fewest_resolvable_count`); for Table 5, rows whose Eq. 11 weight differs between the two sigmas.
+**Preconditions** (a failed one makes the verdict *not tested*), on each claim's own arms
+(``stsnb.claims.own_arms_trained``): the reference arm moved the encoder (its interval against the untrained encoder
+of the same architecture, on the same rows, excludes 0 upward for every seed), both arms left their start (selected
+step > 0, weights changed), and for Appendix A enough over-estimated quadruples to count
+(:func:`fewest_resolvable_count`); for Table 5, rows whose Eq. 11 weight differs between the two sigmas, with the
+share of the gradient sigma can reach (:func:`sigma_changes_weights`).
+
+**Direction and kind from the paper's words** (``quotes``). Section 4.5.1 says the optimum "cannot be achieved"
+with sigma = 0: a direction claim (Table 2's sigma beats the other, :func:`sigma_claim`), never a robustness one.
+Section 4.5.2 calls the bi-encoder robust to tau: an equivalence claim whose margin must stay below the smallest
+effect Sections 4.4-4.5 read as real on the same row (:func:`robustness_margin`), and no claim of robustness for the
+tri-encoder, whose RoBERTa "fluctuates significantly" (:func:`tau_claim`).
 """
 
 from __future__ import annotations
@@ -27,7 +35,10 @@ import torch
 
 from ... import claims, stats
 from ...losses import bcl_weights
+from . import quotes
+from .probes import GradientShare
 from .quadruples import Quadruple, scale_label
+from .reported import REPORTED, SIGMAS, setting
 from .training import RunOutcome, pair_id
 
 Runs = RunOutcome | Mapping[int, RunOutcome]
@@ -123,18 +134,26 @@ def trained_preconditions(
     n_resamples: int = 2000,
     seed: int = 0,
 ) -> list[claims.Precondition]:
-    """What every comparison of two trained arms needs: the reference arm (QuMSE for Table 3, full CCL for Tables
-    4-5 and Figure 2) moved the encoder, and both arms left their start."""
-    return [
-        moved(reference, untrained, reference_label, n_resamples=n_resamples, seed=seed),
-        left_start(reference_label, reference),
-        left_start(other_label, other),
-    ]
+    """A comparison's gates on its own two arms (``stsnb.claims.own_arms_trained``): the reference arm (QuMSE for
+    Table 3, full CCL for Tables 4-5 and Figure 2) moved the encoder, and both arms left their start."""
+    gates = {
+        reference_label: [
+            moved(reference, untrained, reference_label, n_resamples=n_resamples, seed=seed),
+            left_start(reference_label, reference),
+        ],
+        other_label: [left_start(other_label, other)],
+    }
+    return claims.own_arms_trained(gates, [reference_label, other_label])
 
 
-def sigma_changes_weights(quadruples: Sequence[Quadruple], sigma_a: float, sigma_b: float) -> claims.Precondition:
-    """Precondition for a Table 5 robustness claim: some training rows get another same-pair weight (Eq. 11,
-    ``stsnb.losses.bcl_weights``) under ``sigma_a`` than under ``sigma_b``; otherwise the two runs train alike."""
+def sigma_changes_weights(
+    quadruples: Sequence[Quadruple], sigma_a: float, sigma_b: float, share: GradientShare | None = None
+) -> claims.Precondition:
+    """Precondition for a Table 5 claim: some training rows get another same-pair weight (Eq. 11,
+    ``stsnb.losses.bcl_weights``) under ``sigma_a`` than under ``sigma_b``; otherwise the two runs train alike. With
+    ``share`` (the probe of ``gradient_shares`` at the run's tau, before training) the evidence also says how much
+    of the gradient those weights can reach: the same-pair negative's share of BCL's push on the negatives, times
+    BCL's part of the gradient at h, r / (1 + r) with r = ``bcl_ratio`` (norms, so a rough upper bound)."""
     labels = [scale_label(label) for q in quadruples for label in (q.label_high, q.label_low)]
     levels = sorted(set(labels))
     weights = {
@@ -143,7 +162,36 @@ def sigma_changes_weights(quadruples: Sequence[Quadruple], sigma_a: float, sigma
     }
     differing = sum(weights[sigma_a][x] != weights[sigma_b][x] for x in labels)
     what = f"training rows whose same-pair weight (Eq. 11) differs between sigma={sigma_a:g} and sigma={sigma_b:g}"
-    return claims.phenomenon_occurs(what, differing, out_of=len(labels))
+    occurs = claims.phenomenon_occurs(what, differing, out_of=len(labels))
+    if share is None:
+        reach = "the share of the gradient those weights reach was not probed"
+    else:
+        bcl_part = share.bcl_ratio / (1 + share.bcl_ratio)
+        reach = (
+            f"they reach at most about {share.same_pair_share * bcl_part:.1%} of the gradient at h (same-pair share "
+            f"{share.same_pair_share:.1%} of BCL's push on the negatives x BCL's part {bcl_part:.1%}, probed before "
+            f"training at tau={share.temperature:g}, {share.reading})"
+        )
+    return claims.Precondition(occurs.name, occurs.holds, f"{occurs.evidence}; {reach}")
+
+
+def robustness_margin(arch: str, row: str, margin: float) -> tuple[str, float]:
+    """Why a robustness margin on the paper's ``row`` and ``arch``, and the effect it must stay below: the smallest
+    difference Sections 4.4-4.5 read as real there (Table 4: removing W-ACL or BCL "can decrease" the score;
+    Table 5: sigma = 0 "cannot" reach the optimum). Returns (the reason, that effect: the ``paper_effect``)."""
+    full = REPORTED.value("Table 4", setting(arch, "CCL", row), "spearman")
+    effects = {
+        f"Table 4, w/o {name}": full - REPORTED.value("Table 4", setting(arch, "CCL", row, f"w/o {name}"), "spearman")
+        for name in ("W-ACL", "BCL")
+    }
+    sigmas = {s: REPORTED.value("Table 5", setting(arch, "CCL", row, f"sigma={s:g}"), "spearman") for s in SIGMAS}
+    effects["Table 5, best sigma vs sigma=0"] = max(sigmas.values()) - sigmas[0.0]
+    where, effect = min(effects.items(), key=lambda item: abs(item[1]))
+    reason = (
+        f"Figure 2 prints no numbers; the smallest effect Sections 4.4-4.5 read as real on the {arch}-encoder {row} "
+        f"is {effect:+.2f} ({where}): +-{margin:g} " + ("stays below it" if margin < abs(effect) else "does not")
+    )
+    return reason, effect
 
 
 def spearman_claim(
@@ -151,25 +199,34 @@ def spearman_claim(
     a: Runs,
     b: Runs,
     *,
+    paper_quote: str,
+    kind: claims.Kind = claims.PAPER,
     direction: int = +1,
     margin: float | None = None,
+    margin_reason: str | None = None,
+    paper_effect: float | None = None,
     preconditions: Sequence[claims.Precondition] = (),
     paper_difference: float | None = None,
     n_resamples: int = 2000,
     seed: int = 0,
 ) -> dict:
     """``a - b`` in Spearman x100 per training seed, each with its interval over sentence pairs, as a
-    ``stsnb.claims.claim`` row: ``direction`` +1 when the paper has a > b; ``margin`` makes it a robustness claim
-    (verdict ``equivalent`` when every seed's interval lies inside +-margin). The row also carries both arms' mean
-    Spearman, the Pearson difference (point value) and an ``interval`` text."""
+    ``stsnb.claims.claim`` row quoting the paper (``paper_quote``): ``direction`` +1 when the paper's words have
+    a > b; ``margin`` (with ``margin_reason`` and the paper's own effect ``paper_effect``) makes it a robustness
+    claim (verdict ``equivalent`` when every seed's interval lies inside +-margin). The row also carries both arms'
+    mean Spearman, the Pearson difference (point value) and an ``interval`` text."""
     a_runs, b_runs = _by_seed(a, "a"), _by_seed(b, "b")
     intervals = seed_intervals(a_runs, b_runs, n_resamples=n_resamples, seed=seed)
     pairs = [(run, _partner(b_runs, s, "b")) for s, run in sorted(a_runs.items())]
     row = claims.claim(
         text,
         intervals,
+        paper_quote=paper_quote,
+        kind=kind,
         direction=direction,
         margin=margin,
+        margin_reason=margin_reason,
+        paper_effect=paper_effect,
         preconditions=preconditions,
         paper_difference=paper_difference,
         a=next(iter(a_runs.values())).name,
@@ -229,6 +286,7 @@ def count_claim(
     flags_b: Mapping[int, Sequence[bool]] | Sequence[bool],
     direction: int,
     *,
+    paper_quote: str = quotes.APPENDIX_A,
     groups: Sequence | None = None,
     preconditions: Sequence[claims.Precondition] = (),
     what: str = "over-estimated quadruples (Eq. 16-17, either arm)",
@@ -260,6 +318,7 @@ def count_claim(
     row = claims.claim(
         text,
         intervals,
+        paper_quote=paper_quote,
         direction=direction,
         preconditions=[*preconditions, occurs],
         paper_difference=paper_difference,
@@ -268,3 +327,76 @@ def count_claim(
     )
     row["interval"] = f"{row['difference']:+.1f} [{row['low']:+.0f}, {row['high']:+.0f}]"
     return row
+
+
+def sigma_claim(
+    text: str,
+    base: Runs,
+    other: Runs,
+    *,
+    table2_sigma: float,
+    sigma: float,
+    paper_difference: float | None,
+    quadruples: Sequence[Quadruple],
+    preconditions: Sequence[claims.Precondition],
+    share: GradientShare | None = None,
+    n_resamples: int = 2000,
+    seed: int = 0,
+) -> dict:
+    """Table 5 (Section 4.5.1) as the paper says it: a **direction** claim, Table 2's sigma (``base``) beats
+    ``sigma`` (``other``); against sigma = 0 it quotes "the optimal effect cannot be achieved" without it, against
+    any other sigma "the model benefits from an appropriate sigma". Gated on both arms and on the rows whose Eq. 11
+    weight the two sigmas change (:func:`sigma_changes_weights`, with the share of the gradient they reach)."""
+    return spearman_claim(
+        text,
+        base,
+        other,
+        paper_quote=quotes.SIGMA_ZERO if sigma == 0 else quotes.SIGMA_OTHER,
+        direction=+1,
+        preconditions=[*preconditions, sigma_changes_weights(quadruples, table2_sigma, sigma, share)],
+        paper_difference=paper_difference,
+        n_resamples=n_resamples,
+        seed=seed,
+    )
+
+
+def tau_claim(
+    text: str,
+    base: Runs,
+    other: Runs,
+    *,
+    arch: str,
+    row: str,
+    margin: float,
+    preconditions: Sequence[claims.Precondition],
+    n_resamples: int = 2000,
+    seed: int = 0,
+) -> dict:
+    """Figure 2 (Section 4.5.2): the bi-encoder "has a certain robustness" to tau, a robustness claim judged by
+    equivalence within +-``margin`` with its reason (:func:`robustness_margin`; not tested when the margin contains
+    the paper's smallest real effect on ``row``). The paper claims no robustness for the tri-encoder (its RoBERTa
+    "fluctuates significantly"), so there the row has no direction (``unresolved``, never "equivalent")."""
+    if arch != "bi":
+        return spearman_claim(
+            text,
+            base,
+            other,
+            paper_quote=quotes.TAU,
+            direction=0,
+            preconditions=preconditions,
+            n_resamples=n_resamples,
+            seed=seed,
+        )
+    reason, effect = robustness_margin(arch, row, margin)
+    return spearman_claim(
+        text,
+        base,
+        other,
+        paper_quote=quotes.TAU,
+        margin=margin,
+        margin_reason=reason,
+        paper_effect=effect,
+        preconditions=preconditions,
+        n_resamples=n_resamples,
+        seed=seed,
+    )

@@ -197,7 +197,7 @@ def table5_figure2(
     ends = [abs(r[k]) for r in claim_rows for k in ("low", "high")]
     ends += [abs(r["paper_difference"]) for r in claim_rows if r.get("paper_difference") is not None]
     extent = 1.25 * max([margin, *ends])
-    ax.axvspan(-margin, margin, color="C2", alpha=0.15, label=rf"equivalence margin $\pm${margin:g}")
+    ax.axvspan(-margin, margin, color="C2", alpha=0.15, label=rf"equivalence margin $\pm${margin:g} ($\tau$)")
     ax.axvline(0, color="black", lw=0.8)
     ax.set_xlim(-extent, extent)
     ax.set_yticks(y, [f"{sweep_label(r['claim'])}\n{r['verdict']}" for r in claim_rows])
@@ -215,15 +215,21 @@ def table5_figure2(
 
 
 _SWEEP = re.compile(r"^(Table 5|Figure 2), .*?(bi|tri)-encoder: CCL is robust to (sigma|tau) \(([^ ]+) vs ([^)]+)\)")
+_SIGMA = re.compile(r"^Table 5, .*?(bi|tri)-encoder: CCL sigma=(\S+) > sigma=(\S+)$")  # the direction claim
 
 
 def is_sweep_claim(claim: Mapping) -> bool:
-    """A Table 5 (sigma) or Figure 2 (tau) robustness claim of notebook 40."""
-    return bool(_SWEEP.match(str(claim.get("claim", ""))))
+    """A Table 5 (sigma, a direction claim; older runs: robustness) or Figure 2 (tau) claim of notebook 40."""
+    text = str(claim.get("claim", ""))
+    return bool(_SWEEP.match(text) or _SIGMA.match(text))
 
 
 def sweep_label(text: str) -> str:
     """``"Table 5, minilm-l6 bi-encoder: CCL is robust to sigma (0.75 vs 0)"`` -> ``"bi: $\\sigma$ 0.75 minus 0"``."""
+    sigma = _SIGMA.match(text)
+    if sigma is not None:
+        arch, ours, other = sigma.groups()
+        return rf"{arch}: $\sigma$ {ours} minus {other}"
     match = _SWEEP.match(text)
     if match is None:
         raise ValueError(f"not a Table 5 / Figure 2 claim: {text!r}")

@@ -19,7 +19,7 @@
 - ``reported``: the paper's numbers.
 """
 
-from . import differences
+from . import differences, quotes
 from .objectives import ObjectiveSettings, bml_loss, global_loss, hicl_objective, queue_info_nce
 from .probe import ProbeSetting, simcse_moves
 from .protocol import (

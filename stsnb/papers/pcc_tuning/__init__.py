@@ -19,7 +19,7 @@
 - ``reported``: the paper's numbers.
 """
 
-from . import ceiling, claims, corpora, figures, notebook, pipeline, protocol, recipes, training, transfer
+from . import ceiling, claims, corpora, figures, notebook, pipeline, protocol, quotes, recipes, training, transfer
 from .pipeline import Scoring, Stage2Variant, StageRun, TemplateRun, run_template, stage1, stage2_from
 from .prompts import DEFAULT_TEMPLATE, TEMPLATE_NAMES, TEMPLATES, template
 from .recipes import PAPER_BACKBONES, Recipe, paper_recipe, warmup_ratio

@@ -10,15 +10,18 @@
   claims.
 - ``claims``: the paper's claims on our runs, with their preconditions, paired intervals and verdicts
   (``stsnb.claims``), the dev-only choice of the best loss, the takeaway sentence and whether levels compare.
+- ``quotes``: the paper's sentence each claim tests, with its section and table.
 - ``backbones``: the paper profile's encoders (Jina / Nomic need the Hub's remote code).
-- ``table1``: the Table 1 runs: which losses on which seed, one run as a job, what the notebook keeps of each.
+- ``table1``: the Table 1 runs: which arms on which seed (the headline's Smooth K2 on cross entropy's labels too),
+  one run as a job, what the notebook keeps of each.
+- ``tasks``: what Table 1 trains on: NLI, the STS analogue, or the analogue with regression on the rounded classes.
 - ``memory``: Table 4, peak training memory of regression vs InfoNCE, and the sanity check on it; the notebook's
   memory plan for ``stsnb run --check``.
 - ``figures``: the figures of Tables 1, 3, 4, 5 and 6 (a claims forest plot shared by them).
 - ``reported``: the paper's numbers.
 """
 
-from . import claims, figures, memory, sweeps, table1
+from . import claims, figures, memory, quotes, sweeps, table1
 from .backbones import REMOTE_CODE_MODELS, load_backbone, require_backbones
 from .model import (
     CLAMP_MODES,
@@ -65,8 +68,27 @@ from .sweeps import (
     sweep_table5_claims,
     sweep_table6_claims,
 )
-from .table1 import Table1Runs, losses_on_seed, table1_job
-from .tasks import NLI_TASK, STS_TASK, TASKS, Table1Task, heldout_accuracy, table1_task
+from .table1 import (
+    Table1Runs,
+    arm_label,
+    arm_loss,
+    arm_task,
+    arms_on_seed,
+    headline_labels_note,
+    isolates,
+    losses_on_seed,
+    table1_job,
+)
+from .tasks import (
+    NLI_TASK,
+    STS_ROUNDED_TASK,
+    STS_TASK,
+    TASKS,
+    Table1Task,
+    heldout_accuracy,
+    same_labels_task,
+    table1_task,
+)
 from .training_data import (
     NLI_RANGE,
     NLI_TARGETS,

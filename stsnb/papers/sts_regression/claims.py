@@ -1,23 +1,36 @@
 """STS-Regression's claims checked on our runs: paired differences of STS predictions with bootstrap intervals,
-each built by ``stsnb.claims.claim`` with the preconditions it needs to be tested at all.
+each built by ``stsnb.claims.claim`` with the paper's sentence it tests (``quotes``) and the preconditions it needs
+to be tested at all.
 
 Every claim is a difference ``a - b`` of seven-task (or ``eval_tasks``) average Spearman x100 on the same test
-pairs, one interval per training seed; its direction is read from the paper's own numbers (``REPORTED``), never
-typed in, so a claim the paper's table does not make (a difference of 0 there) is reported without a direction.
+pairs, one interval per training seed; its direction is the paper's words ("a beats b": +1), and the paper's own
+difference (``REPORTED``) is shown beside it.
 
-Preconditions (a failed one makes the verdict ``not tested``, with the reason):
+Preconditions: each claim is gated on its own arms (``stsnb.claims.own_arms_trained``); a failed one makes the
+verdict ``not tested``, with the reason.
 
-- Table 1 (Section 4.1): fine-tuning (on NLI, or the STS analogue of ``tasks``) with cross entropy, the paper's
-  baseline, moved the encoder above the untrained one (``stsnb.claims.baseline_moved``), and both losses of the
-  claim left their start (dev selection kept a step > 0 and the weights changed, ``stsnb.claims.left_start``): two
-  copies of the untrained encoder, or two runs on a setting that did not train, say nothing about the losses.
-- Table 3 (Section 4.2): +Ours and +Contrast left their start. A +Contrast run that kept its step-0 checkpoint *is*
-  the encoder it started from, and "+Ours beats +Contrast" would repeat "+Ours improves the encoder": one
-  comparison counted twice.
+- Table 1 (Section 4.1): both losses of the claim left their start (dev selection kept a step > 0 and the weights
+  changed, ``stsnb.claims.left_start``); a claim with cross entropy as an arm (the headline) also needs cross
+  entropy, the paper's baseline, to have moved the encoder above the untrained one. Cross entropy gates no claim
+  it is not an arm of ("Translated ReLU beats L1" is tested on Translated ReLU and L1 alone).
+- Table 1's headline on the STS analogue (``tasks``): regression on the gold score against cross entropy on its 6
+  rounded classes is confounded with label resolution, so it is a **check** of the analogue (:data:`CONFOUNDED`,
+  ``confounded_with`` names the confound), never a claim of the paper; the paper's headline is tested on the same
+  labels for both objectives, Smooth K2 trained on cross entropy's class ids (:data:`ISOLATED`, arm
+  :data:`ROUNDED_K2`), gated on those two arms. On NLI both learn the same three labels and the headline is
+  :data:`HEADLINE` itself.
+- "Fine-tuning improves the raw encoder" is a check of our setting (``kind="check"``), not a claim of the paper.
+- Table 3 (Section 4.2): +Ours left its start. A +Contrast run that kept its step-0 checkpoint is what Section 4.2
+  reports ("may even lead to model collapse"), so its staying put is recorded as the finding; but it then *is* the
+  encoder it started from, and "+Ours beats +Contrast" would repeat "+Ours improves the encoder": one comparison
+  counted twice, so that claim is not tested (``same_comparison_as``).
 - Table 5 (Section 4.4, "minor fluctuations ... robustness"): a robustness claim, judged by equivalence within a
-  margin (``stsnb.stats.equivalence_verdict``); Table 2's setting changed the encoder, and both settings left their
-  start (otherwise two copies of one model are trivially "equivalent").
-- Table 6 (Section 4.5): the full head input's run moved the encoder, and both runs left their start.
+  margin (``stsnb.stats.equivalence_verdict``: each side at 2.5% with 95% intervals) whose reason is the paper's
+  own numbers (:func:`table5_margin_reason`); not tested when the margin contains the smallest gain Section 4.1
+  reads as real. Its reference setting changed the encoder and both settings left their start (otherwise two
+  copies of one model are trivially "equivalent").
+- Table 6 (Section 4.5): the full head input's run left its start; the other head's run staying put is the finding
+  (Table 6 puts it 20 points below the full head), recorded with the paper's numbers, never a reason to skip it.
 
 The one choice made among runs, "the best loss" of the did-training-help check, is made on STS-B dev scores only
 (:func:`best_by_dev`); test pairs only ever give the intervals.
@@ -33,7 +46,9 @@ import numpy as np
 from ... import claims, stats
 from ...evaluate import TaskPredictions
 from ...train import TrainResult
+from . import quotes
 from .reported import REPORTED
+from .tasks import NLI_TASK, Table1Task
 
 SeedPredictions = Mapping[int, TaskPredictions]  # training seed -> task -> (gold, cosine)
 BASELINE = "cross_entropy"  # Table 1's baseline: Sentence-BERT's 3-way classification objective
@@ -41,28 +56,68 @@ BASELINE = "cross_entropy"  # Table 1's baseline: Sentence-BERT's 3-way classifi
 
 @dataclass(frozen=True)
 class PairClaim:
-    """ "``a`` beats ``b``" in one of the paper's tables (settings named as in ``REPORTED``)."""
+    """ "``a`` beats ``b``" in one of the paper's tables (settings named as in ``REPORTED``, or ``paper_a`` where our
+    arm ``a`` stands for another of the paper's rows), the paper's sentence it tests (``quote``), the direction its
+    words give (+1: a beats b) and its kind (a claim of the paper, or a check of our setting)."""
 
     text: str
     a: str
     b: str
+    quote: str
+    direction: int = +1
+    kind: claims.Kind = claims.PAPER
+    paper_a: str = ""
+
+    @property
+    def reported_a(self) -> str:
+        """The paper's row our arm ``a`` is compared with."""
+        return self.paper_a or self.a
 
 
 # Section 4.1's reading of Table 1 (losses by the names of ``recipes.LOSSES``); the first is the paper's headline
 TABLE1_CLAIMS: tuple[PairClaim, ...] = (
-    PairClaim("regression (Smooth K2) beats classification (cross entropy)", "smooth_k2", BASELINE),
-    PairClaim("the zero-gradient buffer helps: Translated ReLU beats L1", "translated_relu", "l1"),
-    PairClaim("the zero-gradient buffer helps: Smooth K2 beats MSE", "smooth_k2", "mse"),
-    PairClaim("the adaptive gradient helps: Smooth K2 beats Translated ReLU", "smooth_k2", "translated_relu"),
-    PairClaim("the adaptive gradient helps: MSE beats L1", "mse", "l1"),
+    PairClaim("regression (Smooth K2) beats classification (cross entropy)", "smooth_k2", BASELINE, quotes.HEADLINE),
+    PairClaim("the zero-gradient buffer helps: Translated ReLU beats L1", "translated_relu", "l1", quotes.BUFFER_L1),
+    PairClaim("the zero-gradient buffer helps: Smooth K2 beats MSE", "smooth_k2", "mse", quotes.BUFFER_MSE),
+    PairClaim(
+        "the adaptive gradient helps: Smooth K2 beats Translated ReLU", "smooth_k2", "translated_relu", quotes.ADAPTIVE
+    ),
+    PairClaim("the adaptive gradient helps: MSE beats L1", "mse", "l1", quotes.ADAPTIVE),
 )
 HEADLINE = TABLE1_CLAIMS[0]
 HEADLINE_LOSSES: tuple[str, ...] = (HEADLINE.b, HEADLINE.a)  # the losses the headline's extra seeds train
+# The STS analogue (tasks.STS_TASK): the headline on the same labels for both objectives, and what its continuous
+# comparison is instead (module docstring).
+ROUNDED_K2 = "smooth_k2_rounded"  # the arm: Smooth K2 trained on cross entropy's class ids (tasks.STS_ROUNDED_TASK)
+ISOLATED = PairClaim(
+    "regression (Smooth K2) beats classification (cross entropy) on the same rounded labels",
+    ROUNDED_K2,
+    BASELINE,
+    quotes.HEADLINE,
+    paper_a=HEADLINE.a,
+)
+CONFOUNDED = PairClaim(
+    "Smooth K2 on the gold score beats cross entropy on its rounded classes (confounded with label resolution)",
+    HEADLINE.a,
+    BASELINE,
+    quotes.NLI_LABELS,
+    kind=claims.CHECK,
+)
+CONFOUND = (
+    "label resolution: regression learns the continuous 0-5 score, cross entropy the 6 classes it rounds to, so a "
+    "difference can come from the finer labels as well as from the order-aware objective (on NLI both learn the "
+    "same three labels)"
+)
+SAME_LABELS = (
+    "the same labels: Smooth K2 learns the class id cross entropy learns from each pair (the score rounded, as a "
+    "number 0-5), so the two arms differ only in the objective, order-aware regression against order-blind "
+    "classification"
+)
 # Table 6: the head's input; the paper's best is (u, v, |u - v|)
 FULL_HEAD = "(u,v,|u-v|)"
 TABLE6_CLAIMS: tuple[PairClaim, ...] = (
-    PairClaim("the head input (u,v,|u-v|) beats (u,v)", FULL_HEAD, "(u,v)"),
-    PairClaim("the head input (u,v,|u-v|) beats |u-v|", FULL_HEAD, "|u-v|"),
+    PairClaim("the head input (u,v,|u-v|) beats (u,v)", FULL_HEAD, "(u,v)", quotes.TABLE6),
+    PairClaim("the head input (u,v,|u-v|) beats |u-v|", FULL_HEAD, "|u-v|", quotes.TABLE6),
 )
 
 
@@ -93,6 +148,23 @@ def stayed_at_start(runs: Mapping[object, Trained]) -> list[str]:
         for key, r in runs.items()
         if r.best_step <= 0 or r.weight_change == 0.0
     ]
+
+
+def kept_start_note(runs: Iterable[Trained]) -> str:
+    """A flag for a row of ours set beside the paper's trained number: "" when every run left its start, else
+    "UNTRAINED: ..." saying how many kept step 0 (the starting encoder, not a trained model)."""
+    runs = list(runs)
+    stayed = sum(r.best_step <= 0 or r.weight_change == 0.0 for r in runs)
+    if not stayed:
+        return ""
+    of = f"{stayed} of {len(runs)} runs" if len(runs) > 1 else "the run"
+    return f"UNTRAINED: {of} kept step 0 (the starting encoder, beside the paper's trained model)"
+
+
+def with_flag(note: str, runs: Iterable[Trained]) -> str:
+    """``note`` with :func:`kept_start_note` appended when a run kept its start."""
+    flag = kept_start_note(runs)
+    return f"{note}; {flag}" if flag and note else flag or note
 
 
 def paper_difference(table: str, row: str, a: str, b: str) -> float:
@@ -181,22 +253,28 @@ def pair_claim(
     *,
     table: str,
     names: tuple[str, str] = ("a", "b"),
+    paper_quote: str,
+    kind: claims.Kind = claims.PAPER,
     preconditions: Sequence[claims.Precondition] = (),
     n_resamples: int = 2000,
-    direction: int | None = None,
+    direction: int = +1,
     margin: float | None = None,
+    margin_reason: str | None = None,
+    paper_effect: float | None = None,
     **extra,
 ) -> dict:
-    """One claim row (``stsnb.claims.claim``): ``a - b`` per training seed, the paper's difference, the claimed
-    direction (the sign of the paper's difference unless ``direction`` is given; none without a paper number),
-    ``margin`` for a robustness claim, and the preconditions."""
-    if direction is None:
-        direction = 0 if paper_diff is None else int(np.sign(paper_diff))
+    """One claim row (``stsnb.claims.claim``): ``a - b`` per training seed, the paper's sentence and difference,
+    the direction the paper's words give, ``margin`` (with its reason and the paper's own effect) for a robustness
+    claim, ``kind`` ("check" for a check of our setting), and the preconditions."""
     return claims.claim(
         text,
         seed_intervals(a, b, n_resamples),
+        paper_quote=paper_quote,
+        kind=kind,
         direction=direction,
         margin=margin,
+        margin_reason=margin_reason,
+        paper_effect=paper_effect,
         preconditions=preconditions,
         paper_difference=paper_diff,
         table=table,
@@ -230,6 +308,14 @@ def nli_moved(
     return moved(what, _of(runs, BASELINE, seeds), before, n_resamples)
 
 
+def table1_claim_list(task: Table1Task = NLI_TASK) -> tuple[PairClaim, ...]:
+    """Table 1's comparisons on ``task``: :data:`ISOLATED` (the headline on the same labels, where its arm ran),
+    then :data:`TABLE1_CLAIMS`, whose headline becomes the check :data:`CONFOUNDED` where regression learns a finer
+    score than cross entropy's classes (``task.same_labels`` false: the STS analogue)."""
+    first = HEADLINE if task.same_labels else CONFOUNDED
+    return (ISOLATED, first, *TABLE1_CLAIMS[1:])
+
+
 def table1_claims(
     runs: Mapping[tuple[str, int], Trained],
     before: TaskPredictions,
@@ -237,22 +323,52 @@ def table1_claims(
     *,
     n_resamples: int = 2000,
     backbone: str = "",
+    task: Table1Task = NLI_TASK,
 ) -> list[dict]:
-    """Section 4.1's claims on our Table 1 runs ``{(loss, seed): Trained}``, directions from the paper's ``row``
-    ("BERT-base" or "RoBERTa-base"). Each claim stands on the seeds where both its losses ran (the headline,
-    Smooth K2 vs cross entropy, on more seeds than the rest when the notebook runs them); a claim whose losses never
-    ran together is left out, not guessed. Preconditions: cross entropy moved the encoder on those seeds, both
-    losses left their start. ``before``: the untrained encoder's predictions on the same pairs. ``backbone``, when
-    given, is named in each claim's text and stored in its row (``_opening``)."""
-    return _pair_claims(
+    """Section 4.1's claims on our Table 1 runs ``{(arm, seed): Trained}`` (arms: the losses, and
+    :data:`ROUNDED_K2`), the paper's differences from its ``row`` ("BERT-base" or "RoBERTa-base"). Each claim
+    stands on the seeds where both its arms ran (the headline on more seeds than the rest when the notebook runs
+    them); a claim whose arms never ran together is left out, not guessed. Preconditions on its own arms only
+    (:func:`table1_gates`). The headline (``headline``: True) is :data:`ISOLATED` where it ran, else
+    :data:`HEADLINE` where ``task`` gives both objectives the same labels; on a ``task`` where it does not, the
+    continuous comparison is the check :data:`CONFOUNDED` (``confounded_with``: :data:`CONFOUND`).
+    ``before``: the untrained encoder's predictions on the same pairs. ``backbone``, when given, is named in each
+    claim's text and stored in its row (``_opening``)."""
+    rows = _pair_claims(
         runs,
         "Table 1",
-        TABLE1_CLAIMS,
+        table1_claim_list(task),
         row,
-        lambda c, seeds, a, b: [nli_moved(runs, before, seeds, n_resamples), left(c.a, a), left(c.b, b)],
+        lambda c, seeds, a, b: table1_gates(c, runs, before, seeds, a, b, n_resamples),
         n_resamples,
         backbone,
     )
+    isolated = any(r["a"] == ISOLATED.a for r in rows)
+    for r in rows:
+        r["headline"] = r["a"] == ISOLATED.a or (not isolated and (r["a"], r["b"]) == (HEADLINE.a, HEADLINE.b))
+        if r["a"] == ISOLATED.a:
+            r.update(labels=SAME_LABELS, mechanism_quote=quotes.MECHANISM)
+        elif r["kind"] == claims.CHECK:
+            r.update(headline=False, confounded_with=CONFOUND)
+    return rows
+
+
+def table1_gates(
+    c: PairClaim,
+    runs: Mapping[tuple[str, int], Trained],
+    before: TaskPredictions,
+    seeds: Sequence[int],
+    a: Mapping[int, Trained],
+    b: Mapping[int, Trained],
+    n_resamples: int,
+) -> list[claims.Precondition]:
+    """A Table 1 claim's gates on its own arms (``stsnb.claims.own_arms_trained``): both losses left their start;
+    where cross entropy, the baseline, is an arm, it also moved the encoder (every seed). Cross entropy's movement
+    gates only the claims it is an arm of."""
+    gates: dict[str, list[claims.Precondition]] = {c.a: [left(c.a, a)], c.b: [left(c.b, b)]}
+    if BASELINE in gates:
+        gates[BASELINE].insert(0, nli_moved(runs, before, seeds, n_resamples))
+    return claims.own_arms_trained(gates, [c.a, c.b])
 
 
 def _pair_claims(
@@ -272,12 +388,14 @@ def _pair_claims(
                 _opening(table, backbone) + c.text,
                 _predictions(a),
                 _predictions(b),
-                paper_difference(table, row, c.a, c.b),
+                paper_difference(table, row, c.reported_a, c.b),
                 table=table,
                 names=(c.a, c.b),
+                paper_quote=c.quote,
+                kind=c.kind,
+                direction=c.direction,
                 preconditions=preconditions_of(c, seeds, a, b),
                 n_resamples=n_resamples,
-                **({"headline": c == HEADLINE} if table == "Table 1" else {}),
                 **_backbone(backbone),
             )
         )
@@ -287,9 +405,10 @@ def _pair_claims(
 def improvement_claim(
     text: str, what: str, after: Mapping[int, Trained], before: TaskPredictions, *, table: str, n_resamples: int = 2000
 ) -> dict:
-    """ "Training improves the encoder": ``after - before`` per seed, claimed positive (the paper trains from raw
-    BERT/RoBERTa, whose untrained scores it does not report: no paper difference). Precondition: ``what`` left its
-    start (a run that kept step 0 is the untrained encoder: its difference is 0 by construction)."""
+    """ "Training improves the encoder": a **check of our setting** (``kind="check"``), not a claim of the paper,
+    which trains from raw BERT/RoBERTa and reports no untrained score (no paper difference): ``after - before`` per
+    seed, expected positive; its ``paper_quote`` is Section 4.1's sentence on the setting. Precondition: ``what``
+    left its start (a run that kept step 0 is the untrained encoder: its difference is 0 by construction)."""
     return pair_claim(
         text,
         _predictions(after),
@@ -297,6 +416,8 @@ def improvement_claim(
         None,
         table=table,
         names=("after", "before"),
+        paper_quote=quotes.SETTING,
+        kind=claims.CHECK,
         preconditions=[left(what, after)],
         n_resamples=n_resamples,
         direction=+1,
@@ -321,13 +442,14 @@ def table3_claims(
     n_resamples: int = 2000,
     backbone: str = "",
 ) -> list[dict]:
-    """Table 3 on a contrastive encoder: "+Ours improves it" and "+Ours beats +Contrast" (directions from the
-    paper's ``row``, "Jina v2" or "Nomic Embed v1").
+    """Table 3 on a contrastive encoder: "+Ours improves it" and "+Ours beats +Contrast" (Section 4.2; the paper's
+    differences from its ``row``, "Jina v2" or "Nomic Embed v1").
 
-    Both need +Ours (stage 2) to have left its start; the second needs +Contrast to have too, and to differ from
-    the encoder it started from: a +Contrast that kept step 0 is that encoder, and its claim would count the first
-    comparison a second time (``same_comparison_as`` names it, and the claim is not tested). ``backbone``, when
-    given, is named in both texts and stored in the rows (``_opening``)."""
+    Both need +Ours (stage 2) to have left its start. +Contrast keeping its start is what Section 4.2 reports
+    (contrastive learning "may even lead to model collapse"), so it is recorded as the finding
+    (``stsnb.claims.staying_put``); but such a +Contrast is the encoder it started from, and "+Ours beats +Contrast"
+    would count the first comparison a second time (``same_comparison_as`` names it, and that claim is not tested).
+    ``backbone``, when given, is named in both texts and stored in the rows (``_opening``)."""
     first = _opening("Table 3", backbone) + "+Ours (two stages) improves the contrastive encoder"
     ours_left = left("+Ours (stage 2)", ours)
     duplicate = all(same_predictions(r.predictions, before) for r in contrast.values())
@@ -338,6 +460,10 @@ def table3_claims(
         if duplicate
         else "its test predictions differ from the starting encoder's",
     )
+    gates = claims.own_arms_trained(
+        {"+Ours": ours_left, "+Contrast": left("+Contrast", contrast)},
+        staying_put_is_the_finding={"+Contrast": f"the paper, {quotes.TABLE3_CONTRAST}"},
+    )
     return [
         pair_claim(
             first,
@@ -346,6 +472,7 @@ def table3_claims(
             paper_difference("Table 3", row, "+Ours", ""),
             table="Table 3",
             names=("+Ours", "before"),
+            paper_quote=quotes.TABLE3_OURS,
             preconditions=[ours_left],
             n_resamples=n_resamples,
             **_backbone(backbone),
@@ -357,7 +484,8 @@ def table3_claims(
             paper_difference("Table 3", row, "+Ours", "+Contrast"),
             table="Table 3",
             names=("+Ours", "+Contrast"),
-            preconditions=[ours_left, left("+Contrast", contrast), distinct],
+            paper_quote=quotes.TABLE3_CONTRAST,
+            preconditions=[*gates, distinct],
             n_resamples=n_resamples,
             same_comparison_as=first if duplicate else None,
             **_backbone(backbone),
@@ -373,21 +501,32 @@ def table6_claims(
     n_resamples: int = 2000,
     backbone: str = "",
 ) -> list[dict]:
-    """Table 6's claims on our runs ``{(head input, seed): Trained}``. Preconditions: the full head input's run
-    moved the encoder above the untrained one, and both runs left their start (a run that kept step 0 is the
-    untrained encoder, whatever its head). ``backbone``, when given, is named in each text (``_opening``)."""
+    """Table 6's claims on our runs ``{(head input, seed): Trained}`` (Section 4.5), each gated on its own arms: the
+    full head input's run left its start; the other head's staying put is the finding Table 6 reports
+    (:func:`head_finding`), recorded with what was measured, never a reason to skip the claim. (Moving the encoder
+    is not asked of the full head: against a head that stayed put that would be the claim itself.) ``backbone``,
+    when given, is named in each text (``_opening``)."""
     return _pair_claims(
         runs,
         "Table 6",
         TABLE6_CLAIMS,
         row,
-        lambda c, seeds, a, b: [
-            moved(f"fine-tuning with the head on {c.a}", a, before, n_resamples),
-            left(f"the head on {c.a}", a),
-            left(f"the head on {c.b}", b),
-        ],
+        lambda c, seeds, a, b: claims.own_arms_trained(
+            {c.a: left(f"the head on {c.a}", a), c.b: left(f"the head on {c.b}", b)},
+            staying_put_is_the_finding={c.b: head_finding(row, c.b)},
+        ),
         n_resamples,
         backbone,
+    )
+
+
+def head_finding(row: str, head: str) -> str:
+    """Why a ``head`` run (Table 6's (u,v) or |u-v|) that keeps its start is the paper's finding, from the paper's
+    numbers for ``row``: Table 6 puts that head about 20 points below (u,v,|u-v|)."""
+    theirs, full = REPORTED.value("Table 6", f"{row} {head}"), REPORTED.value("Table 6", f"{row} {FULL_HEAD}")
+    return (
+        f"Table 6 puts {head} at {theirs:.2f} against {full:.2f} for {FULL_HEAD} ({row}): the paper's {head} head "
+        "leaves the encoder far below the full one (it reports no untrained score to say whether it moved at all)"
     )
 
 
@@ -405,14 +544,17 @@ def table5_claims(
 ) -> list[dict]:
     """Table 5 on our runs ``{(setting label, seed): Trained}``: every other (k, x0) setting minus the
     ``reference`` one (Table 2's, or stage 2's official one), a robustness claim ("the setting hardly matters",
-    Section 4.4) judged by equivalence within +-``margin`` points, with the paper's difference beside it where the
-    paper reports both rows. Preconditions: the reference setting changed the encoder (``before``: the encoder
-    it started from), both settings left their start. ``where`` ends each claim's text in parentheses (e.g.
-    "stage 2, minilm-l6"); ``backbone``, when given, is stored in each row and, without ``where``, named there.
+    Section 4.4) judged by equivalence within +-``margin`` points (:func:`table5_margin_reason`: the paper's
+    own numbers; not tested when the margin contains the smallest gain Section 4.1 reads as real), with the
+    paper's difference beside it where the paper reports both rows. Gated on its own arms: the reference setting
+    changed the encoder (``before``: the encoder it started from), both settings left their start. ``where`` ends
+    each claim's text in parentheses (e.g. "stage 2, minilm-l6"); ``backbone``, when given, is stored in each row
+    and, without ``where``, named there.
 
     Under AdamW a constant factor on the loss cancels in the update (up to ``eps`` and gradient clipping), so
     settings that differ only in ``k`` are expected to give the same model: their interval is the test of that."""
     out, where = [], where or backbone
+    reason, effect = table5_margin_reason(margin)
     for label in dict.fromkeys(label for label, _ in runs):
         seeds = _seeds(runs, label, reference)
         if label == reference or not seeds:
@@ -429,13 +571,42 @@ def table5_claims(
                 paper_diff,
                 table=table,
                 names=(label, reference),
-                preconditions=[changed(reference, b, before, n_resamples), left(label, a), left(reference, b)],
+                paper_quote=quotes.TABLE5,
+                preconditions=claims.own_arms_trained(
+                    {label: left(label, a), reference: [changed(reference, b, before, n_resamples), left(reference, b)]}
+                ),
                 n_resamples=n_resamples,
                 margin=margin,
+                margin_reason=reason,
+                paper_effect=effect,
                 **_backbone(backbone),
             )
         )
     return out
+
+
+def table5_margin_reason(margin: float) -> tuple[str, float]:
+    """Why a Table 5 margin, from the paper's numbers: the largest spread within one (backbone, loss) group of
+    Table 5, which Section 4.4 calls "minor fluctuations", and the smallest paper difference of a Table 1 claim
+    (Section 4.1 reads it as a real gain). Returns (the reason, that smallest gain: the ``paper_effect`` a margin
+    must stay below)."""
+    groups: dict[str, list[float]] = {}
+    for number in REPORTED.numbers:
+        if number.table == "Table 5":
+            groups.setdefault(number.setting.split(" k=")[0], []).append(number.value)
+    spread, widest = max((max(v) - min(v), g) for g, v in groups.items())
+    gains = [
+        (abs(paper_difference("Table 1", row, c.a, c.b)), f"{row} {c.a} vs {c.b}")
+        for row in ("BERT-base", "RoBERTa-base")
+        for c in TABLE1_CLAIMS
+    ]
+    gain, smallest = min(gains)
+    reason = (
+        f"Section 4.4 calls spreads up to {spread:.2f} points minor fluctuations (Table 5, {widest}); Section 4.1 "
+        f"reads gains from {gain:.2f} points as real (Table 1, {smallest}): +-{margin:g} "
+        + ("lies between them" if spread < margin < gain else "does not lie between them")
+    )
+    return reason, gain
 
 
 # ---- reading the claims: the takeaway, comparability, the conclusions -----------------------------------------
@@ -468,51 +639,92 @@ def headline(rows: Iterable[Mapping]) -> Mapping | None:
     return next((r for r in rows if r.get("headline")), None)
 
 
+def _controls(rows: Iterable[Mapping], top: Mapping) -> dict[str, list[str]]:
+    """The headline's controls on its backbone, by what they isolate (Table 1's other claims: the zero-gradient
+    buffer, the adaptive gradient): "Translated ReLU beats L1 +0.44 [+0.14, +0.74] supported" each."""
+    out: dict[str, list[str]] = {}
+    for c in TABLE1_CLAIMS:
+        if c == HEADLINE or " helps: " not in c.text:
+            continue
+        what, versus = c.text.split(" helps: ")
+        for r in rows:
+            same = r.get("table") == "Table 1" and (r.get("a"), r.get("b")) == (c.a, c.b)
+            if same and r.get("backbone") == top.get("backbone"):
+                out.setdefault(what, []).append(f"{versus} {_short(r)} {r['verdict']}")
+    return out
+
+
 def takeaway(rows: Sequence[Mapping]) -> str:
-    """One sentence for the overview, from the headline claim's row: our difference, its interval, the verdict
-    with its seeds and, when not tested, the first precondition that failed."""
+    """One sentence for the overview: the paper's headline (Table 1) with our difference, its interval, the verdict
+    with its seeds (and, when not tested, the first precondition that failed), then what our controls attribute it
+    to: the zero-gradient buffer and the adaptive gradient claims, each with its interval and verdict."""
     top = headline(rows)
     if top is None:
-        return f"The headline claim ({HEADLINE.text}) was not run; {len(rows)} other claims were checked."
-    text = f"{top['claim'].removeprefix('Table 1, ')}: ours {_short(top)}, {claims.verdict_text(top)}"
+        confounded = next((r for r in rows if r.get("confounded_with")), None)
+        if confounded is not None:  # the STS analogue without the arm on the same labels
+            return (
+                f"The paper's headline ({HEADLINE.text}) was not tested: its only comparison here, "
+                f"{confounded['claim'].removeprefix('Table 1, ')} ({_short(confounded)}), is a check confounded with "
+                f"{CONFOUND.split(':')[0]}; {len(rows) - 1} other claims were checked."
+            )
+        return f"The paper's headline ({HEADLINE.text}) was not run; {len(rows)} other claims were checked."
+    text = f"Paper's headline (Section 4.1): {top['claim'].removeprefix('Table 1, ')}: ours {_short(top)}, "
+    text += claims.verdict_text(top)
     failed = claims.failed_preconditions(top)
     if failed:
         text += f", because '{failed[0]['name']}' does not hold"
-    return text + "."
+    controls = _controls(rows, top)
+    if not controls:
+        return text + "; no control of it ran."
+    parts = [f"{what} ({'; '.join(found)})" for what, found in controls.items()]
+    return text + ". What our controls attribute it to: " + ", ".join(parts) + "."
+
+
+def _finding_lines(rows: Iterable[Mapping]) -> list[str]:
+    """One bullet per arm whose staying put was recorded as the paper's finding (``claims.staying_put``)."""
+    out = []
+    for r in rows:
+        for p in r.get("preconditions") or []:
+            if str(p.get("name", "")).endswith("staying put is the finding"):
+                measured = str(p.get("evidence", "")).split("; measured: ", 1)[-1]
+                out.append(f"- {r['claim']}: {p['name']}; measured: {measured}.")
+    return out
 
 
 def conclusions(rows: Sequence[Mapping], *, profile: str, scope: str) -> str:
-    """The Markdown summary of a run, written from its claim rows: whether NLI fine-tuning moved the encoder, the
-    claims by verdict (each with its interval and seeds), the reasons for "not tested", the AdamW check."""
+    """The Markdown summary of a run, written from its claim rows: the checks of our setting (did fine-tuning move
+    the encoder), then the claims of the paper by verdict (each with its interval and seeds), the arms whose
+    staying put is the paper's finding, the reasons for "not tested", the AdamW check."""
+    paper, checks = claims.split_by_kind(rows)
 
     def listed(verdict: str) -> str:
-        chosen = [r for r in rows if r["verdict"] == verdict]
+        chosen = [r for r in paper if r["verdict"] == verdict]
         if verdict == stats.NOT_TESTED:  # an interval on a setting that did not train says nothing: names only
             return "; ".join(f"{r['claim']} ({claims.seeds_text(r)})" for r in chosen) or "none"
         return "; ".join(f"{r['claim']} ({_short(r)}, {claims.seeds_text(r)})" for r in chosen) or "none"
 
-    counts = claims.verdict_counts(rows)
-    improved = [r for r in rows if r.get("b") == "before" and r.get("table") == "Table 1"]
-    moved_text = "; ".join(f"{r['claim']}: {_short(r)}, **{claims.verdict_text(r)}**" for r in improved) or "not run"
+    counts = claims.verdict_counts(paper)
+    check_text = "; ".join(f"{r['claim']}: {_short(r)}, **{claims.verdict_text(r)}**" for r in checks) or "none run"
     reasons = dict.fromkeys(
         p["name"] for r in rows if r["verdict"] == stats.NOT_TESTED for p in claims.failed_preconditions(r)
     )
-    k_only = [
-        r for r in rows if r.get("kind") == "equivalence" and r["a"].split(" x0=")[-1] == r["b"].split(" x0=")[-1]
-    ]
+    k_only = [r for r in rows if claims.is_equivalence(r) and r["a"].split(" x0=")[-1] == r["b"].split(" x0=")[-1]]
     lines = [
         f"**What this run shows** (profile `{profile}`, {scope}).",
         "",
-        f"- Did training move the encoder it started from? {moved_text}.",
+        f"**Checks of our setting** (not claims of the paper): {check_text}.",
+        "",
+        f"**Claims of the paper** ({len(paper)}; each quotes its sentence in Section 6):",
+        "",
         *(f"- **{v.capitalize()}** ({counts[v]}): {listed(v)}." for v in stats.VERDICTS),
+        *_finding_lines(paper),
         "- Preconditions that failed (their claims are not tested): "
         + ("; ".join(f"'{name}'" for name in reasons) or "none")
         + ".",
         f"- The AdamW argument (Section 1) predicts no change from $k$ alone: of {len(k_only)} such row(s), "
         f"{sum(r['low'] <= 0 <= r['high'] for r in k_only)} have an interval containing 0.",
     ]
-    duplicates = [r for r in rows if r.get("same_comparison_as")]
-    for r in duplicates:
+    for r in (r for r in rows if r.get("same_comparison_as")):
         lines.append(
             f"- {r['claim']} is the same comparison as '{r['same_comparison_as']}' here (+Contrast kept the "
             "encoder it started from), so it is counted once, as not tested."

@@ -1,8 +1,9 @@
 """Notebook 20's fits for ``stsnb run --check``'s time and disk estimate (``stsnb.cost_estimate``): what the
 notebook trains with given parameters, counted as its cells count them.
 
-- Table 1: every loss of ``table1_losses`` on ``seeds``, the headline pair on ``headline_seeds`` too
-  (``table1.losses_on_seed``), per backbone.
+- Table 1: every loss of ``table1_losses`` on ``seeds``, the headline's two arms on ``headline_seeds`` too (on
+  the STS analogue with ``headline_targets = "rounded"``: cross entropy and Smooth K2 on its rounded labels, on
+  every seed; ``table1.arms_on_seed``), per backbone.
 - Tables 5-6: ``sweeps.nli_sweep_plan`` on ``seeds``, without the settings a Table 1 run already answers
   (``sweeps.answered_by_table1``).
 - Section 4.2, per contrastive backbone: "+Ours" (stage 1: the head on the frozen encoder's cached embeddings;
@@ -28,7 +29,8 @@ from ...cost_estimate import FitRow, dev_sentences, evaluations, sts_test_senten
 from ...memory_estimate import KNOWN_SHAPES
 from ...plan_check import measured_or_cap
 from .sweeps import answered_by_table1, nli_sweep_plan, stage2_sweep_plan
-from .table1 import losses_on_seed
+from .table1 import arms_on_seed, isolates
+from .tasks import table1_task
 
 HUB_NLI_PAIRS = 549_367 + 392_702  # SNLI train (gold label) + MultiNLI train
 FILTERED_STS_PAIRS = 5_398  # Section 4.2 after Appendix A's de-duplication (raw text)
@@ -97,11 +99,13 @@ def fit_plan(params: Mapping[str, Any]) -> list[FitRow]:
         dev_evaluations=evaluations(table1_n, batch, epochs, p.get("eval_every")),
         **common,
     )
+    task = table1_task(str(p.get("table1_task", "sts")))
+    isolated = isolates(task, str(p.get("headline_targets", "rounded")), losses)  # the headline's rounded arm
     rows = []
     for backbone in p.get("backbones") or []:
         row = (p.get("paper_rows") or {}).get(backbone, "BERT-base")
         frozen = _frozen(backbone, bool(p.get("freeze_embeddings", False)))
-        runs = sum(len(losses_on_seed(losses, s, seeds)) for s in dict.fromkeys([*seeds, *headline]))
+        runs = sum(len(arms_on_seed(losses, s, seeds, isolated)) for s in dict.fromkeys([*seeds, *headline]))
         rows.append(FitRow("Table 1", backbone, runs, frozen_parameters=frozen, **table1))
         plan = nli_sweep_plan(row, losses, p.get("sweep") or [], p.get("ablation_concatenations") or [])
         new = [v for v in plan if not answered_by_table1(v, row, losses)]

@@ -45,7 +45,7 @@ def claims_forest(ax: Axes, rows: Sequence[Mapping], title: str, xlabel: str, se
             zorder=3,
             label="the paper's difference",
         )
-    margins = {r["margin"] for r in rows if r.get("kind") == "equivalence"}
+    margins = {r["margin"] for r in rows if claims.is_equivalence(r)}
     for margin in margins:
         ax.axvspan(-margin, margin, color="C2", alpha=0.12, label=rf"equivalence margin $\pm${margin:g}")
     ax.axvline(0, color="black", linewidth=0.8)
@@ -66,6 +66,7 @@ LOSS_NAMES = {  # Table 1's row names, on two lines where they are long (tick la
     "translated_relu": "Translated\nReLU",
     "mse": "MSE",
     "smooth_k2": "Smooth\nK2",
+    "smooth_k2_rounded": "Smooth K2\nrounded",  # claims.ROUNDED_K2: on cross entropy's class ids
 }
 
 

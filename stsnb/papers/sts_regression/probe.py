@@ -6,6 +6,10 @@ pairs, batch, cutoff length): fine-tune ``fine_tune_table1`` as notebook 20 does
 learning rate, warmup then decay) for one epoch with **no checkpoint selection**, then score the last weights
 against the untrained backbone on the same STS-B dev pairs as a paired bootstrap difference with a verdict
 (``stsnb.stats``). The loss at the first and last logged interval tells whether the objective itself trained.
+
+:data:`ROUNDED_PROBE` is the probe of the headline's arm on the same labels (Smooth K2 on the class ids cross
+entropy learns, ``tasks.STS_ROUNDED_TASK``) at the ``cpu`` settings, training seeds 0-2: defined, its command
+:func:`probe_command`, its rows to be committed as ``benchmarks/results/<name>.json``.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from ... import evaluate, stats
+from ... import evaluate, probe_tables, stats
 from ...data import STSPair
 from ...probe_tables import row_line
 from ...train import TrainConfig
@@ -30,6 +34,7 @@ BASELINE_PROBES = (  # the committed probe tables (benchmarks/results/) notebook
     "bench_sts_regression_moves_all_pairs",
 )
 LOSS_INTERVALS = 6  # logged loss intervals per run (the first and the last are reported)
+BENCHMARK = "benchmarks/bench_sts_regression_moves.py"  # the script that runs a probe (from the repository root)
 
 
 @dataclass(frozen=True)
@@ -48,6 +53,57 @@ class ProbeSetting:
             f"{self.task} {self.loss}, lr {self.lr:g}, {self.pairs} pairs, batch {self.batch_size}, "
             f"length {self.max_length}"
         )
+
+    def argument(self) -> str:
+        """The benchmark's ``--setting`` text of this setting (``task,loss,lr,pairs,batch,length``)."""
+        return f"{self.task},{self.loss},{self.lr:g},{self.pairs},{self.batch_size},{self.max_length}"
+
+
+@dataclass(frozen=True)
+class ProbeSpec:
+    """A probe to run and commit: its name (``benchmarks/results/<name>.json`` and ``.md``), the settings, the
+    training seeds of each (the dev sample and the pool's shuffle stay ``data_seed``'s, as notebook 20 keeps its
+    ``seed`` for the data while ``headline_seeds`` vary the training), the STS-B dev pairs and why it is run."""
+
+    name: str
+    settings: tuple[ProbeSetting, ...]
+    seeds: tuple[int, ...] = (0,)
+    data_seed: int = 0
+    dev_pairs: int = 500
+    question: str = ""
+
+
+def probe_command(spec: ProbeSpec, data_dir: str | None = "../shared/data") -> str:
+    """The command that runs ``spec`` from the repository root and writes its rows (``--json``); ``data_dir``
+    sets ``STSNB_DATA_DIR`` in front of it (None: the data folder the environment names)."""
+    prefix = f"STSNB_DATA_DIR={data_dir} " if data_dir else ""
+    return (
+        f"{prefix}python {BENCHMARK} --dev-pairs {spec.dev_pairs} --seed {spec.data_seed} "
+        f"--seeds {' '.join(map(str, spec.seeds))} --setting {' '.join(s.argument() for s in spec.settings)} "
+        f"--json benchmarks/results/{spec.name}.json"
+    )
+
+
+def spec_text(spec: ProbeSpec, results_dir=None) -> str:
+    """The committed rows of ``spec`` as printed lines, or, before they are committed, that the probe is defined and
+    not yet run, with its question and command."""
+    try:
+        rows = probe_tables.load(spec.name, *([results_dir] if results_dir is not None else []))
+    except FileNotFoundError:
+        command = probe_command(spec, None)
+        return f"{spec.name}: defined, not yet run ({spec.question}); run it with:\n    {command}"
+    return f"{spec.name} ({spec.question}):\n" + probe_tables.table(rows)
+
+
+# Notebook 20's headline on the same labels: does Smooth K2 on cross entropy's rounded class ids move the
+# raw backbone at the cpu profile's settings (2,880 pairs, lr 2e-4, batch 16, length 64) on each headline seed?
+# The committed rows of the same setting on the continuous score (seed 0) are in bench_sts_regression_moves.json.
+ROUNDED_PROBE = ProbeSpec(
+    "bench_sts_regression_moves_rounded",
+    (ProbeSetting("sts_rounded", "smooth_k2", 2e-4, 2880, 16, 64),),
+    seeds=(0, 1, 2),
+    question="Smooth K2 on the rounded class ids (the labels cross entropy learns) moves the raw backbone on STS-B dev",
+)
 
 
 def table1_moves(

@@ -183,7 +183,8 @@ def fine_tune_table1(
 ) -> tuple[SiameseModel, TrainResult]:
     """One Table 1 / 5 / 6 run: a fresh backbone (``load_backbone``'s options), a new head (seeded: the same initial
     head for every regression loss; ``task.classes`` outputs for cross entropy), fine-tuning on ``pairs`` of
-    ``task`` (the paper's NLI, Section 4.1, or the STS analogue) with STS-B dev selection."""
+    ``task`` (the paper's NLI, Section 4.1, or the STS analogue, its targets as ``task.training_pairs`` gives them:
+    rounded to the class ids for ``"sts_rounded"``) with STS-B dev selection."""
     encoder = load_backbone(
         backbone,
         max_length,
@@ -194,7 +195,7 @@ def fine_tune_table1(
     model = seeded_model(encoder, loss, concatenation, seed, task.classes)
     result = train_siamese(
         model,
-        pairs,
+        task.training_pairs(pairs),
         loss,
         config,
         dev_pairs=dev_pairs,

@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from ... import evaluate, stats
-from .claims import Trained, table5_claims, table6_claims
+from .claims import Trained, table5_claims, table6_claims, with_flag
 from .model import CONCATENATIONS, Concatenation
 from .recipes import STAGE_SETTINGS, TABLE2, LossSpec, table2_loss
 from .scoring import Evaluation, compare
@@ -100,14 +100,17 @@ def sweep_comparison(
     plan: Sequence[NLIVariant], runs: SweepRuns, seed: int, evaluation: Evaluation, row: str, backbone: str, note: str
 ) -> list[dict]:
     """Each run of ``plan`` on training seed ``seed`` beside the paper's Table 5 row (its loss, k, x0) and Table 6
-    row (its head input) for the backbone ``row``, where the paper has one (``compare``)."""
+    row (its head input) for the backbone ``row``, where the paper has one (``compare``); a run that kept its start
+    is flagged UNTRAINED in its note (``claims.with_flag``), beside the paper's trained number."""
     out = []
     for variant in plan:
-        scores = evaluate.spearman_scores(runs[(variant.label(), seed)].predictions)
+        trained = runs[(variant.label(), seed)]
+        scores = evaluate.spearman_scores(trained.predictions)
+        flagged = with_flag(note, [trained])
         for table in variant.tables(row):
             setting = variant.loss.label() if table == "Table 5" else variant.concatenation
             out += compare(
-                scores, evaluation, table, f"{row} {setting}", our_setting=f"{backbone} {variant.label()}", note=note
+                scores, evaluation, table, f"{row} {setting}", our_setting=f"{backbone} {variant.label()}", note=flagged
             )
     return out
 

@@ -1,6 +1,10 @@
-"""Table 1's runs (Section 4.1): which losses train on which seed, one run as a picklable job for
+"""Table 1's runs (Section 4.1): which arms train on which seed, one run as a picklable job for
 ``stsnb.distributed.run``, and what the notebook keeps of each run (its kept predictions and scores, the STS-B dev
 curve, the head's outputs and accuracy on held-out pairs of its task, the ``metrics.json`` entry and printed line).
+
+An arm is a Table 1 loss trained on the notebook's task, or ``claims.ROUNDED_K2``: Smooth K2 trained on the class
+ids cross entropy learns (``tasks.same_labels_task``), the headline's regression arm on the STS analogue when
+``headline_targets = "rounded"`` (:func:`isolates`).
 """
 
 from __future__ import annotations
@@ -12,10 +16,10 @@ from dataclasses import dataclass, field
 from torch import Tensor
 
 from ... import data as stsdata
-from .claims import HEADLINE_LOSSES, Trained
-from .recipes import LossSpec, Table1Run, dev_curve, table1_run
-from .scoring import Evaluation
-from .tasks import NLI_TASK, Table1Task, heldout_accuracy
+from .claims import BASELINE, HEADLINE, HEADLINE_LOSSES, ROUNDED_K2, Trained, with_flag
+from .recipes import LossSpec, Table1Run, dev_curve, table1_run, table2_loss
+from .scoring import Evaluation, compare
+from .tasks import NLI_TASK, Table1Task, heldout_accuracy, same_labels_task
 from .training_data import TrainingPair
 
 Key = tuple[str, str, int]  # (backbone, loss name, training seed)
@@ -25,6 +29,91 @@ def losses_on_seed(losses: Sequence[str], seed: int, seeds: Sequence[int]) -> li
     """The Table 1 losses trained on ``seed``: every one of ``losses`` on the ``seeds`` of the table, only the
     headline pair (cross entropy and Smooth K2, ``HEADLINE_LOSSES``) on the headline's extra seeds."""
     return [name for name in losses if seed in seeds or name in HEADLINE_LOSSES]
+
+
+HEADLINE_TARGETS = ("rounded", "continuous")  # notebook 20's ``headline_targets``
+
+
+def isolates(task: Table1Task, headline_targets: str, losses: Sequence[str]) -> bool:
+    """Whether the headline trains its own regression arm on cross entropy's labels (:data:`claims.ROUNDED_K2`):
+    ``headline_targets`` is "rounded", ``task`` gives regression a finer score than the classes (the STS analogue;
+    on NLI both already learn the same labels) and both headline losses are among ``losses``."""
+    if headline_targets not in HEADLINE_TARGETS:
+        raise ValueError(f"headline_targets must be one of {HEADLINE_TARGETS}, got {headline_targets!r}")
+    both = all(name in losses for name in HEADLINE_LOSSES)
+    return headline_targets == "rounded" and not task.same_labels and both
+
+
+def arms_on_seed(losses: Sequence[str], seed: int, seeds: Sequence[int], isolated: bool = False) -> list[str]:
+    """The Table 1 arms trained on ``seed``: every one of ``losses`` on the ``seeds`` of the table and the
+    headline's two arms on every seed (the headline's extra seeds too). ``isolated``: those two arms are cross
+    entropy and Smooth K2 on its labels (:data:`claims.ROUNDED_K2`, after Table 1's losses), and Smooth K2 on the
+    score trains on ``seeds`` only; else cross entropy and Smooth K2 (``losses_on_seed``)."""
+    if not isolated:
+        return losses_on_seed(losses, seed, seeds)
+    return [name for name in losses if seed in seeds or name == BASELINE] + [ROUNDED_K2]
+
+
+def arm_loss(name: str, row: str) -> LossSpec:
+    """The loss an arm trains with, Table 2's ``k``, ``x0`` for ``row`` (the rounded arm: Smooth K2's)."""
+    return table2_loss(HEADLINE.a if name == ROUNDED_K2 else name, row)
+
+
+def arm_label(name: str, row: str) -> str:
+    """An arm as printed: its loss with Table 2's ``k``, ``x0``, and "on rounded labels" for the rounded arm."""
+    return arm_loss(name, row).label() + (" on rounded labels" if name == ROUNDED_K2 else "")
+
+
+def runs_per_backbone(
+    losses: Sequence[str], seeds: Sequence[int], headline_seeds: Sequence[int], isolated: bool
+) -> int:
+    """Table 1's runs on one backbone: :func:`arms_on_seed` over ``seeds`` and ``headline_seeds``."""
+    return sum(len(arms_on_seed(losses, s, seeds, isolated)) for s in dict.fromkeys([*seeds, *headline_seeds]))
+
+
+def headline_labels_note(
+    losses: Sequence[str],
+    seeds: Sequence[int],
+    headline_seeds: Sequence[int],
+    task: Table1Task,
+    headline_targets: str,
+    table1_seconds: float,
+    runs_trained: int,
+) -> str:
+    """Markdown on how this run's headline compares the objectives and what that cost, from the run's numbers:
+    the Table 1 runs per backbone of this design and of the design without the rounded arm, and the seconds the
+    difference took at this run's mean time per run (``table1_seconds`` over ``runs_trained``)."""
+    isolated = isolates(task, headline_targets, losses)
+    if task.same_labels:
+        return (
+            f"**The headline's labels.** On `{task.name}` regression and cross entropy learn the same labels, so the "
+            "headline compares the objectives as it is: no extra arm."
+        )
+    if not isolated:
+        return (
+            f"**The headline's labels.** `headline_targets = {headline_targets!r}`: no Smooth K2 run learnt the "
+            "rounded labels, so the only regression-against-classification comparison is confounded with label "
+            "resolution (a check of the analogue) and the paper's headline is **not tested** in this run."
+        )
+    now = runs_per_backbone(losses, seeds, headline_seeds, True)
+    before = runs_per_backbone(losses, seeds, headline_seeds, False)
+    per_run = table1_seconds / max(1, runs_trained)
+    extra = (now - before) * per_run
+    return (
+        f"**What isolating the headline cost.** Smooth K2 on the rounded labels trained on "
+        f"{len(dict.fromkeys([*seeds, *headline_seeds]))} seed(s) beside cross entropy, and Smooth K2 on the score on "
+        f"`seeds` only: {now} Table 1 runs per backbone against {before} for the confounded headline, "
+        f"{now - before:+d} run(s), about {extra:.0f} s at this run's {per_run:.0f} s a run ({runs_trained} runs in "
+        f'{table1_seconds:.0f} s). Switching every loss to the rounded labels (`table1_task = "sts_rounded"`) '
+        f"would take the confounded design's {before} runs, but would move the four other Table 1 claims and Tables "
+        "5-6, whose arms already learn the same labels as each other, onto coarser labels they do not need, and "
+        "would drop the confounded comparison; so only the headline gets the arm."
+    )
+
+
+def arm_task(name: str, task: Table1Task) -> Table1Task:
+    """The task an arm trains on: the rounded arm on cross entropy's labels of ``task``, every other on ``task``."""
+    return same_labels_task(task) if name == ROUNDED_K2 else task
 
 
 def table1_job(
@@ -82,12 +171,32 @@ class Table1Runs:
             f"heldout_{self.task.name}_accuracy": self.heldout_accuracy[key],
         }
 
+    def compare(self, backbone: str, name: str, row: str, evaluation: Evaluation, note: str) -> list[dict]:
+        """Our mean over the seeds arm ``name`` ran on beside the paper's ``row`` of its loss (the rounded arm beside
+        the paper's Smooth K2, named as such), ``note`` ending with the seeds and, where a run kept step 0, the
+        UNTRAINED flag (``claims.with_flag``)."""
+        ran = [s for b, n, s in self.scores if (b, n) == (backbone, name)]
+        if not ran:
+            return []
+        tasks = self.scores[(backbone, name, ran[0])]
+        mean = {t: float(sum(self.scores[(backbone, name, s)][t] for s in ran) / len(ran)) for t in tasks}
+        return compare(
+            mean,
+            evaluation,
+            "Table 1",
+            f"{row} {arm_loss(name, row).name}",
+            our_setting=f"{backbone} {arm_label(name, row)}",
+            note=with_flag(f"{note}; mean of {len(ran)} seed(s)", [self.trained[(backbone, name, s)] for s in ran]),
+        )
+
     def line(self, key: Key, outcome: Table1Run, loss: LossSpec, seconds: float) -> str:
-        """The printed line of one run: the average, the dev score and step kept, the weight change, the accuracy."""
-        backbone, _, seed = key
+        """The printed line of one run: the average, the dev score and step kept, the weight change, the accuracy
+        (the rounded arm says so after its loss)."""
+        backbone, name, seed = key
         result = outcome.result
+        label = loss.label() + (" on rounded labels" if name == ROUNDED_K2 else "")
         return (
-            f"{backbone} seed {seed} {loss.label():<28} avg {outcome.scores['avg']:.2f}  best dev "
+            f"{backbone} seed {seed} {label:<28} avg {outcome.scores['avg']:.2f}  best dev "
             f"{result.best_score:.2f} @ step {result.best_step}/{result.steps} (largest weight change "
             f"{result.weight_change:.1e})  held-out {self.task.name.upper()} acc {self.heldout_accuracy[key]:.1f}%  "
             f"[{seconds:.0f} s]"

@@ -20,7 +20,7 @@ from ... import data as stsdata
 from ... import distributed, evaluate
 from ...train import TrainConfig, TrainResult
 from .backbones import load_backbone
-from .claims import Trained
+from .claims import Trained, with_flag
 from .model import ClampMode, predict
 from .recipes import (
     STAGE_SETTINGS,
@@ -288,12 +288,18 @@ class Table3Result:
         }
 
     def comparison(self, evaluation: Evaluation, row: str, backbone: str, note: str) -> list[dict]:
-        """Ours beside the paper's Table 3 ``row`` (e.g. "Jina v2"), arm by arm (``compare``)."""
-        scores = self.scores
+        """Ours beside the paper's Table 3 ``row`` (e.g. "Jina v2"), arm by arm (``compare``); an arm that kept its
+        start is flagged UNTRAINED in its note (``claims.with_flag``), beside the paper's trained number."""
+        scores, kept = self.scores, self.kept
         return [
             line
             for label, suffix in TABLE3_ARMS.items()
             for line in compare(
-                scores[label], evaluation, "Table 3", f"{row}{suffix}", our_setting=f"{backbone} {label}", note=note
+                scores[label],
+                evaluation,
+                "Table 3",
+                f"{row}{suffix}",
+                our_setting=f"{backbone} {label}",
+                note=with_flag(note, [kept[label]]) if label in kept else note,
             )
         ]
