@@ -379,7 +379,7 @@ def _claim(a: str, b: str, difference: float, paper: float | None, verdict="unre
 
 @pytest.fixture(scope="module")
 def table1_inputs():
-    losses = list(reg.LOSSES)
+    losses = [*reg.LOSSES, "smooth_k2_rounded"]  # the headline's matched-label arm too: seven rows (a smoke failure)
     scores = {
         ("smollm2-135m-l6", n, s): {"avg": 54.3 + 0.3 * i + 0.1 * s} for i, n in enumerate(losses) for s in (0, 1)
     }
@@ -393,16 +393,24 @@ def table1_inputs():
     return curves, scores, untrained, rows, losses
 
 
-def test_table1_figure_bars_start_at_zero_and_no_text_collides(table1_inputs):
+def _levels(fig):
+    return next(ax for ax in fig.axes if ax.get_title().startswith("Ours"))
+
+
+def test_table1_figure_draws_each_seed_and_mean_as_points_and_no_text_collides(table1_inputs):
     curves, scores, untrained, rows, losses = table1_inputs
     fig = figures.table1(curves, scores, untrained, rows, losses, [0, 1], "avg", "all, the same 300 pairs per task")
     panels = {ax.get_title().split(":")[0].split(" during")[0]: ax for ax in fig.axes}
     levels = panels["Ours"]
-    assert levels.get_ylim()[0] == 0.0  # bars from zero
-    heights = [round(p.get_height(), 4) for p in levels.patches]
+    assert not levels.patches  # points: bars from zero would hide differences of a point or two
     means = [round(float(np.mean([scores[("smollm2-135m-l6", n, s)]["avg"] for s in (0, 1)])), 4) for n in losses]
-    assert heights == [55.24, *means]  # the untrained encoder first, then each loss averaged over the seeds
-    assert [t.get_text() for t in levels.texts] == [f"{h:.2f}" for h in heights]  # each bar labelled
+    seeds_drawn, mean_drawn = levels.collections[: len(losses)], levels.collections[len(losses)]
+    assert [round(float(x), 4) for x, _ in mean_drawn.get_offsets()] == means  # one diamond per loss, in order
+    assert all(len(c.get_offsets()) == 2 for c in seeds_drawn)  # each seed's average beside the mean
+    assert [t.get_text() for t in levels.texts] == [f"{m:.2f}" for m in means]
+    (start,) = levels.get_lines()
+    assert list(start.get_xdata()) == [55.24, 55.24] and "untrained 55.24" in start.get_label()
+    assert [t.get_text() for t in levels.get_yticklabels()][-1] == "Smooth K2 rounded"
     assert len(panels["STS-B dev"].get_lines()) == len(losses)  # the first seed's curves only
     forest = panels["Table 1 claims"]
     assert [t.get_text().split("\n")[0] for t in forest.get_yticklabels()] == [f"{r['a']} - {r['b']}" for r in rows]
@@ -502,15 +510,20 @@ def test_table4_memory_stacks_what_training_added_on_the_loaded_model():
     assert ax.get_ylim() == (0.0, pytest.approx(1.3 * 760.0))
 
 
-def test_table1_figure_of_two_backbones_groups_their_bars(table1_inputs):
+def test_table1_figure_of_two_backbones_offsets_their_points(table1_inputs):
     curves, scores, untrained, rows, losses = table1_inputs
     both = {**scores, **{("roberta-base", n, s): {"avg": 60.0 + i} for i, n in enumerate(losses) for s in (0,)}}
     both_curves = {**curves, **{("roberta-base", n, 0): [(0, 50.0), (15, 60.0)] for n in losses}}
     two = {**untrained, "roberta-base": {"avg": 40.0}}
     fig = figures.table1(both_curves, both, two, rows, losses, [0], "avg", "all, every test pair")
-    levels = next(ax for ax in fig.axes if ax.get_title().startswith("Ours"))
-    assert [t.get_text() for t in levels.get_legend().get_texts()] == ["smollm2-135m-l6", "roberta-base"]
-    assert len(levels.patches) == 2 * (len(losses) + 1)
+    levels = _levels(fig)
+    legend = [t.get_text() for t in levels.get_legend().get_texts()]
+    assert legend == [
+        "smollm2-135m-l6: mean of seeds",
+        "smollm2-135m-l6: untrained 55.24",
+        "roberta-base: mean of seeds",
+        "roberta-base: untrained 40.00",
+    ]
     assert plots.figure_problems(fig) == []
 
 

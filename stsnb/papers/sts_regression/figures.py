@@ -81,8 +81,9 @@ def table1(
     scope: str,
 ) -> Figure:
     """Table 1 (Section 4.1) on our runs, by backbone (the keys of ``untrained``, its scores before fine-tuning):
-    the STS-B dev curve of each loss on the first of ``seeds`` (step 0 is the untrained encoder); the untrained
-    encoder's test average and each loss's over ``seeds`` as bars from zero, labelled with their values; below
+    the STS-B dev curve of each loss on the first of ``seeds`` (step 0 is the untrained encoder); each loss's test
+    average per seed and its mean over ``seeds`` as points (the losses differ by a point or two, which bars from zero
+    would hide), the untrained encoder's as a dashed line; below
     them, when there are any, the Table 1 claims ``a - b`` of ``claim_rows`` with their intervals beside the
     paper's differences (``claims_forest``)."""
     backbones = list(untrained)
@@ -102,23 +103,32 @@ def table1(
     plots.legend_outside(ax)
 
     ax = panels["levels"]
-    x = np.arange(len(losses) + 1)  # the untrained encoder first, then each loss
-    width = 0.8 / len(backbones)
-    levels = []
+    y = np.arange(len(losses))  # one row per loss, the first on top; the untrained encoder a line per backbone
+    height = 0.8 / len(backbones)
     for i, backbone in enumerate(backbones):
-        ours = [float(np.mean([scores[(backbone, n, s)]["avg"] for s in seeds])) for n in losses]
-        levels += [untrained[backbone]["avg"], *ours]
-        offset = (i - (len(backbones) - 1) / 2) * width
-        start = ax.bar(x[:1] + offset, levels[-len(x)], width=width, color="lightgrey", edgecolor=f"C{i}")
-        bars = ax.bar(x[1:] + offset, ours, width=width, color=f"C{i}", label=backbone)
-        for container in (start, bars):
-            ax.bar_label(container, fmt="%.2f", fontsize=TEXT_PT, padding=2)
-    low, high = min(0.0, *levels), max(0.0, *levels)
-    ax.set_ylim(low - 0.12 * (high - low) if low < 0 else 0.0, high + 0.12 * (high - low))  # bars from zero
-    ax.set_xticks(x, ["untrained"] + [LOSS_NAMES.get(n, n) for n in losses])
-    ax.set(title=f"Ours: {average_name}, mean of seeds {list(seeds)}\n({scope})", ylabel=SPEARMAN)
-    if len(backbones) > 1:
-        plots.legend_outside(ax)
+        offset = (i - (len(backbones) - 1) / 2) * height
+        per_seed = [[scores[(backbone, n, s)]["avg"] for s in seeds] for n in losses]
+        means = [float(np.mean(values)) for values in per_seed]
+        for row, values in enumerate(per_seed):
+            ax.scatter(values, [row + offset] * len(values), color=f"C{i}", alpha=0.35, s=18, zorder=2)
+        ax.scatter(means, y + offset, color=f"C{i}", marker="D", zorder=3, label=f"{backbone}: mean of seeds")
+        for row, mean in enumerate(means):
+            ax.annotate(
+                f"{mean:.2f}",
+                (mean, row + offset),
+                xytext=(0, 7),
+                textcoords="offset points",
+                ha="center",
+                fontsize=TEXT_PT,
+            )
+        start = untrained[backbone]["avg"]
+        ax.axvline(start, color=f"C{i}", linestyle="--", linewidth=1.0, label=f"{backbone}: untrained {start:.2f}")
+    ax.set_yticks(y, [LOSS_NAMES.get(n, n).replace("\n", " ") for n in losses], fontsize=TEXT_PT)
+    ax.set_ylim(len(losses) - 0.4, -0.6)
+    ax.grid(False, axis="y")
+    ax.set(title=f"Ours: {average_name}, seeds {list(seeds)}\n({scope}; points, the axis does not start at 0)")
+    ax.set_xlabel(SPEARMAN)
+    plots.legend_outside(ax, where="below")
 
     if claim_rows:
         claims_forest(
