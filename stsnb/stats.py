@@ -543,8 +543,9 @@ def verdict(intervals, paper_direction: int = +1) -> Verdict:
 def equivalence_verdict(intervals, margin: float = DEFAULT_MARGIN) -> Verdict:
     """The verdict on a robustness claim ("the setting hardly matters") from one interval or one per seed run.
 
-    ``equivalent``: every seed's interval lies inside [-margin, +margin] (two one-sided tests at the interval's
-    level); ``contradicted``: every seed's interval lies wholly above +margin, or wholly below -margin (the setting
+    ``equivalent``: every seed's interval lies inside [-margin, +margin]: two one-sided tests (TOST), each at half
+    the interval's complement, so with 95% intervals each side is tested at 2.5% (a 5% TOST would use 90%
+    intervals; ours is the stricter); ``contradicted``: every seed's interval lies wholly above +margin, or wholly below -margin (the setting
     matters by more than the margin); otherwise ``unresolved``. A direction test can never support "X does not
     matter": an interval that contains 0 says only that we could not tell.
     """
