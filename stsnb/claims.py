@@ -50,6 +50,7 @@ Generic preconditions (one function each, used by every paper notebook):
 - :func:`left_start` -- the model is not its starting point (checkpoint selection kept a step > 0 and the
   weights changed);
 - :func:`own_arms_trained` -- the rule above: a claim's own arms' gates, with ``staying_put_is_the_finding``;
+  :func:`arms_not_compared` checks a stored row against it (the gated arms its statement does not name);
 - :func:`margin_excludes_paper_effect` -- an equivalence margin smaller than the paper's own effect;
 - :func:`phenomenon_occurs` -- what the claim is about happens at all (e.g. over-estimated quadruples to count);
 - :func:`precondition` -- any other named condition with its evidence.
@@ -356,6 +357,41 @@ def verdict_counts_by_kind(rows: Iterable[Mapping]) -> dict[str, dict[str, int]]
     """{"paper": verdict counts of the paper's claims, "check": of the checks of our setting}."""
     rows = list(rows)
     return {k: verdict_counts(rows, k) for k in KINDS}
+
+
+# the names a gate on one arm gets (left_start, baseline_moved, staying_put): "<arm> is not its starting point", ...
+GATE_SUFFIXES = (" is not its starting point", " moved the encoder", " staying put is the finding")
+
+
+def gated_arm(precondition_name: str) -> str | None:
+    """The arm a precondition gates on, read from its name ("CCL is not its starting point" -> "CCL"), or None for
+    a precondition about no single arm (a margin, a phenomenon that must occur)."""
+    for suffix in GATE_SUFFIXES:
+        if precondition_name.endswith(suffix):
+            return precondition_name[: -len(suffix)]
+    return None
+
+
+_FILLER = {"the", "a", "an", "of", "baseline", "arm"}  # words an arm's name may add to what the statement says
+
+
+def _words(text: str) -> set[str]:
+    return set(re.findall(r"[a-z0-9]+", text.lower().replace("_", " "))) - _FILLER
+
+
+def arms_not_compared(row: Mapping) -> list[str]:
+    """The arms a claim row is gated on that its statement does not compare: the guard of the rule that a claim is
+    gated on its own arms. An arm counts as compared when every word of its name (a parenthesised detail, case,
+    ``_``/``-``/``+`` and "the ... baseline" aside) is in the claim's text or its ``a`` / ``b``: "+Ours (stage 2)" in
+    "+Ours beats +Contrast", "SimCSE+HiCL" in "+HiCL beats SimCSE", "smooth_k2" in "Smooth K2". A non-empty answer is
+    the defect this guards against: "Translated ReLU beats L1" gated on cross entropy moving."""
+    stated = _words(" ".join(str(row.get(k) or "") for k in ("claim", "a", "b")))
+    out = []
+    for p in row.get("preconditions") or []:
+        arm = gated_arm(str(p.get("name", "")))
+        if arm is not None and not _words(re.sub(r"\s*\([^)]*\)\s*$", "", arm)) <= stated:
+            out.append(arm)
+    return out
 
 
 def failed_preconditions(row: Mapping) -> list[dict]:

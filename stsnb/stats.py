@@ -545,9 +545,9 @@ def equivalence_verdict(intervals, margin: float = DEFAULT_MARGIN) -> Verdict:
 
     ``equivalent``: every seed's interval lies inside [-margin, +margin]: two one-sided tests (TOST), each at half
     the interval's complement, so with 95% intervals each side is tested at 2.5% (a 5% TOST would use 90%
-    intervals; ours is the stricter); ``contradicted``: every seed's interval lies wholly above +margin, or wholly below -margin (the setting
-    matters by more than the margin); otherwise ``unresolved``. A direction test can never support "X does not
-    matter": an interval that contains 0 says only that we could not tell.
+    intervals; ours is the stricter); ``contradicted``: every seed's interval lies wholly above +margin, or wholly
+    below -margin (the setting matters by more than the margin); otherwise ``unresolved``. A direction test can
+    never support "X does not matter": an interval that contains 0 says only that we could not tell.
     """
     margin = float(margin)
     if not math.isfinite(margin) or margin <= 0:

@@ -155,6 +155,52 @@ def test_a_claim_whose_own_arms_trained_is_tested_though_an_unrelated_baseline_s
         claims.own_arms_trained(gates, ["MSE"])
 
 
+def test_the_guard_names_a_gate_on_an_arm_the_claim_does_not_compare():
+    """The defect of the old Table 1 rows: "Translated ReLU beats L1" gated on cross entropy having moved."""
+    gates = [
+        claims.baseline_moved([DOWN], "cross_entropy"),
+        claims.left_start("translated_relu", [40], [1e-3]),
+        claims.left_start("l1", [60], [2e-3]),
+        claims.phenomenon_occurs("a tie", 3),  # about no arm: never counted
+    ]
+    wrong = claims.claim("Table 1: Translated ReLU beats L1", [UP], paper_quote=Q, preconditions=gates)
+    assert claims.arms_not_compared(wrong) == ["cross_entropy"]
+    right = claims.claim("Table 1: Translated ReLU beats L1", [UP], paper_quote=Q, preconditions=gates[1:])
+    assert claims.arms_not_compared(right) == []
+    # a parenthesised detail of the arm's name and the row's a / b count as naming it
+    staged = claims.claim(
+        "+Ours beats +Contrast",
+        [UP],
+        paper_quote=Q,
+        preconditions=[
+            claims.left_start("+Ours (stage 2)", [20], [1e-3]),
+            claims.staying_put("+Contrast", claims.left_start("+Contrast", [0]), "Section 4.2: the reason"),
+        ],
+    )
+    assert claims.arms_not_compared(staged) == []
+    assert claims.arms_not_compared(
+        {
+            "claim": "x",
+            "a": "CCL",
+            "b": "QuMSE",
+            "preconditions": [{"name": "QuMSE moved the encoder"}, {"name": "SimCSE is not its starting point"}],
+        }
+    ) == ["SimCSE"]
+    assert (
+        claims.arms_not_compared(
+            {
+                "claim": "+HiCL beats SimCSE",
+                "preconditions": [
+                    {"name": "SimCSE+HiCL is not its starting point"},
+                    {"name": "the SimCSE baseline moved the encoder"},
+                ],
+            }
+        )
+        == []
+    )
+    assert claims.gated_arm("the margin is narrower than the paper's own effect") is None
+
+
 def test_staying_put_is_the_finding_holds_and_records_why_and_what_was_measured():
     gates = {"(u,v) head": claims.left_start("(u,v) head", [0]), "full head": claims.left_start("full", [30], [1e-3])}
     reason = 'Table 6: "(u,v) never improves"'

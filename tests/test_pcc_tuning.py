@@ -411,6 +411,7 @@ def test_stage_claims_carry_preconditions_and_seeds_and_are_not_tested_when_stag
 
 
 def test_the_control_and_dedup_claims_need_their_runs_and_their_phenomenon(sts_gold):
+    from stsnb import claims as stsnb_claims
     from stsnb import stats
 
     claims = pcc_tuning.claims
@@ -434,6 +435,7 @@ def test_the_control_and_dedup_claims_need_their_runs_and_their_phenomenon(sts_g
     survives = claims.dedup_claim(stage1, removed, untrained, n_resamples=200)
     assert survives["verdict"] == stats.SUPPORTED and survives["kind"] == "check"
     assert survives["paper_quote"] == pcc_tuning.quotes.TEST_DATA
+    assert [stsnb_claims.arms_not_compared(r) for r in (row, no_positives, survives)] == [[], [], []]
 
 
 def test_the_takeaway_names_what_the_control_attributes_the_headline_to():
@@ -455,12 +457,14 @@ def test_the_takeaway_names_what_the_control_attributes_the_headline_to():
 
 
 def test_robustness_claims_are_judged_by_equivalence_within_the_margin(sts_gold):
+    from stsnb import claims as stsnb_claims
     from stsnb import stats
 
     claims = pcc_tuning.claims
     base = _system(sts_gold, 0.2, 1)
     same = {t: (g, p + 1e-4 * np.arange(len(p))) for t, (g, p) in base.items()}  # a hair's difference
     said = {"paper_quote": pcc_tuning.quotes.BATCH_SIZES, "margin_reason": claims.margin_reason("Mistral-7b", 1.0)}
+    said["arms"] = ("stage 2 batch 192", "stage 2 batch 224")
     row = claims.robustness_claim(
         "batch", {0: _stage_run(same)}, {0: _stage_run(base)}, margin=1.0, n_resamples=200, **said
     )
@@ -474,6 +478,8 @@ def test_robustness_claims_are_judged_by_equivalence_within_the_margin(sts_gold)
         "batch", {0: _stage_run(same, best_step=0, weight_change=0.0)}, {0: _stage_run(base)}, n_resamples=200, **said
     )
     assert stayed["verdict"] == stats.NOT_TESTED  # two copies of one model are trivially "equivalent"
+    assert stayed["not_tested_because"].startswith("'stage 2 batch 192 is not its starting point'")
+    assert (stayed["a"], stayed["b"]) == said["arms"] and stsnb_claims.arms_not_compared(stayed) == []
     assert claims.paper_batch_difference("Mistral-7b", 192, 224) == pytest.approx(90.54 - 90.61)
     assert claims.paper_batch_difference("Mistral-7b", 240, 224) is None  # the official 240 is not in Table 5
     assert claims.paper_template_difference("Mistral-7b", "PromptEOL", "PromptSTH") == pytest.approx(90.39 - 90.61)

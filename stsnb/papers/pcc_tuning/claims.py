@@ -196,6 +196,8 @@ def control_claim(
         ],
         per_task=_per_task(intervals),
         control=True,
+        a="stage 2",
+        b="the InfoNCE control",
     )
 
 
@@ -212,7 +214,7 @@ def dedup_claim(
     stage1, removed = _runs(stage1, "stage1"), _runs(stage2_removed, "stage2_removed")
     survives = seed_intervals(removed, stage1, n_resamples=n_resamples, seed=seed)
     moved = claims.baseline_moved(seed_intervals(stage1, untrained, n_resamples=n_resamples, seed=seed), "stage 1")
-    gates = {"stage 1": moved, "stage 2 without the shared pairs": left("stage 2 without the shared pairs", removed)}
+    gates = {"stage 1": moved, "de-duplicated stage 2": left("de-duplicated stage 2", removed)}
     return claims.claim(
         "the stage-2 gain survives removing the shared pairs (de-duplicated stage 2 minus stage 1)",
         survives,
@@ -250,6 +252,7 @@ def robustness_claim(
     b: Runs,
     *,
     paper_quote: str,
+    arms: tuple[str, str],
     margin: float = stats.DEFAULT_MARGIN,
     margin_reason: str,
     paper_difference: float | None = None,
@@ -257,12 +260,11 @@ def robustness_claim(
     seed: int = 0,
 ) -> dict:
     """ "``a`` and ``b`` hardly differ" (Tables 4-5, ``quotes.TEMPLATES`` / ``quotes.BATCH_SIZES``): ``equivalent``
-    when every seed's interval lies within +-``margin`` (``margin_reason``: why that margin); both runs must have
-    left their start."""
+    when every seed's interval lies within +-``margin`` (``margin_reason``: why that margin); both runs, named by
+    ``arms`` (stored as the row's ``a`` and ``b``, as ``text`` names them), must have left their start."""
     a, b = _runs(a, "a"), _runs(b, "b")
     intervals = seed_intervals(a, b, n_resamples=n_resamples, seed=seed)
-    gates = {"the varied setting's stage 2": left("the varied setting's stage 2", a)}
-    gates["the reference stage 2"] = left("the reference stage 2", b)
+    gates = {arms[0]: left(arms[0], a), arms[1]: left(arms[1], b)}
     return claims.claim(
         text,
         intervals,
@@ -272,6 +274,8 @@ def robustness_claim(
         preconditions=claims.own_arms_trained(gates),
         paper_difference=paper_difference,
         per_task=_per_task(intervals),
+        a=arms[0],
+        b=arms[1],
     )
 
 
