@@ -372,7 +372,7 @@ def gated_arm(precondition_name: str) -> str | None:
     return None
 
 
-_FILLER = {"the", "a", "an", "of", "baseline", "arm"}  # words an arm's name may add to what the statement says
+_FILLER = {"the", "a", "an", "of", "on", "baseline", "arm"}  # words an arm's name may add to what the statement says
 
 
 def _words(text: str) -> set[str]:

@@ -198,6 +198,14 @@ def test_the_guard_names_a_gate_on_an_arm_the_claim_does_not_compare():
         )
         == []
     )
+    head = {
+        "claim": "Table 6, the head input (u,v,|u-v|) beats |u-v|",
+        "preconditions": [
+            {"name": "the head on (u,v,|u-v|) is not its starting point"},
+            {"name": "|u-v| staying put is the finding"},
+        ],
+    }
+    assert claims.arms_not_compared(head) == []
     assert claims.gated_arm("the margin is narrower than the paper's own effect") is None
 
 
