@@ -251,3 +251,30 @@ def test_the_figures_are_readable_and_draw_what_the_issue_asked(data_dir, valida
     for fig in (labels, table5, no_sweep, appendix, table3, table4, ccl.figures.objectives()):
         assert plots.figure_problems(fig) == []  # no overlapping text, nothing under 9 pt, no legend over data
         assert _readable(fig)
+
+
+def test_one_step_of_ccl_by_hand_as_notebook_40_shows_it(data_dir):
+    """Notebook 40's cell on the real MiniLM bi-encoder and a real training batch: Eq. 3's four terms with Table 2's
+    sigma and tau, backward, one AdamW step with the notebook's parameter groups; with the same dropout masks the
+    loss on that batch goes down, and the printed terms add up to it."""
+    import torch
+
+    from stsnb import training_step
+
+    quads = ccl.pair_conditions(data.load_csts("train", data_dir)).quadruples[:8]
+    table2 = ccl.hyperparameters("bi", "SimCSE-base")
+    objective = ccl.ccl(sigma=table2.sigma, temperature=table2.temperature)
+    demo = ccl.ModelSettings("minilm-l6", "bi", "mean", 64, "mlp", False).build(seed=0)
+    optimizer = torch.optim.AdamW(ccl.param_groups(demo, table2.lr, 0.1, 1e-3))
+    demo.train()
+    with training_step.same_dropout(0):
+        terms = ccl.batch_terms(demo, quads, objective)
+    loss = ccl.total(terms, objective)
+    loss.backward()
+    optimizer.step()
+    with training_step.same_dropout(0), torch.no_grad():
+        after = ccl.total(ccl.batch_terms(demo, quads, objective), objective)
+    assert after.item() < loss.item()
+    text = ccl.terms_text(terms, objective)
+    assert text.startswith("W-ACL ") and " + BCL " in text and text.endswith(f"= {loss.item():.4f}")
+    assert ccl.terms_text(terms, objective.with_settings(weights={**objective.weights, "bcl": 2.0})).count("2 x BCL")

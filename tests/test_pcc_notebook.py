@@ -99,3 +99,38 @@ def test_stages_and_ceiling_keeps_its_legend_off_the_data_at_9_pt():
     colours = {tuple(bars.patches[0].get_facecolor()) for bars in ax.containers}
     assert len(colours) == 3  # the untrained swatch has a colour of its own
     assert any(r"\sqrt{3}" in t for t in labels)  # mathtext, not ASCII
+
+
+def test_the_first_batch_is_the_first_seeds_own_stage_2_pairs(smoke_inputs):
+    plans = smoke_inputs.plans(smoke_inputs.arms())
+    assert smoke_inputs.first_batch(6) == list(plans[0].variants["batch 8"].pairs)[:6]
+    with pytest.raises(ValueError, match="at least 3 pairs"):
+        smoke_inputs.first_batch(2)
+
+
+def test_one_step_of_eq9_by_hand_as_notebook_10_shows_it(tmp_path, smoke_inputs):
+    """Notebook 10's cell on a tiny random Llama with LoRA (mechanics): Eq. 9 on a real batch, backward, one AdamW
+    step; only the adapter moves, the loss on the same batch and dropout mask goes down."""
+    import torch
+    from conftest import save_tiny_causal_lm
+    from transformers import LlamaConfig
+
+    from stsnb import models, training_step
+    from stsnb.papers import pcc_tuning
+
+    folder = save_tiny_causal_lm(tmp_path / "tiny-llama", LlamaConfig)
+    demo = pcc_tuning.load_prompt_encoder(str(folder), "sth", lora=models.LoraSettings(r=4))
+    base = {n: p.detach().clone() for n, p in demo.named_parameters() if not p.requires_grad}
+    batch = smoke_inputs.first_batch(8)
+    eq9 = pcc_tuning.stage2_loss(64)
+    optimizer = torch.optim.AdamW(training_step.trainable(demo), lr=1e-4)
+    demo.train()
+    with training_step.same_dropout(0):
+        loss = eq9(demo, batch)
+    loss.backward()
+    optimizer.step()
+    with training_step.same_dropout(0), torch.no_grad():
+        after = eq9(demo, batch)
+    assert 0.0 <= after.item() < loss.item() <= 2.0  # 1 - r lies in [0, 2]
+    assert all(torch.equal(p, base[n]) for n, p in demo.named_parameters() if n in base)  # the base is frozen
+    assert "before the step" in training_step.describe("Eq. 9", loss, after, f"{len(batch)} pairs")

@@ -76,6 +76,7 @@ from .objectives import (
     loss_function,
     qumse,
     rdl,
+    terms_text,
     total,
     untested_hypotheses,
 )

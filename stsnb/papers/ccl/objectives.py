@@ -261,6 +261,16 @@ def total(terms: Mapping[str, Tensor], objective: Objective) -> Tensor:
     return sum(objective.weights[name] * value for name, value in terms.items())
 
 
+def terms_text(terms: Mapping[str, Tensor], objective: Objective) -> str:
+    """ "W-ACL 0.0712 + BCL 0.6931 + MSE 0.0901 + C-MSE 0.1034 = 0.9578": each weighted term of one batch (Eq. 3 for
+    CCL, a weight other than 1 written before its term) and their sum, the loss ``total`` returns."""
+    parts = []
+    for name in sorted(terms, key=lambda t: (CCL_TERMS + TERMS).index(t)):  # Eq. 3's order, then QuMSE's terms
+        weight = objective.weights[name]
+        parts.append(f"{'' if weight == 1 else f'{weight:g} x '}{TERM_LABELS[name]} {float(terms[name].detach()):.4f}")
+    return " + ".join(parts) + f" = {float(total(terms, objective).detach()):.4f}"
+
+
 def loss_function(objective: Objective):
     """``loss_fn(model, quadruples) -> scalar`` for ``stsnb.train.fit``."""
 

@@ -84,13 +84,24 @@ class Inputs:
             out[s] = corpora.Arms(self.stage2_form(arms.kept), self.stage2_form(arms.removed), arms.shared_in_kept)
         return out
 
+    def stage2_pairs(self, seed: int) -> list[stsdata.STSPair]:
+        """Stage 2's pairs on training seed ``seed`` (its own draw of ``stage2_pairs``), in the form stage 2 trains
+        on: the pairs of that seed's headline stage-2 run."""
+        return self.stage2_form(stsdata.sample(self.stage2_all.pairs, self.params["stage2_pairs"], seed))
+
+    def first_batch(self, n: int) -> list[stsdata.STSPair]:
+        """The first ``n`` stage-2 pairs of the first training seed: a real batch for one step of Eq. 9 by hand."""
+        if n < 3:
+            raise ValueError(f"a Pearson correlation needs at least 3 pairs, got n={n}")
+        return self.stage2_pairs(self.params["training_seeds"][0])[:n]
+
     def plans(self, arms: Mapping[int, corpora.Arms]) -> list[pipeline.SeedPlan]:
         """The runs of the notebook (``pipeline.plan``) with this protocol's configurations and batch sizes."""
         p = self.params
         return pipeline.plan(
             p["templates"],
             p["training_seeds"],
-            lambda s: self.stage2_form(stsdata.sample(self.stage2_all.pairs, p["stage2_pairs"], s)),
+            self.stage2_pairs,
             self.protocol.stage2_config,
             self.protocol.batch_sizes,
             arms_of=arms.get if p["dedup_study"] else None,
