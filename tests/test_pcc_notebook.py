@@ -134,3 +134,13 @@ def test_one_step_of_eq9_by_hand_as_notebook_10_shows_it(tmp_path, smoke_inputs)
     assert 0.0 <= after.item() < loss.item() <= 2.0  # 1 - r lies in [0, 2]
     assert all(torch.equal(p, base[n]) for n, p in demo.named_parameters() if n in base)  # the base is frozen
     assert "before the step" in training_step.describe("Eq. 9", loss, after, f"{len(batch)} pairs")
+
+
+def test_histories_are_the_first_runs_fits_by_stage():
+    runs = {("sth", 3): _template_run("sth", 3, ["batch 32", pipeline.CONTROL]), ("sth", 4): _template_run("sth", 4, [])}
+    runs[("sth", 3)].stage1.result.history[:] = [{"step": 0, "epoch": 0, "dev": 40.0}, {"step": 2, "loss": 1.5}]
+    got = notebook.histories(runs)
+    assert list(got) == ["stage 1 (Eq. 8)", "stage 2, batch 32", f"stage 2, {pipeline.CONTROL}"]
+    assert got["stage 1 (Eq. 8)"] == [{"step": 0, "epoch": 0, "dev": 40.0}, {"step": 2, "loss": 1.5}]
+    with pytest.raises(ValueError, match="no run"):
+        notebook.histories({})

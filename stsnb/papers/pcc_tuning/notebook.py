@@ -215,6 +215,19 @@ class Results:
         return out
 
 
+def histories(runs: Mapping[tuple[str, int], pipeline.TemplateRun]) -> dict[str, list[dict]]:
+    """The history rows ``stsnb.train.fit`` wrote (loss and dev score by step) of every run of the first template on
+    the first training seed, by a label naming the stage ("stage 1 (Eq. 8)", "stage 2, batch 32"), for
+    ``stsnb.training_curves``. Each stage is its own fit: stage 2's steps count from 0 again, from stage 1's kept
+    adapter."""
+    if not runs:
+        raise ValueError("no run to read histories from")
+    first = runs[next(iter(runs))]  # the runs come in pipeline.plan's order: the first template, first seed
+    out = {"stage 1 (Eq. 8)": list(first.stage1.result.history)}
+    out |= {f"stage 2, {label}": list(stage.result.history) for label, stage in first.stage2.items()}
+    return out
+
+
 def beside_the_paper(results: Results, paper_row: str, backbone: str, note: str) -> list[dict]:
     """Each template's stage 1 and stage 2 (means over the training seeds) beside Table 4's averages, and PromptSTH's
     per task beside Table 2's PromptSTH and Pcc-tuning rows. ``note`` is completed with the number of seeds."""
