@@ -278,3 +278,11 @@ def test_one_step_of_ccl_by_hand_as_notebook_40_shows_it(data_dir):
     text = ccl.terms_text(terms, objective)
     assert text.startswith("W-ACL ") and " + BCL " in text and text.endswith(f"= {loss.item():.4f}")
     assert ccl.terms_text(terms, objective.with_settings(weights={**objective.weights, "bcl": 2.0})).count("2 x BCL")
+
+
+def test_the_protocol_says_when_no_sigma_or_tau_runs(cpu_params):
+    rows = {r.detail: r for r in ccl.protocol_rows(_with_plan(cpu_params, "class"))}
+    assert rows[r"Table 5 $\sigma$"].ours == r"not run in this profile (every CCL run uses Table 2's $\sigma$ = 0.75)"
+    assert rows[r"Figure 2 $\tau$"].ours == r"not run in this profile (every CCL run uses Table 2's $\tau$ = 3)"
+    cpu = {r.detail: r for r in ccl.protocol_rows(cpu_params)}
+    assert cpu[r"Table 5 $\sigma$"].ours == "0, 0.75 (bi-encoder)" and cpu[r"Figure 2 $\tau$"].ours == "3, 10"

@@ -137,10 +137,19 @@ def test_one_step_of_eq9_by_hand_as_notebook_10_shows_it(tmp_path, smoke_inputs)
 
 
 def test_histories_are_the_first_runs_fits_by_stage():
-    runs = {("sth", 3): _template_run("sth", 3, ["batch 32", pipeline.CONTROL]), ("sth", 4): _template_run("sth", 4, [])}
+    first, second = _template_run("sth", 3, ["batch 32", pipeline.CONTROL]), _template_run("sth", 4, [])
+    runs = {("sth", 3): first, ("sth", 4): second}
     runs[("sth", 3)].stage1.result.history[:] = [{"step": 0, "epoch": 0, "dev": 40.0}, {"step": 2, "loss": 1.5}]
     got = notebook.histories(runs)
     assert list(got) == ["stage 1 (Eq. 8)", "stage 2, batch 32", f"stage 2, {pipeline.CONTROL}"]
     assert got["stage 1 (Eq. 8)"] == [{"step": 0, "epoch": 0, "dev": 40.0}, {"step": 2, "loss": 1.5}]
     with pytest.raises(ValueError, match="no run"):
         notebook.histories({})
+
+
+def test_the_data_behind_the_levels_is_read_from_the_run(smoke_inputs):
+    runs = {("sth", 0): _template_run("sth", 0, ["batch 8", "batch 16"])}
+    res = notebook.Results(runs, ["sth"], smoke_inputs.protocol)
+    text = notebook.data_behind(smoke_inputs, res)
+    assert text.startswith("8 NLI triplets (4 steps of stage 1) and 16 STS-B + SICK-R pairs (4 steps of stage 2)")
+    assert "the same 16 pairs per task" in text and "275,602" in text

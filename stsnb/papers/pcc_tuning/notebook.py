@@ -228,6 +228,25 @@ def histories(runs: Mapping[tuple[str, int], pipeline.TemplateRun]) -> dict[str,
     return out
 
 
+def _steps(n: int) -> str:
+    return f"{n} step" if n == 1 else f"{n} steps"
+
+
+def data_behind(inputs: Inputs, results: Results) -> str:
+    """This run's training data and steps beside the paper's, for the notebook's reading of its levels: the NLI
+    triplets and stage-2 pairs per training seed with the optimizer steps the first seed's headline runs took, and the
+    test pairs scored (the paper: SimCSE's 275,602 triplets, 10,249 pairs over 8-10 epochs, every test pair)."""
+    first, s0 = results.first, results.s0
+    stage1_steps = first.stage1.result.steps
+    stage2_steps = first.stage2[results.headline(results.t0)].result.steps
+    return (
+        f"{len(inputs.triplets[s0])} NLI triplets ({_steps(stage1_steps)} of stage 1) and "
+        f"{len(inputs.stage2_pairs(s0))} STS-B + SICK-R pairs ({_steps(stage2_steps)} of stage 2) per training seed, "
+        f"scored on {inputs.scoring.scope()}; the paper: 275,602 triplets, 10,249 pairs over 8-10 epochs, every "
+        "test pair"
+    )
+
+
 def beside_the_paper(results: Results, paper_row: str, backbone: str, note: str) -> list[dict]:
     """Each template's stage 1 and stage 2 (means over the training seeds) beside Table 4's averages, and PromptSTH's
     per task beside Table 2's PromptSTH and Pcc-tuning rows. ``note`` is completed with the number of seeds."""
