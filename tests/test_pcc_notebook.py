@@ -153,3 +153,15 @@ def test_the_data_behind_the_levels_is_read_from_the_run(smoke_inputs):
     text = notebook.data_behind(smoke_inputs, res)
     assert text.startswith("8 NLI triplets (4 steps of stage 1) and 16 STS-B + SICK-R pairs (4 steps of stage 2)")
     assert "the same 16 pairs per task" in text and "275,602" in text
+
+
+def test_score_intervals_bracket_each_tasks_spearman_and_the_average():
+    predictions = _predictions(0, 2.0)
+    got = figures.score_intervals(predictions, n_resamples=400, seed=1)
+    scores = evaluate.spearman_scores(predictions)
+    assert set(got) == set(scores)
+    assert all(low < scores[t] < high for t, (low, high) in got.items())
+    one_task = figures.score_intervals({"STS12": predictions["STS12"]}, n_resamples=400, seed=1)
+    assert one_task["avg"] == one_task["STS12"]  # the average of one task is that task
+    # the stratified average is narrower than any one task: its replicates average seven independent draws
+    assert got["avg"][1] - got["avg"][0] < min(high - low for t, (low, high) in got.items() if t != "avg")
