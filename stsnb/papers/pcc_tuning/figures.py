@@ -37,7 +37,9 @@ def score_intervals(
         n = len(gold)
         replicates[task] = stats.resampled_spearman(gold, pred, rng.integers(0, n, size=(n_resamples, n)))
     replicates["avg"] = np.nanmean(np.stack(list(replicates.values())), axis=0)
-    return {t: (float(np.nanpercentile(r, tail)), float(np.nanpercentile(r, 100 - tail))) for t, r in replicates.items()}
+    return {
+        t: (float(np.nanpercentile(r, tail)), float(np.nanpercentile(r, 100 - tail))) for t, r in replicates.items()
+    }
 
 
 def stages_and_ceiling(
