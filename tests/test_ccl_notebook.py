@@ -126,6 +126,51 @@ def test_condition_spread_of_a_perfect_and_of_a_condition_blind_model(validation
     assert "barely" in notes and "14%" in notes and "Hypothesis" in notes
     assert "barely" not in ccl.conditioning_notes({"bi CCL": spread}, 0.14, "minilm-l6")
     assert "perfect" in ccl.spread_table([spread, flat])
+    ranked = sum(q.label_high > q.label_low for q in quads)
+    assert (spread.ranked, spread.tied) == (ranked, 0) and (flat.ranked, flat.tied) == (ranked, ranked)
+    assert "Below chance before any training" in notes and f"{ranked} of them have two equal cosines" in notes
+    assert "Below chance" not in ccl.conditioning_notes({"bi untrained": spread, "bi CCL": spread}, 0.14, "minilm-l6")
+
+
+def test_order_by_condition_length_splits_the_ranked_quadruples(validation_quads, bi_encoder):
+    quads = validation_quads[:200]
+    tokens = ccl.condition_tokens(bi_encoder, [c for q in quads for c in (q.condition_high, q.condition_low)])
+    assert all(isinstance(n, int) and n > 0 for n in tokens.values())
+    # a model whose cosine is the lower condition's token count minus the higher one's: right exactly when shorter
+    predictions = {}
+    for q in quads:
+        predictions[q.source_high], predictions[q.source_low] = -tokens[q.condition_high], -tokens[q.condition_low]
+    groups = {g.group: g for g in ccl.order_by_length(ccl.looks(quads, predictions), tokens)}
+    assert groups["higher condition shorter"].right_order == 1.0 and groups["higher condition longer"].right_order == 0
+    assert groups["same length"].right_order == 0.0  # equal cosines: not right
+    assert sum(g.quadruples for g in groups.values()) == sum(q.label_high > q.label_low for q in quads)
+    flat = ccl.condition_spread("blind", ccl.looks(quads, {k: 0.5 for k in predictions}))
+    notes = ccl.conditioning_notes({"bi untrained": flat}, None, "minilm-l6", list(groups.values()))
+    assert "where the higher condition has fewer tokens than the lower" in notes and "Hypothesis" in notes
+
+
+def test_the_architecture_note_says_what_was_measured_when_the_tri_encoder_wins():
+    spread = ccl.ConditionSpread("x", 100, 0.1, 0.5, 0.7, 20.0, 90, 0)
+    kwargs = dict(paper={"bi": 46.8, "tri": 44.1}, paper_row="SimCSE-base", lr=3e-5)
+    spreads = {"bi CCL": spread, "tri CCL": spread}
+    tri_wins = ccl.architecture_note(
+        {"bi": 25.3, "tri": 36.8}, {"bi": 0.9, "tri": 9.2}, spreads, head_lr=1e-3, **kwargs
+    )
+    assert "Ours is the reverse" in tri_wins and "Hypothesis, not tested here" in tri_wins and "head_lr" in tri_wins
+    same = ccl.architecture_note({"bi": 36.8, "tri": 25.3}, {"bi": 0.9, "tri": 9.2}, spreads, head_lr=1e-3, **kwargs)
+    assert same.endswith("Here too the bi-encoder is ahead.")
+    assert ccl.architecture_note({"bi": 25.3}, {"bi": 0.9}, spreads, head_lr=None, **kwargs) == ""
+    one_rate = ccl.architecture_note({"bi": 25.3, "tri": 36.8}, {"bi": 0.9, "tri": 9.2}, {}, head_lr=None, **kwargs)
+    assert "Hypothesis" not in one_rate and "Ours is the reverse" in one_rate
+
+
+def test_the_sides_note_measures_which_way_the_cosines_miss():
+    cos_pos, cos_neg = np.array([0.6, 0.55, 0.9]), np.array([0.5, 0.6, 0.1])
+    label_pos, label_neg = np.array([1.0, 0.75, 0.5]), np.array([0.0, 0.25, 0.25])
+    sides = ccl.error_sides(cos_pos, cos_neg, label_pos, label_neg)
+    assert (sides.total, sides.positive_under, sides.negative_over, sides.both, sides.wide_gaps) == (3, 2, 2, 2, 1)
+    note = ccl.sides_note({"bi QuMSE": sides})
+    assert "bi QuMSE: the positive under-estimated in 67% of the 3 quadruples" in note and "above 0.25 in 1" in note
 
 
 def test_condition_token_share_on_real_rows(bi_encoder, data_dir):

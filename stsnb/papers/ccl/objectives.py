@@ -289,7 +289,9 @@ def untested_hypotheses(objective: Objective) -> str:
     bound = 1.0 / objective.bcl_temperature
     text = (
         "differences too small to resolve at this scale may grow with the paper's 5-10 epochs over all 5,671 training "
-        "pairs; the re-annotated labels change which pairs are over-estimated; at "
+        "pairs; the original C-STS labels might show the paper's over-estimation counts (Appendix A), which ours "
+        "cannot whatever the labels, for here the cosines barely separate a pair's two conditions (Section 5 "
+        "measures it); at "
         rf"$\tau$ = {objective.temperature:g} read as a {objective.temperature_reading} (Eq. 10) BCL's logits lie "
         rf"within $\pm${bound:.2f}"
     )
