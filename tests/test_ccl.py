@@ -471,6 +471,8 @@ def test_a_short_training_run_on_real_rows(data_dir):
     assert row["seeds"] == 1 and row["per_seed"][0]["n"] == len({ccl.pair_id(r) for r in rows})  # sentence pairs
     assert not ccl.left_start("untrained", untrained).holds
     assert "untrained" in untrained.describe() and "largest weight change" in outcome.describe()
+    assert (result.relative_change == 0.0) == (result.best_step == 0) and "% (relative L2)" in outcome.describe()
+    assert outcome.metrics()["relative_change"] == result.relative_change
 
 
 # ---------------------------------------------------------------------------------------------------------------
