@@ -98,6 +98,11 @@ class TrainResult:
     # the optimizer step a resumed run continued from (None: it started at step 0 in this call); ``seconds`` then
     # counts only the steps after it, so it is no training time to compare
     resumed_at: int | None = None
+    # how far the returned weights moved: the L2 distance between them and the start over every trainable weight,
+    # divided by the L2 norm of the start (``relative_change``). ``weight_change`` is no distance: Adam moves each
+    # weight by at most about the learning rate per step, and some weight nearly always by that much, so it comes
+    # out near the sum of the learning rates over the kept steps whatever the run
+    relative_change: float | None = None
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -207,6 +212,20 @@ def largest_change(before: Mapping[str, torch.Tensor], after: Mapping[str, torch
     if not shared:
         raise ValueError("the two states share no weight: nothing to compare")
     return max(float((after[k].float() - before[k].float()).abs().max()) if before[k].numel() else 0.0 for k in shared)
+
+
+def relative_change(before: Mapping[str, torch.Tensor], after: Mapping[str, torch.Tensor]) -> float:
+    """``||after - before|| / ||before||``, the L2 norms over every weight named in both states taken as one vector:
+    how far training moved the weights, relative to where they started (0.0 when none changed; ``inf`` when the
+    start is all zeros and something changed)."""
+    shared = [k for k in before if k in after]
+    if not shared:
+        raise ValueError("the two states share no weight: nothing to compare")
+    moved = math.sqrt(sum(float((after[k].double() - before[k].double()).square().sum()) for k in shared))
+    start = math.sqrt(sum(float(before[k].double().square().sum()) for k in shared))
+    if start == 0.0:
+        return 0.0 if moved == 0.0 else math.inf
+    return moved / start
 
 
 def trainable_state(model: nn.Module) -> dict[str, torch.Tensor]:
@@ -476,7 +495,9 @@ def fit(
     if run.state["evaluated_at"] != run.state["step"]:
         _evaluate_and_select(run)
     unwrapped = _restore_best(run, was_training)
-    change = largest_change(run.initial_weights, trainable_state(unwrapped)) if run.initial_weights else None
+    returned = trainable_state(unwrapped) if run.initial_weights else None
+    change = largest_change(run.initial_weights, returned) if returned is not None else None
+    relative = relative_change(run.initial_weights, returned) if returned is not None else None
     _write_about(run, loss_fn, len(train_data))
     _slim_finished_checkpoint(run)
     run.acc.free_memory()  # the Accelerator outlives this call: let go of this run's model, optimizer and loaders
@@ -489,6 +510,7 @@ def fit(
         state["history"],
         weight_change=change,
         resumed_at=run.resumed_at,
+        relative_change=relative,
     )
 
 

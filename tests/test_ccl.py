@@ -471,6 +471,8 @@ def test_a_short_training_run_on_real_rows(data_dir):
     assert row["seeds"] == 1 and row["per_seed"][0]["n"] == len({ccl.pair_id(r) for r in rows})  # sentence pairs
     assert not ccl.left_start("untrained", untrained).holds
     assert "untrained" in untrained.describe() and "largest weight change" in outcome.describe()
+    assert (result.relative_change == 0.0) == (result.best_step == 0) and "% (relative L2)" in outcome.describe()
+    assert outcome.metrics()["relative_change"] == result.relative_change
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -601,6 +603,9 @@ def test_claims_resample_sentence_pairs_which_widens_the_interval_when_errors_co
     by_rows = ccl.row_interval(run_a, run_b, n_resamples=1000)
     assert by_rows.n == len(rows)
     assert grouped.high - grouped.low > 1.15 * (by_rows.high - by_rows.low)  # rows are not independent draws
+    assert row["headline"] is False  # only the notebook's headline claim is marked
+    marked = ccl.spearman_claim("a > b", run_a, run_b, paper_quote=Q, headline=True, n_resamples=50)
+    assert marked["headline"] is True and stsnb_claims.headline_of([row, marked]) is marked
 
 
 def _pairs_of(groups) -> list[tuple[int, int]]:

@@ -127,6 +127,51 @@ def test_condition_spread_of_a_perfect_and_of_a_condition_blind_model(validation
     assert "barely" in notes and "14%" in notes and "Hypothesis" in notes
     assert "barely" not in ccl.conditioning_notes({"bi CCL": spread}, 0.14, "minilm-l6")
     assert "perfect" in ccl.spread_table([spread, flat])
+    ranked = sum(q.label_high > q.label_low for q in quads)
+    assert (spread.ranked, spread.tied) == (ranked, 0) and (flat.ranked, flat.tied) == (ranked, ranked)
+    assert "Below chance before any training" in notes and f"{ranked} of them have two equal cosines" in notes
+    assert "Below chance" not in ccl.conditioning_notes({"bi untrained": spread, "bi CCL": spread}, 0.14, "minilm-l6")
+
+
+def test_order_by_condition_length_splits_the_ranked_quadruples(validation_quads, bi_encoder):
+    quads = validation_quads[:200]
+    tokens = ccl.condition_tokens(bi_encoder, [c for q in quads for c in (q.condition_high, q.condition_low)])
+    assert all(isinstance(n, int) and n > 0 for n in tokens.values())
+    # a model whose cosine is the lower condition's token count minus the higher one's: right exactly when shorter
+    predictions = {}
+    for q in quads:
+        predictions[q.source_high], predictions[q.source_low] = -tokens[q.condition_high], -tokens[q.condition_low]
+    groups = {g.group: g for g in ccl.order_by_length(ccl.looks(quads, predictions), tokens)}
+    assert groups["higher condition shorter"].right_order == 1.0 and groups["higher condition longer"].right_order == 0
+    assert groups["same length"].right_order == 0.0  # equal cosines: not right
+    assert sum(g.quadruples for g in groups.values()) == sum(q.label_high > q.label_low for q in quads)
+    flat = ccl.condition_spread("blind", ccl.looks(quads, {k: 0.5 for k in predictions}))
+    notes = ccl.conditioning_notes({"bi untrained": flat}, None, "minilm-l6", list(groups.values()))
+    assert "where the higher condition has fewer tokens than the lower" in notes and "Hypothesis" in notes
+
+
+def test_the_architecture_note_says_what_was_measured_when_the_tri_encoder_wins():
+    spread = ccl.ConditionSpread("x", 100, 0.1, 0.5, 0.7, 20.0, 90, 0)
+    kwargs = dict(paper={"bi": 46.8, "tri": 44.1}, paper_row="SimCSE-base", lr=3e-5)
+    spreads = {"bi CCL": spread, "tri CCL": spread}
+    tri_wins = ccl.architecture_note(
+        {"bi": 25.3, "tri": 36.8}, {"bi": 0.9, "tri": 9.2}, spreads, head_lr=1e-3, **kwargs
+    )
+    assert "Ours is the reverse" in tri_wins and "Hypothesis, not tested here" in tri_wins and "head_lr" in tri_wins
+    same = ccl.architecture_note({"bi": 36.8, "tri": 25.3}, {"bi": 0.9, "tri": 9.2}, spreads, head_lr=1e-3, **kwargs)
+    assert same.endswith("Here too the bi-encoder is ahead.")
+    assert ccl.architecture_note({"bi": 25.3}, {"bi": 0.9}, spreads, head_lr=None, **kwargs) == ""
+    one_rate = ccl.architecture_note({"bi": 25.3, "tri": 36.8}, {"bi": 0.9, "tri": 9.2}, {}, head_lr=None, **kwargs)
+    assert "Hypothesis" not in one_rate and "Ours is the reverse" in one_rate
+
+
+def test_the_sides_note_measures_which_way_the_cosines_miss():
+    cos_pos, cos_neg = np.array([0.6, 0.55, 0.9]), np.array([0.5, 0.6, 0.1])
+    label_pos, label_neg = np.array([1.0, 0.75, 0.5]), np.array([0.0, 0.25, 0.25])
+    sides = ccl.error_sides(cos_pos, cos_neg, label_pos, label_neg)
+    assert (sides.total, sides.positive_under, sides.negative_over, sides.both, sides.wide_gaps) == (3, 2, 2, 2, 1)
+    note = ccl.sides_note({"bi QuMSE": sides})
+    assert "bi QuMSE: the positive under-estimated in 67% of the 3 quadruples" in note and "above 0.25 in 1" in note
 
 
 def test_condition_token_share_on_real_rows(bi_encoder, data_dir):
@@ -236,7 +281,8 @@ def test_the_figures_are_readable_and_draw_what_the_issue_asked(data_dir, valida
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # no "identical low and high ylims" when no sigma / tau ran (class profile)
         no_sweep = ccl.figures.table5_figure2(paper, "bi-encoder SimCSE-base", 0.75, [], 1.0)
-    assert "no $\\sigma$ or $\\tau$ run" in " ".join(t.get_text() for t in no_sweep.axes[1].texts)
+    assert len(no_sweep.axes) == 1  # no empty panel of ours: the paper's alone, saying nothing of ours ran
+    assert "ours: no $\\sigma$ or $\\tau$ run in this profile" in no_sweep.axes[0].get_title()
     rng = np.random.default_rng(0)
     x, y = rng.normal(0, 0.2, 200), rng.normal(0, 0.2, 200)
     flags = ((x > 0.25) & (y > 0)) | ((y > 0.25) & (x > 0))
@@ -252,3 +298,38 @@ def test_the_figures_are_readable_and_draw_what_the_issue_asked(data_dir, valida
     for fig in (labels, table5, no_sweep, appendix, table3, table4, ccl.figures.objectives()):
         assert plots.figure_problems(fig) == []  # no overlapping text, nothing under 9 pt, no legend over data
         assert _readable(fig)
+
+
+def test_one_step_of_ccl_by_hand_as_notebook_40_shows_it(data_dir):
+    """Notebook 40's cell on the real MiniLM bi-encoder and a real training batch: Eq. 3's four terms with Table 2's
+    sigma and tau, backward, one AdamW step with the notebook's parameter groups; with the same dropout masks the
+    loss on that batch goes down, and the printed terms add up to it."""
+    import torch
+
+    from stsnb import training_step
+
+    quads = ccl.pair_conditions(data.load_csts("train", data_dir)).quadruples[:8]
+    table2 = ccl.hyperparameters("bi", "SimCSE-base")
+    objective = ccl.ccl(sigma=table2.sigma, temperature=table2.temperature)
+    demo = ccl.ModelSettings("minilm-l6", "bi", "mean", 64, "mlp", False).build(seed=0)
+    optimizer = torch.optim.AdamW(ccl.param_groups(demo, table2.lr, 0.1, 1e-3))
+    demo.train()
+    with training_step.same_dropout(0):
+        terms = ccl.batch_terms(demo, quads, objective)
+    loss = ccl.total(terms, objective)
+    loss.backward()
+    optimizer.step()
+    with training_step.same_dropout(0), torch.no_grad():
+        after = ccl.total(ccl.batch_terms(demo, quads, objective), objective)
+    assert after.item() < loss.item()
+    text = ccl.terms_text(terms, objective)
+    assert text.startswith("W-ACL ") and " + BCL " in text and text.endswith(f"= {loss.item():.4f}")
+    assert ccl.terms_text(terms, objective.with_settings(weights={**objective.weights, "bcl": 2.0})).count("2 x BCL")
+
+
+def test_the_protocol_says_when_no_sigma_or_tau_runs(cpu_params):
+    rows = {r.detail: r for r in ccl.protocol_rows(_with_plan(cpu_params, "class"))}
+    assert rows[r"Table 5 $\sigma$"].ours == r"not run in this profile (every CCL run uses Table 2's $\sigma$ = 0.75)"
+    assert rows[r"Figure 2 $\tau$"].ours == r"not run in this profile (every CCL run uses Table 2's $\tau$ = 3)"
+    cpu = {r.detail: r for r in ccl.protocol_rows(cpu_params)}
+    assert cpu[r"Table 5 $\sigma$"].ours == "0, 0.75 (bi-encoder)" and cpu[r"Figure 2 $\tau$"].ours == "3, 10"

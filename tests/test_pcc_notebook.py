@@ -99,3 +99,69 @@ def test_stages_and_ceiling_keeps_its_legend_off_the_data_at_9_pt():
     colours = {tuple(bars.patches[0].get_facecolor()) for bars in ax.containers}
     assert len(colours) == 3  # the untrained swatch has a colour of its own
     assert any(r"\sqrt{3}" in t for t in labels)  # mathtext, not ASCII
+
+
+def test_the_first_batch_is_the_first_seeds_own_stage_2_pairs(smoke_inputs):
+    plans = smoke_inputs.plans(smoke_inputs.arms())
+    assert smoke_inputs.first_batch(6) == list(plans[0].variants["batch 8"].pairs)[:6]
+    with pytest.raises(ValueError, match="at least 3 pairs"):
+        smoke_inputs.first_batch(2)
+
+
+def test_one_step_of_eq9_by_hand_as_notebook_10_shows_it(tmp_path, smoke_inputs):
+    """Notebook 10's cell on a tiny random Llama with LoRA (mechanics): Eq. 9 on a real batch, backward, one AdamW
+    step; only the adapter moves, the loss on the same batch and dropout mask goes down."""
+    import torch
+    from conftest import save_tiny_causal_lm
+    from transformers import LlamaConfig
+
+    from stsnb import models, training_step
+    from stsnb.papers import pcc_tuning
+
+    folder = save_tiny_causal_lm(tmp_path / "tiny-llama", LlamaConfig)
+    demo = pcc_tuning.load_prompt_encoder(str(folder), "sth", lora=models.LoraSettings(r=4))
+    base = {n: p.detach().clone() for n, p in demo.named_parameters() if not p.requires_grad}
+    batch = smoke_inputs.first_batch(8)
+    eq9 = pcc_tuning.stage2_loss(64)
+    optimizer = torch.optim.AdamW(training_step.trainable(demo), lr=1e-4)
+    demo.train()
+    with training_step.same_dropout(0):
+        loss = eq9(demo, batch)
+    loss.backward()
+    optimizer.step()
+    with training_step.same_dropout(0), torch.no_grad():
+        after = eq9(demo, batch)
+    assert 0.0 <= after.item() < loss.item() <= 2.0  # 1 - r lies in [0, 2]
+    assert all(torch.equal(p, base[n]) for n, p in demo.named_parameters() if n in base)  # the base is frozen
+    assert "before the step" in training_step.describe("Eq. 9", loss, after, f"{len(batch)} pairs")
+
+
+def test_histories_are_the_first_runs_fits_by_stage():
+    first, second = _template_run("sth", 3, ["batch 32", pipeline.CONTROL]), _template_run("sth", 4, [])
+    runs = {("sth", 3): first, ("sth", 4): second}
+    runs[("sth", 3)].stage1.result.history[:] = [{"step": 0, "epoch": 0, "dev": 40.0}, {"step": 2, "loss": 1.5}]
+    got = notebook.histories(runs)
+    assert list(got) == ["stage 1 (Eq. 8)", "stage 2, batch 32", f"stage 2, {pipeline.CONTROL}"]
+    assert got["stage 1 (Eq. 8)"] == [{"step": 0, "epoch": 0, "dev": 40.0}, {"step": 2, "loss": 1.5}]
+    with pytest.raises(ValueError, match="no run"):
+        notebook.histories({})
+
+
+def test_the_data_behind_the_levels_is_read_from_the_run(smoke_inputs):
+    runs = {("sth", 0): _template_run("sth", 0, ["batch 8", "batch 16"])}
+    res = notebook.Results(runs, ["sth"], smoke_inputs.protocol)
+    text = notebook.data_behind(smoke_inputs, res)
+    assert text.startswith("8 NLI triplets (4 steps of stage 1) and 16 STS-B + SICK-R pairs (4 steps of stage 2)")
+    assert "the same 16 pairs per task" in text and "275,602" in text
+
+
+def test_score_intervals_bracket_each_tasks_spearman_and_the_average():
+    predictions = _predictions(0, 2.0)
+    got = figures.score_intervals(predictions, n_resamples=400, seed=1)
+    scores = evaluate.spearman_scores(predictions)
+    assert set(got) == set(scores)
+    assert all(low < scores[t] < high for t, (low, high) in got.items())
+    one_task = figures.score_intervals({"STS12": predictions["STS12"]}, n_resamples=400, seed=1)
+    assert one_task["avg"] == one_task["STS12"]  # the average of one task is that task
+    # the stratified average is narrower than any one task: its replicates average seven independent draws
+    assert got["avg"][1] - got["avg"][0] < min(high - low for t, (low, high) in got.items() if t != "avg")

@@ -279,6 +279,8 @@ def test_the_control_trains_from_the_same_start_in_the_same_steps_as_pearson(tmp
     }
     assert runs["pearson"].result.steps == runs["infonce"].result.steps == 2
     assert all(r.result.weight_change > 0 and r.kept_step == 2 for r in runs.values())
+    assert all(0 < r.result.relative_change < 1 for r in runs.values())  # a distance: how far the adapter moved
+    assert "adapter moved " in runs["pearson"].summary() and "% (relative L2)" in runs["pearson"].summary()
     gold = {t: g.tolist() for t, (g, _) in runs["pearson"].predictions.items()}
     assert gold == {t: g.tolist() for t, (g, _) in runs["infonce"].predictions.items()}  # the same test pairs
 

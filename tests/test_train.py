@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import replace
 from pathlib import Path
 
@@ -11,7 +12,7 @@ import torch
 from torch import nn
 
 from stsnb import train
-from stsnb.train import NonFiniteLossError, TrainConfig, accelerator, fit
+from stsnb.train import NonFiniteLossError, TrainConfig, accelerator, fit, relative_change
 
 
 def make_data(n: int = 64, seed: int = 0) -> list[tuple[torch.Tensor, torch.Tensor]]:
@@ -112,6 +113,24 @@ def test_weight_change_is_the_largest_change_of_the_returned_weights():
     result = fit(model, mse, make_data(), TrainConfig(batch_size=16, lr=0.05), collate=collate)
     expected = max(float((model.state_dict()[k] - start[k]).abs().max()) for k in start)
     assert result.weight_change == pytest.approx(expected) and result.weight_change > 0
+
+
+def test_relative_change_is_the_distance_moved_over_the_starts_norm():
+    model = fresh_model()
+    start = {k: v.detach().clone() for k, v in model.state_dict().items()}
+    result = fit(model, mse, make_data(), TrainConfig(batch_size=16, lr=0.05), collate=collate)
+    after = model.state_dict()
+    moved = torch.cat([(after[k] - start[k]).flatten() for k in start]).norm()
+    norm = torch.cat([start[k].flatten() for k in start]).norm()
+    assert result.relative_change == pytest.approx(float(moved / norm), rel=1e-5) and result.relative_change > 0
+    assert relative_change(start, start) == 0.0
+    zero = {"w": torch.zeros(3)}
+    assert relative_change(zero, {"w": torch.ones(3)}) == math.inf and relative_change(zero, zero) == 0.0
+    # a distance, unlike the largest single change: twice the move is twice the relative change
+    doubled = {k: start[k] + 2 * (after[k] - start[k]) for k in start}
+    assert relative_change(start, doubled) == pytest.approx(2 * result.relative_change, rel=1e-5)
+    with pytest.raises(ValueError, match="share no weight"):
+        relative_change({"a": torch.ones(1)}, {"b": torch.ones(1)})
 
 
 def test_gradient_accumulation_equals_the_big_batch_for_a_mean_loss():

@@ -34,15 +34,20 @@ from .claims import (
     trained_preconditions,
 )
 from .data_look import (
+    LENGTH_GROUPS,
     ConditionSpread,
+    LengthOrder,
     QuadrupleLook,
+    architecture_note,
     condition_spread,
     condition_token_share,
+    condition_tokens,
     conditioning_notes,
     looks,
     looks_markdown,
     looks_of_model,
     most_wrong,
+    order_by_length,
     spread_examples,
     spread_table,
     wrong_order,
@@ -76,16 +81,20 @@ from .objectives import (
     loss_function,
     qumse,
     rdl,
+    terms_text,
     total,
     untested_hypotheses,
 )
 from .overestimation import (
     READINGS,
+    ErrorSides,
     OverestimationCount,
     count_overestimated,
+    error_sides,
     overestimated,
     quadruple_scores,
     run_flags,
+    sides_note,
     wide_gaps,
 )
 from .probes import (

@@ -207,14 +207,16 @@ def spearman_claim(
     paper_effect: float | None = None,
     preconditions: Sequence[claims.Precondition] = (),
     paper_difference: float | None = None,
+    headline: bool = False,
     n_resamples: int = 2000,
     seed: int = 0,
 ) -> dict:
     """``a - b`` in Spearman x100 per training seed, each with its interval over sentence pairs, as a
     ``stsnb.claims.claim`` row quoting the paper (``paper_quote``): ``direction`` +1 when the paper's words have
     a > b; ``margin`` (with ``margin_reason`` and the paper's own effect ``paper_effect``) makes it a robustness
-    claim (verdict ``equivalent`` when every seed's interval lies inside +-margin). The row also carries both arms'
-    mean Spearman, the Pearson difference (point value) and an ``interval`` text."""
+    claim (verdict ``equivalent`` when every seed's interval lies inside +-margin); ``headline`` marks the
+    notebook's headline claim (Table 3's CCL > QuMSE on the bi-encoder). The row also carries both arms' mean
+    Spearman, the Pearson difference (point value) and an ``interval`` text."""
     a_runs, b_runs = _by_seed(a, "a"), _by_seed(b, "b")
     intervals = seed_intervals(a_runs, b_runs, n_resamples=n_resamples, seed=seed)
     pairs = [(run, _partner(b_runs, s, "b")) for s, run in sorted(a_runs.items())]
@@ -229,6 +231,7 @@ def spearman_claim(
         paper_effect=paper_effect,
         preconditions=preconditions,
         paper_difference=paper_difference,
+        headline=headline,
         a=next(iter(a_runs.values())).name,
         b=next(iter(b_runs.values())).name,
         spearman_a=float(np.mean([x.evaluation.spearman for x, _ in pairs])),

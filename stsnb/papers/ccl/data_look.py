@@ -120,6 +120,8 @@ class ConditionSpread:
     mean_label_gap: float
     right_order: float
     gap_spearman: float
+    ranked: int = 0  # quadruples whose labels differ: the ones ``right_order`` is a share of
+    tied: int = 0  # of those, the ones whose two cosines are equal (counted as not right; e.g. one condition twice)
 
 
 def condition_spread(name: str, items: Sequence[QuadrupleLook]) -> ConditionSpread:
@@ -130,20 +132,154 @@ def condition_spread(name: str, items: Sequence[QuadrupleLook]) -> ConditionSpre
     ranked = label_gap > 0
     right = float((cos_gap[ranked] > 0).mean()) if ranked.any() else float("nan")
     rho = scipy_stats.spearmanr(cos_gap, label_gap).statistic if np.ptp(cos_gap) and np.ptp(label_gap) else 0.0
+    tied = int((cos_gap[ranked] == 0).sum())
     return ConditionSpread(
-        name, len(items), float(np.abs(cos_gap).mean()), float(label_gap.mean()), right, 100 * float(rho)
+        name,
+        len(items),
+        float(np.abs(cos_gap).mean()),
+        float(label_gap.mean()),
+        right,
+        100 * float(rho),
+        int(ranked.sum()),
+        tied,
     )
 
 
 def spread_table(spreads: Sequence[ConditionSpread]) -> str:
-    """A plain-text table of :class:`ConditionSpread` rows."""
-    header = f"{'model':<28}{'mean |cos+ - cos-|':>20}{'mean l+ - l-':>14}{'order right':>13}{'Spearman(gaps)':>16}"
+    """A plain-text table of :class:`ConditionSpread` rows ("tied": of the quadruples whose labels differ, those
+    with two equal cosines, counted as not right)."""
+    header = (
+        f"{'model':<28}{'mean |cos+ - cos-|':>20}{'mean l+ - l-':>14}{'order right':>13}{'tied':>6}"
+        f"{'Spearman(gaps)':>16}"
+    )
     lines = [header, "-" * len(header)]
     lines += [
-        f"{s.name:<28}{s.mean_cosine_gap:>20.3f}{s.mean_label_gap:>14.3f}{s.right_order:>13.1%}{s.gap_spearman:>16.1f}"
+        f"{s.name:<28}{s.mean_cosine_gap:>20.3f}{s.mean_label_gap:>14.3f}{s.right_order:>13.1%}{s.tied:>6d}"
+        f"{s.gap_spearman:>16.1f}"
         for s in spreads
     ]
     return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class LengthOrder:
+    """The share of quadruples (labels differing) a model ranks the right way round, split by whether the higher
+    condition has fewer, as many or more tokens than the lower one."""
+
+    group: str
+    quadruples: int
+    right_order: float
+
+
+LENGTH_GROUPS = ("higher condition shorter", "same length", "higher condition longer")
+
+
+def condition_tokens(model: BiEncoder, conditions: Sequence[str]) -> dict[str, int]:
+    """Each distinct condition's number of tokens (no special tokens) under ``model``'s tokenizer."""
+    distinct = sorted(set(conditions))
+    if not distinct:
+        raise ValueError("no condition to count")
+    ids = model.encoder.tokenizer(distinct, add_special_tokens=False)["input_ids"]
+    return {c: len(i) for c, i in zip(distinct, ids, strict=True)}
+
+
+def order_by_length(items: Sequence[QuadrupleLook], tokens: Mapping[str, int]) -> list[LengthOrder]:
+    """:class:`LengthOrder` per group of ``LENGTH_GROUPS`` (a group without quadruples is left out): with mean
+    pooling both inputs of a row carry the same condition, so its tokens are shared by both sides of the cosine."""
+    groups: dict[str, list[bool]] = {g: [] for g in LENGTH_GROUPS}
+    for item in items:
+        if item.label_pos <= item.label_neg:
+            continue
+        q = item.quadruple
+        difference = tokens[q.condition_high] - tokens[q.condition_low]
+        group = LENGTH_GROUPS[0] if difference < 0 else LENGTH_GROUPS[2] if difference > 0 else LENGTH_GROUPS[1]
+        groups[group].append(item.cos_pos > item.cos_neg)
+    return [LengthOrder(g, len(v), float(np.mean(v))) for g, v in groups.items() if v]
+
+
+def _below_chance(untrained: ConditionSpread, by_length: Sequence[LengthOrder] | None) -> str:
+    """Markdown on an untrained model that ranks fewer than half the pairs right: the ties, then the length split."""
+    text = (
+        f"**Below chance before any training.** The untrained bi-encoder ranks {untrained.right_order:.1%} of the "
+        f"{untrained.ranked} quadruples whose labels differ the right way round (Spearman of the gaps "
+        f"{untrained.gap_spearman:.1f}). Ties do not explain it: {untrained.tied} of them have two equal cosines "
+        "(counted as not right; a pair with the same condition text twice gets two equal inputs), the rest are "
+        "ranked the wrong way round."
+    )
+    if by_length:
+        where = {
+            "higher condition shorter": "the higher condition has fewer tokens than the lower",
+            "same length": "both have as many",
+            "higher condition longer": "the higher condition has more",
+        }
+        parts = ", ".join(f"{g.right_order:.0%} where {where[g.group]} ({g.quadruples})" for g in by_length)
+        text += (
+            f" Measured by the conditions' token counts, it ranks right {parts}: a condition's tokens enter both "
+            "inputs of its row, so part of the untrained cosine gap follows how many tokens the two conditions "
+            "have, not what they say. *Hypothesis, not tested here:* the rest of the shortfall comes from what the "
+            "conditions' words share with the sentences."
+        )
+    return text
+
+
+def conditioning_notes(
+    spreads: Mapping[str, ConditionSpread],
+    token_share: float | None,
+    backbone: str,
+    by_length: Sequence[LengthOrder] | None = None,
+) -> str:
+    """Markdown on how much the cosines depend on the condition, from :func:`condition_spread` rows keyed
+    ``"<arch> untrained"`` and ``"<arch> <method>"`` and the bi-encoder's condition token share (None: not measured);
+    when the untrained bi-encoder ranks fewer than half the pairs right, a paragraph on why, with ``by_length``
+    (:func:`order_by_length` of the untrained bi-encoder) where given. A hypothesis says so."""
+    text = _conditioning_notes(spreads, token_share, backbone)
+    untrained = spreads.get("bi untrained")
+    if untrained is not None and untrained.right_order < 0.5:
+        text += "\n\n" + _below_chance(untrained, by_length)
+    return text
+
+
+def architecture_note(
+    trained: Mapping[str, float],
+    untrained: Mapping[str, float],
+    spreads: Mapping[str, ConditionSpread],
+    paper: Mapping[str, float],
+    paper_row: str,
+    *,
+    lr: float,
+    head_lr: float | None,
+) -> str:
+    """Markdown on the tri-encoder beside the bi-encoder (both after CCL, Spearman x100: ``trained``, ``untrained``
+    and ``paper`` keyed "bi" and "tri"), "" unless both ran. When the tri-encoder scores higher, the reverse of the
+    paper's Table 3, it says what was measured beside it (the untrained scores, how much each follows the condition)
+    and the untested explanation that the new layer's learning rate offers."""
+    if not {"bi", "tri"} <= set(trained):
+        return ""
+    head = (
+        f"**Tri- against bi-encoder.** After CCL the tri-encoder scores {trained['tri']:.1f} and the bi-encoder "
+        f"{trained['bi']:.1f} Spearman x100; the paper's Table 3 ({paper_row}, original test split) has the "
+        f"bi-encoder ahead, {paper['bi']:.1f} against {paper['tri']:.1f}."
+    )
+    if trained["tri"] <= trained["bi"]:
+        return head + " Here too the bi-encoder is ahead."
+    bi, tri = spreads.get("bi CCL"), spreads.get("tri CCL")
+    measured = f" Untrained they start at {untrained['tri']:.1f} (tri) and {untrained['bi']:.1f} (bi)"
+    if bi is not None and tri is not None:
+        measured += (
+            f", and after CCL the tri-encoder's cosines follow the condition more: it ranks {tri.right_order:.0%} of "
+            f"the pairs the right way round against {bi.right_order:.0%} (Spearman of the gaps {tri.gap_spearman:.1f} "
+            f"against {bi.gap_spearman:.1f})"
+        )
+    text = head + " Ours is the reverse." + measured + "."
+    if head_lr is not None and head_lr > lr:
+        text += (
+            f" *Hypothesis, not tested here:* in a run this short the backbone moves at {lr:g} while the "
+            f"tri-encoder's condition transform, a new layer, trains at `head_lr` = {head_lr:g}, so the tri-encoder "
+            "can learn what a condition changes through that layer within a few steps, where the bi-encoder has to "
+            "learn it through the backbone; the paper trains every weight at one rate for 5-10 epochs. "
+            "`head_lr = None` tests it."
+        )
+    return text
 
 
 def condition_token_share(model: BiEncoder, sentences: Sequence[str], conditions: Sequence[str]) -> float:
@@ -160,10 +296,8 @@ def condition_token_share(model: BiEncoder, sentences: Sequence[str], conditions
     return float(np.mean(np.array(condition_tokens) / np.array(totals)))
 
 
-def conditioning_notes(spreads: Mapping[str, ConditionSpread], token_share: float | None, backbone: str) -> str:
-    """Markdown on how much the cosines depend on the condition, from :func:`condition_spread` rows keyed
-    ``"<arch> untrained"`` and ``"<arch> <method>"`` and the bi-encoder's condition token share (None: not measured).
-    A hypothesis says so."""
+def _conditioning_notes(spreads: Mapping[str, ConditionSpread], token_share: float | None, backbone: str) -> str:
+    """:func:`conditioning_notes` without the paragraph on an untrained model below chance."""
     first = next(iter(spreads.values()))
     parts = []
     for arch in ("bi", "tri"):

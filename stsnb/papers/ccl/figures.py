@@ -155,9 +155,14 @@ def table5_figure2(
     """Left: the paper's Table 5 (Spearman by sigma, its range annotated). Right: our sigma and tau claims, each
     as Table 2's setting minus the other one with its paired 95% interval (the envelope over seeds), on an axis of
     stated span with the equivalence margin shaded, beside the paper's difference where it has one. Our points are
-    differences with intervals, not a curve: two runs are no trend."""
-    fig = plots.blank_figure(13.0, 1.9 + 0.6 * max(len(claim_rows), 2))
-    axes = fig.subplots(1, 2, width_ratios=[0.8, 1.2])
+    differences with intervals, not a curve: two runs are no trend. Without a sigma or tau run (the class profile)
+    there is no right panel: the left one alone, its title saying that no run of ours is drawn."""
+    if not claim_rows:
+        fig = plots.blank_figure(6.4, 3.1)
+        axes = [fig.subplots(1, 1)]
+    else:
+        fig = plots.blank_figure(13.0, 1.9 + 0.6 * max(len(claim_rows), 2))
+        axes = fig.subplots(1, 2, width_ratios=[0.8, 1.2])
     ax = axes[0]
     sigmas = sorted(paper_sigmas)
     values = [paper_sigmas[s] for s in sigmas]
@@ -174,12 +179,15 @@ def table5_figure2(
     )
     span = max(values) - min(values)
     ax.set_ylim(min(values) - 1.5, max(values) + 1.0)
+    none = "" if claim_rows else "\nours: no $\\sigma$ or $\\tau$ run in this profile"
     ax.set(
-        title=f"paper, Table 5 ({paper_label}):\nrange {span:.1f} points",
+        title=f"paper, Table 5 ({paper_label}):\nrange {span:.1f} points{none}",
         xlabel=r"$\sigma$",
         ylabel=f"{SPEARMAN} (original validation)",
     )
     ax.set_xticks(sigmas)
+    if not claim_rows:
+        return fig
     ax = axes[1]
     y = np.arange(len(claim_rows))
     if claim_rows:
@@ -201,16 +209,13 @@ def table5_figure2(
     ax.axvline(0, color="black", lw=0.8)
     ax.set_xlim(-extent, extent)
     ax.set_yticks(y, [f"{sweep_label(r['claim'])}\n{r['verdict']}" for r in claim_rows])
-    ax.set_ylim(max(len(claim_rows), 1) - 0.5, -0.5)  # one empty row when no sigma / tau run (class profile)
-    if not claim_rows:
-        ax.text(0, 0, r"no $\sigma$ or $\tau$ run in this profile", ha="center", va="center", fontsize=TEXT_PT)
+    ax.set_ylim(len(claim_rows) - 0.5, -0.5)
     ax.grid(False, axis="y")
     ax.set(
         title=r"ours: Table 2's $\sigma$, $\tau$ minus another (one run each)",
         xlabel=f"{SPEARMAN} difference (axis spans $\\pm${extent:.2g})",
     )
-    if claim_rows:
-        plots.legend_outside(ax)
+    plots.legend_outside(ax)
     return fig
 
 

@@ -261,6 +261,16 @@ def total(terms: Mapping[str, Tensor], objective: Objective) -> Tensor:
     return sum(objective.weights[name] * value for name, value in terms.items())
 
 
+def terms_text(terms: Mapping[str, Tensor], objective: Objective) -> str:
+    """ "W-ACL 0.0712 + BCL 0.6931 + MSE 0.0901 + C-MSE 0.1034 = 0.9578": each weighted term of one batch (Eq. 3 for
+    CCL, a weight other than 1 written before its term) and their sum, the loss ``total`` returns."""
+    parts = []
+    for name in sorted(terms, key=lambda t: (CCL_TERMS + TERMS).index(t)):  # Eq. 3's order, then QuMSE's terms
+        weight = objective.weights[name]
+        parts.append(f"{'' if weight == 1 else f'{weight:g} x '}{TERM_LABELS[name]} {float(terms[name].detach()):.4f}")
+    return " + ".join(parts) + f" = {float(total(terms, objective).detach()):.4f}"
+
+
 def loss_function(objective: Objective):
     """``loss_fn(model, quadruples) -> scalar`` for ``stsnb.train.fit``."""
 
@@ -279,7 +289,9 @@ def untested_hypotheses(objective: Objective) -> str:
     bound = 1.0 / objective.bcl_temperature
     text = (
         "differences too small to resolve at this scale may grow with the paper's 5-10 epochs over all 5,671 training "
-        "pairs; the re-annotated labels change which pairs are over-estimated; at "
+        "pairs; the original C-STS labels might show the paper's over-estimation counts (Appendix A), which ours "
+        "cannot whatever the labels, for here the cosines barely separate a pair's two conditions (Section 5 "
+        "measures it); at "
         rf"$\tau$ = {objective.temperature:g} read as a {objective.temperature_reading} (Eq. 10) BCL's logits lie "
         rf"within $\pm${bound:.2f}"
     )

@@ -111,3 +111,46 @@ def wide_gaps(
     cos_pos, cos_neg, _, _ = quadruple_scores(quadruples, predictions)
     gap = cos_pos - cos_neg
     return int((gap > margin).sum()), float(gap.max())
+
+
+@dataclass(frozen=True)
+class ErrorSides:
+    """Which way a run's cosines miss the labels over the quadruples (both on [0, 1]): Appendix A's over-estimation
+    is the positive above its label with the negative below (cosines spread wider than the labels); the opposite
+    corner, the positive below with the negative above, is cosines squeezed between the labels."""
+
+    total: int
+    positive_under: int  # cos_pos < l_pos
+    negative_over: int  # cos_neg > l_neg
+    both: int  # both at once: the opposite corner of Appendix A's plane
+    wide_gaps: int  # cos_pos - cos_neg > margin, which Eq. 16 and Eq. 17 (mirror) both need
+    margin: float
+
+
+def error_sides(cos_pos, cos_neg, label_pos, label_neg, margin: float = 0.25) -> ErrorSides:
+    """:class:`ErrorSides` of one run, from :func:`quadruple_scores`."""
+    cos_pos, cos_neg, label_pos, label_neg = _arrays(cos_pos, cos_neg, label_pos, label_neg)
+    under, over = cos_pos < label_pos, cos_neg > label_neg
+    wide = int((cos_pos - cos_neg > margin).sum())
+    return ErrorSides(len(cos_pos), int(under.sum()), int(over.sum()), int((under & over).sum()), wide, margin)
+
+
+def sides_note(sides: Mapping[str, ErrorSides]) -> str:
+    """Markdown under Appendix A's plane: the direct reason a run flags few or no quadruples, measured per run
+    (``sides``: run name -> :class:`ErrorSides`)."""
+    if not sides:
+        raise ValueError("no run to describe")
+    runs = "; ".join(
+        f"{name}: the positive under-estimated in {s.positive_under / s.total:.0%} of the {s.total} quadruples, the "
+        f"negative over-estimated in {s.negative_over / s.total:.0%}, both at once in {s.both / s.total:.0%}, and a "
+        f"cosine gap above {s.margin:g} in {s.wide_gaps}"
+        for name, s in sides.items()
+    )
+    return (
+        "**Which way our cosines miss the labels, measured.** Over-estimation (Eq. 16-17) needs the positive's cosine "
+        "above its label and the negative's below it: cosines spread wider than the labels, the upper right of the "
+        f"plane, and a cosine gap above the margin. Ours miss mostly the other way: {runs}. So the direct reason "
+        "few or no quadruples are flagged is that these cosines are squeezed between the labels and barely separate "
+        "a pair's two conditions (Section 4's table of cosine gaps), not which labels the data has; whether the "
+        "original C-STS labels would show the paper's counts cannot be tested here (they are not public)."
+    )

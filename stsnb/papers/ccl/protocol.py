@@ -41,6 +41,10 @@ def _listing(values) -> str:
     return ", ".join(f"{v:g}" if isinstance(v, float) else str(v) for v in values)
 
 
+def _not_run(name: str, table2_value: float) -> str:
+    return rf"not run in this profile (every CCL run uses Table 2's $\{name}$ = {table2_value:g})"
+
+
 def protocol_rows(params: Mapping[str, Any]) -> list[ProtocolRow]:
     """Every protocol detail of notebook 40 beside the paper's, from the run's parameters.
 
@@ -54,6 +58,8 @@ def protocol_rows(params: Mapping[str, Any]) -> list[ProtocolRow]:
     epochs = p["epochs"] or table2.epochs
     seeds = [p["seed"] + i for i in range(p["training_seeds"])]
     swept_sigmas = sorted({table2.sigma, *p["sigmas"]})
+    swept_taus = sorted({table2.temperature, *p["temperatures"]})
+    sweeps = bool(p["sweep_architectures"])
     backbone_lr = p["lr"] or table2.lr
     return [
         ProtocolRow(
@@ -147,14 +153,16 @@ def protocol_rows(params: Mapping[str, Any]) -> list[ProtocolRow]:
         ProtocolRow(
             r"Table 5 $\sigma$",
             _listing(SIGMAS),
-            f"{_listing(swept_sigmas)} ({_listing(p['sweep_architectures'])}-encoder)",
+            f"{_listing(swept_sigmas)} ({_listing(p['sweep_architectures'])}-encoder)"
+            if sweeps and len(swept_sigmas) > 1
+            else _not_run("sigma", table2.sigma),
             "time; 0 (no same-pair negatives) is the value the paper says never wins",
             set(swept_sigmas) != set(SIGMAS),
         ),
         ProtocolRow(
             r"Figure 2 $\tau$",
             "a sweep whose values only the figure shows",
-            f"{_listing(sorted({table2.temperature, *p['temperatures']}))}",
+            _listing(swept_taus) if sweeps and len(swept_taus) > 1 else _not_run("tau", table2.temperature),
             "time; the figure gives no values to copy",
         ),
     ]

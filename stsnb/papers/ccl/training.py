@@ -137,14 +137,18 @@ class RunOutcome:
     seed: int = 0  # the training seed: new layers, batch order, dropout
 
     def describe(self) -> str:
-        """One line: the scores, the selected step, the largest weight change and the time; a second line when the
-        run kept its starting point (selected step 0 or no weight changed: it *is* the untrained model)."""
+        """One line: the scores, the selected step, how far the weights moved (relative L2, a distance), the largest
+        change of one weight (with Adam about the sum of the learning rates, not a distance) and the time; a second
+        line when the run kept its starting point (selected step 0 or no weight changed: it *is* the untrained
+        model)."""
         ev, r = self.evaluation, self.result
         line = f"{self.name:<40} Spearman {ev.spearman:6.2f}  Pearson {ev.pearson:6.2f}  ("
         if r is None:
             return line + f"untrained; {self.seconds:.0f} s)"
         change = "n/a" if r.weight_change is None else f"{r.weight_change:.1e}"
-        line += f"best selection {r.best_score:.2f} at step {r.best_step}/{r.steps}, largest weight change {change}; "
+        moved = "" if r.relative_change is None else f"weights moved {100 * r.relative_change:.2f}% (relative L2), "
+        line += f"best selection {r.best_score:.2f} at step {r.best_step}/{r.steps}, {moved}"
+        line += f"largest weight change {change}; "
         line += f"{self.seconds:.0f} s)"
         if not r.best_step or not r.weight_change:
             line += "\n   -> this run kept its starting point (step 0 or no weight changed): it IS the untrained model"
@@ -159,6 +163,7 @@ class RunOutcome:
             "best_step": self.result.best_step if trained else None,
             "steps": self.result.steps if trained else 0,
             "weight_change": self.result.weight_change if trained else 0.0,
+            "relative_change": self.result.relative_change if trained else 0.0,
             "seconds": round(self.seconds, 1),
         }
 

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from ... import evaluate, plots
+from ... import evaluate, plots, stats
 from .pipeline import TemplateRun
 from .prompts import TEMPLATE_NAMES
 from .reported import REPORTED
@@ -21,6 +21,27 @@ def short_task(task: str) -> str:
     return task.replace("Relatedness", "-R").replace("Benchmark", "-B")
 
 
+def score_intervals(
+    predictions: evaluate.TaskPredictions, *, n_resamples: int = 1000, seed: int = 0, confidence_level: float = 0.95
+) -> dict[str, tuple[float, float]]:
+    """Each task's Spearman x100 with its percentile bootstrap interval over the scored test pairs (the pairs of a
+    task drawn with replacement), and ``"avg"``'s: each replicate's mean over the tasks, every task resampled
+    independently (a stratified bootstrap, as ``stats.paired_average_difference`` for a difference). One model's
+    interval: two models scored on the same pairs can overlap here while their paired difference excludes 0."""
+    if not predictions:
+        raise ValueError("no task to score")
+    rng = np.random.default_rng(seed)
+    tail = 100 * (1 - confidence_level) / 2
+    replicates = {}
+    for task, (gold, pred) in predictions.items():
+        n = len(gold)
+        replicates[task] = stats.resampled_spearman(gold, pred, rng.integers(0, n, size=(n_resamples, n)))
+    replicates["avg"] = np.nanmean(np.stack(list(replicates.values())), axis=0)
+    return {
+        t: (float(np.nanpercentile(r, tail)), float(np.nanpercentile(r, 100 - tail))) for t, r in replicates.items()
+    }
+
+
 def stages_and_ceiling(
     first: TemplateRun,
     stage2_label: str,
@@ -28,25 +49,40 @@ def stages_and_ceiling(
     backbone: str,
     scope: str,
     limits: Mapping[str, float],
+    *,
+    n_resamples: int = 1000,
+    seed: int = 0,
 ):
     """Bars of each task's Spearman x100 untrained, after stage 1 and after stage 2 (``first``: one template on one
-    training seed), the paper's stage 2 (Table 2, ``paper_row`` Pcc-tuning) as a black tick on the stage-2 bar, the
-    ceilings as horizontal lines; the legend sits below the axes, off the data, at 9 pt or more."""
+    training seed), each with its 95% bootstrap interval over the test pairs (:func:`score_intervals`), the paper's
+    stage 2 (Table 2, ``paper_row`` Pcc-tuning) as a black tick on the stage-2 bar, the ceilings as horizontal lines;
+    the legend sits below the axes, off the data, at 9 pt or more."""
     fig, ax = plots.figure(width=11, height=5.2)
     tasks = [t for t in first.stage1.scores if t != "avg"] + ["avg"]
     x = np.arange(len(tasks))
-    series = {"stage 1": first.stage1.scores, "stage 2": first.stage2[stage2_label].scores}
+    series = {"stage 1": first.stage1.predictions, "stage 2": first.stage2[stage2_label].predictions}
     if first.untrained is not None:
-        series = {"untrained": evaluate.spearman_scores(first.untrained), **series}
+        series = {"untrained": first.untrained, **series}
     width = 0.8 / len(series)
     offsets = {label: (i - (len(series) - 1) / 2) * width for i, label in enumerate(series)}
-    for label, scores in series.items():
+    for number, (label, predictions) in enumerate(series.items()):
+        scores = evaluate.spearman_scores(predictions)
         ax.bar(
             x + offsets[label],
             [scores[t] for t in tasks],
             width=width,
             color=STAGE_COLOURS[label],
             label=f"ours, {label} (seed {first.seed})",
+        )
+        intervals = score_intervals(predictions, n_resamples=n_resamples, seed=seed)
+        ax.vlines(
+            x + offsets[label],
+            [intervals[t][0] for t in tasks],
+            [intervals[t][1] for t in tasks],
+            color="0.15",
+            linewidth=1.2,
+            label="95% interval of each bar over the test pairs" if number == 0 else None,
+            zorder=3,
         )
     paper = [REPORTED.lookup("Table 2", f"{paper_row} Pcc-tuning", t) for t in tasks]
     ax.scatter(

@@ -84,13 +84,24 @@ class Inputs:
             out[s] = corpora.Arms(self.stage2_form(arms.kept), self.stage2_form(arms.removed), arms.shared_in_kept)
         return out
 
+    def stage2_pairs(self, seed: int) -> list[stsdata.STSPair]:
+        """Stage 2's pairs on training seed ``seed`` (its own draw of ``stage2_pairs``), in the form stage 2 trains
+        on: the pairs of that seed's headline stage-2 run."""
+        return self.stage2_form(stsdata.sample(self.stage2_all.pairs, self.params["stage2_pairs"], seed))
+
+    def first_batch(self, n: int) -> list[stsdata.STSPair]:
+        """The first ``n`` stage-2 pairs of the first training seed: a real batch for one step of Eq. 9 by hand."""
+        if n < 3:
+            raise ValueError(f"a Pearson correlation needs at least 3 pairs, got n={n}")
+        return self.stage2_pairs(self.params["training_seeds"][0])[:n]
+
     def plans(self, arms: Mapping[int, corpora.Arms]) -> list[pipeline.SeedPlan]:
         """The runs of the notebook (``pipeline.plan``) with this protocol's configurations and batch sizes."""
         p = self.params
         return pipeline.plan(
             p["templates"],
             p["training_seeds"],
-            lambda s: self.stage2_form(stsdata.sample(self.stage2_all.pairs, p["stage2_pairs"], s)),
+            self.stage2_pairs,
             self.protocol.stage2_config,
             self.protocol.batch_sizes,
             arms_of=arms.get if p["dedup_study"] else None,
@@ -202,6 +213,38 @@ class Results:
         out = {f"{t} seed {s} stage 1": r.stage1 for (t, s), r in self.runs.items()}
         out |= {f"{t} seed {s} stage 2, {label}": x for (t, s), r in self.runs.items() for label, x in r.stage2.items()}
         return out
+
+
+def histories(runs: Mapping[tuple[str, int], pipeline.TemplateRun]) -> dict[str, list[dict]]:
+    """The history rows ``stsnb.train.fit`` wrote (loss and dev score by step) of every run of the first template on
+    the first training seed, by a label naming the stage ("stage 1 (Eq. 8)", "stage 2, batch 32"), for
+    ``stsnb.training_curves``. Each stage is its own fit: stage 2's steps count from 0 again, from stage 1's kept
+    adapter."""
+    if not runs:
+        raise ValueError("no run to read histories from")
+    first = runs[next(iter(runs))]  # the runs come in pipeline.plan's order: the first template, first seed
+    out = {"stage 1 (Eq. 8)": list(first.stage1.result.history)}
+    out |= {f"stage 2, {label}": list(stage.result.history) for label, stage in first.stage2.items()}
+    return out
+
+
+def _steps(n: int) -> str:
+    return f"{n} step" if n == 1 else f"{n} steps"
+
+
+def data_behind(inputs: Inputs, results: Results) -> str:
+    """This run's training data and steps beside the paper's, for the notebook's reading of its levels: the NLI
+    triplets and stage-2 pairs per training seed with the optimizer steps the first seed's headline runs took, and the
+    test pairs scored (the paper: SimCSE's 275,602 triplets, 10,249 pairs over 8-10 epochs, every test pair)."""
+    first, s0 = results.first, results.s0
+    stage1_steps = first.stage1.result.steps
+    stage2_steps = first.stage2[results.headline(results.t0)].result.steps
+    return (
+        f"{len(inputs.triplets[s0])} NLI triplets ({_steps(stage1_steps)} of stage 1) and "
+        f"{len(inputs.stage2_pairs(s0))} STS-B + SICK-R pairs ({_steps(stage2_steps)} of stage 2) per training seed, "
+        f"scored on {inputs.scoring.scope()}; the paper: 275,602 triplets, 10,249 pairs over 8-10 epochs, every "
+        "test pair"
+    )
 
 
 def beside_the_paper(results: Results, paper_row: str, backbone: str, note: str) -> list[dict]:

@@ -42,11 +42,15 @@ class StageRun:
         return int(self.result.steps if self.result.best_step is None else self.result.best_step)
 
     def summary(self) -> str:
-        """ "best dev 60.90 @ step 4/4, largest weight change 1.2e-02" (what selection kept)."""
+        """ "best dev 60.90 @ step 4/4, adapter moved 2.31% (relative L2), largest single weight change 1.2e-03":
+        what selection kept, how far the kept adapter lies from its start (``TrainResult.relative_change``, a
+        distance) and the largest change of one weight (``weight_change``: with Adam about the sum of the learning
+        rates over the kept steps, whatever the run; it says only that the run stepped)."""
         dev = "no dev selection" if self.result.best_score is None else f"best dev {self.result.best_score:.2f}"
-        change = self.result.weight_change
+        change, moved = self.result.weight_change, self.result.relative_change
+        distance = "" if moved is None else f"adapter moved {100 * moved:.2f}% (relative L2), "
         return (
-            f"{dev} @ step {self.kept_step}/{self.result.steps}, largest weight change "
+            f"{dev} @ step {self.kept_step}/{self.result.steps}, {distance}largest single weight change "
             f"{'n/a' if change is None else f'{change:.1e}'}"
         )
 
@@ -308,8 +312,9 @@ def run_metrics(run: TemplateRun) -> dict[str, dict]:
     """metrics.json entries of one call: scores, kept step and weight change of each stage, the seconds."""
 
     def entry(stage: StageRun) -> dict:
-        kept = {"kept_step": stage.kept_step, "steps": stage.result.steps, "weight_change": stage.result.weight_change}
-        return {**stage.scores, **kept, "best_dev": stage.result.best_score}
+        r = stage.result
+        kept = {"kept_step": stage.kept_step, "steps": r.steps, "weight_change": r.weight_change}
+        return {**stage.scores, **kept, "relative_change": r.relative_change, "best_dev": r.best_score}
 
     prefix = f"{run.template}/seed{run.seed}"
     out = {f"{prefix}/stage1": entry(run.stage1), f"{prefix}/seconds": dict(run.seconds)}
