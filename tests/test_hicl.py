@@ -355,6 +355,24 @@ def _run(predictions, *, seed=0, best_step=20, weight_change=1e-3, method="simcs
     return hicl.RunOutcome(method, on, seed, predictions, scores, result, [], 12.0, 9.0)
 
 
+def test_histories_are_grouped_by_method_and_labelled_by_arm_and_seed():
+    from stsnb.train import TrainResult
+
+    def outcome(method, on, seed, dev):
+        history = [{"step": 0, "dev": dev}, {"step": 10, "epoch": 0, "loss": 3.2}, {"step": 10, "dev": dev + 1}]
+        return hicl.RunOutcome(method, on, seed, {}, {}, TrainResult(10, dev + 1, 10, 1.0, history), [], 1.0)
+
+    outcomes = {
+        ("simcse", "baseline", 0): outcome("simcse", False, 0, 66.5),
+        ("simcse", "+HiCL", 0): outcome("simcse", True, 0, 66.6),
+        ("sncse", "baseline", 0): outcome("sncse", False, 0, 27.0),
+    }
+    grouped = hicl.histories_by_method(outcomes)
+    assert list(grouped) == ["simcse", "sncse"]
+    assert list(grouped["simcse"]) == ["baseline seed 0", "+HiCL seed 0"]
+    assert grouped["sncse"]["baseline seed 0"] == outcomes[("sncse", "baseline", 0)].result.history
+
+
 def test_every_table1_direction_is_the_sign_of_the_papers_own_row():
     rows = [name for name in hicl.TABLE1 if not name.endswith("+HiCL")]
     for row in rows:

@@ -160,10 +160,36 @@ def test_table1_runs_keep_each_run_and_give_its_metrics_and_line(gold):
     assert runs.trained[key] == claims.Trained(outcome.predictions, 15, 0.01, 70.0)
     assert runs.scores[key] == score and runs.curves[key] == [(0, 60.0), (15, 70.0)]
     assert runs.heldout_outputs[key] is outcome.heldout_outputs
+    assert runs.histories[key] == outcome.result.history
+    assert runs.labelled_histories() == {"smooth_k2 seed 1": outcome.result.history}
+    assert runs.labelled_histories(seed=0) == {}
     line = runs.line(key, outcome, reg.table2_loss("smooth_k2"), 12.4)
     assert line == (
         f"smollm2-135m-l6 seed 1 {'smooth_k2 k=2 x0=0.25':<28} avg {score['avg']:.2f}  best dev 70.00 @ step 15/30 "
         "(largest weight change 1.0e-02)  held-out NLI acc 75.0%  [12 s]"
+    )
+
+
+def test_dev_dips_name_the_runs_that_fell_below_their_start_before_rising():
+    def history(*dev):
+        return [{"step": 15 * i, "epoch": 0, "dev": d} for i, d in enumerate(dev)] + [{"step": 15, "loss": 1.0}]
+
+    text = reg.dev_dips(
+        {
+            "smooth_k2 seed 0": history(66.5, 65.0, 64.4, 68.0, 70.7),  # falls, then rises past its start
+            "cross_entropy seed 0": history(66.5, 67.3, 66.8),  # never below its start
+            "mse seed 0": history(66.5, 65.0, 66.0),  # falls and never comes back: its best is step 0
+            "one point": history(66.5),
+        }
+    )
+    lines = text.splitlines()
+    assert lines[0] == "1 of 3 runs fell below their untrained dev score before rising past it:"
+    assert lines[1] == (
+        "smooth_k2 seed 0: dev 66.50 at step 0, down to 64.40 at step 30 (-2.10), then up to its best 70.70 at step 60"
+    )
+    assert (
+        reg.dev_dips({"flat": history(66.5, 67.0)})
+        == "0 of 1 runs fell below their untrained dev score before rising past it."
     )
 
 

@@ -33,7 +33,7 @@ from .protocol import (
     training_sample,
     truncation_summary,
 )
-from .records import RunOutcome
+from .records import RunOutcome, histories_by_method
 from .reported import ABSTRACT_CLAIMS, REPORTED, TABLE1, TABLE2, TABLE12, table1_gain, table12_speedup
 from .results import (
     PAPER_METHODS,
