@@ -373,6 +373,15 @@ def test_histories_are_grouped_by_method_and_labelled_by_arm_and_seed():
     assert grouped["sncse"]["baseline seed 0"] == outcomes[("sncse", "baseline", 0)].result.history
 
 
+def test_methods_line_names_what_runs_and_what_does_not():
+    assert hicl.methods_line(["simcse"], "simcse", [0], [0]) == (
+        "Table 1 in this run, each baseline without and with HiCL: SimCSE on seed 0; not run: ESimCSE, SNCSE "
+        "(`methods`)."
+    )
+    line = hicl.methods_line(["simcse", "esimcse", "sncse"], "simcse", [0, 1, 2], [0])
+    assert line.endswith("SimCSE on seeds 0, 1, 2; ESimCSE on seed 0; SNCSE on seed 0.")
+
+
 def test_every_table1_direction_is_the_sign_of_the_papers_own_row():
     rows = [name for name in hicl.TABLE1 if not name.endswith("+HiCL")]
     for row in rows:

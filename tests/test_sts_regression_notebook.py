@@ -360,6 +360,46 @@ def test_sweep_comparison_puts_each_run_beside_its_table5_and_table6_rows(sweep)
     assert rows[-1]["paper_value"] == reg.REPORTED.value("Table 6", "BERT-base |u-v|")
 
 
+def test_a_table1_run_alone_in_its_table_is_not_printed_again_under_tables_5_and_6(sweep):
+    row, plan, runs, _ = sweep
+    evaluation = reg.Evaluation("all", 120, 0)
+    rows = sweeps.sweep_comparison(plan, runs, 0, evaluation, row, "raw", "cpu", table1_losses=list(reg.LOSSES))
+    # Translated ReLU's Table 2 run has no other (k, x0) beside it: its row is Table 1's, not repeated
+    assert [(r["table"], r["setting"].split(" vs ")[0]) for r in rows] == [
+        ("Table 5", "raw smooth_k2 k=2 x0=0.25"),
+        ("Table 6", "raw smooth_k2 k=2 x0=0.25"),
+        ("Table 5", "raw smooth_k2 k=3 x0=0.25"),
+        ("Table 6", "raw smooth_k2 k=2 x0=0.25 head |u-v|"),
+    ]
+    assert rows[0]["note"].startswith("cpu; the Table 1 run") and "Table 1" not in rows[2]["note"]
+    alone = reg.nli_sweep_plan(row, ["smooth_k2"], [], [])  # the class profile: Table 1's Smooth K2 and nothing else
+    alone_runs = {(v.label(), 0): runs[(v.label(), 0)] for v in alone}
+    assert sweeps.sweep_comparison(alone, alone_runs, 0, evaluation, row, "raw", "class", ["smooth_k2"]) == []
+    assert reg.scope_line(row, ["smooth_k2"], [], []).startswith("This run trains no Table 5 or Table 6 run")
+    assert reg.scope_line(row, ["smooth_k2"], [["smooth_k2", 3.0, 0.25]], ["|u-v|"]) == (
+        "Beyond Table 1's runs, this section trains 2 setting(s) per seed: smooth_k2 k=3 x0=0.25; "
+        "smooth_k2 k=2 x0=0.25 head |u-v|."
+    )
+
+
+def test_plan_line_says_which_arms_train_and_what_the_headline_compares():
+    class_line = reg.plan_line(reg.STS_TASK, "rounded", ["smooth_k2"], [0], [0])
+    assert class_line.startswith("This run's Table 1 (1 run): smooth_k2 on seed 0; it trains no cross entropy")
+    assert "the headline is not run" in class_line
+    cpu_line = reg.plan_line(reg.STS_TASK, "rounded", list(reg.LOSSES), [0], [0, 1, 2])
+    assert cpu_line.startswith("This run's Table 1 (10 runs): cross_entropy, l1, translated_relu, mse, smooth_k2, ")
+    assert "smooth_k2_rounded on seed 0; cross_entropy, smooth_k2_rounded on seeds 1, 2;" in cpu_line
+    assert cpu_line.endswith("the headline compares smooth_k2_rounded with cross_entropy on the same rounded labels.")
+    assert "confounded" in reg.plan_line(reg.STS_TASK, "continuous", list(reg.LOSSES), [0], [0])
+    assert "no regression loss" in reg.plan_line(reg.NLI_TASK, "rounded", ["cross_entropy"], [0], [0])
+
+
+def test_the_baseline_cell_says_why_it_has_nothing_to_check():
+    from stsnb.papers.sts_regression import probe
+
+    assert "its Table 1 trains smooth_k2" in probe.no_headline_note(["smooth_k2"])
+
+
 def test_sweep_claims_equal_the_claims_built_by_hand(sweep):
     row, plan, runs, before = sweep
     table5 = sweeps.sweep_table5_claims(plan, runs, [0], row, before, margin=1.0, n_resamples=200)

@@ -39,6 +39,7 @@ from .results import (
     PAPER_METHODS,
     comparability,
     left_start,
+    methods_line,
     moved,
     paired_difference,
     paper_direction,

@@ -43,6 +43,21 @@ def task_predictions(encoder, tasks: str | Sequence[str] = "all", max_pairs: int
 spearman_scores = evaluate.spearman_scores
 
 
+def methods_line(
+    methods: Sequence[str], headline_method: str, headline_seeds: Sequence[int], seeds: Sequence[int]
+) -> str:
+    """One line on which of Table 1's baselines this run trains (each without and with HiCL), on which seeds, and
+    which it leaves out."""
+    trained = [
+        f"{PAPER_METHODS.get(m, m)} on seed{'s' * (len(on) > 1)} {', '.join(map(str, on))}"
+        for m in methods
+        for on in [list(headline_seeds if m == headline_method else seeds)]
+    ]
+    left_out = [PAPER_METHODS[m] for m in PAPER_METHODS if m not in methods]
+    line = f"Table 1 in this run, each baseline without and with HiCL: {'; '.join(trained)}"
+    return line + (f"; not run: {', '.join(left_out)} (`methods`)." if left_out else ".")
+
+
 def paired_difference(a: Predictions, b: Predictions, n_resamples: int = 2000, seed: int = 0):
     """Average over tasks of Spearman(a) - Spearman(b) x100 with its stratified paired bootstrap interval."""
     return stats.paired_predictions_difference(a, b, n_resamples=n_resamples, seed=seed)

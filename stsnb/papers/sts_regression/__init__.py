@@ -65,6 +65,7 @@ from .sweeps import (
     NLIVariant,
     answered_by_table1,
     nli_sweep_plan,
+    scope_line,
     stage2_sweep_plan,
     sweep_comparison,
     sweep_table5_claims,
@@ -80,6 +81,7 @@ from .table1 import (
     headline_labels_note,
     isolates,
     losses_on_seed,
+    plan_line,
     table1_job,
 )
 from .tasks import (

@@ -238,3 +238,37 @@ def dev_dips(histories: Mapping[str, Sequence[Mapping]]) -> str:
     counted = sum(1 for h in histories.values() if sum(r.get("dev") is not None for r in h) >= 2)
     head = f"{dipped} of {counted} runs fell below their untrained dev score before rising past it"
     return "\n".join([head + (":" if lines else "."), *lines])
+
+
+def plan_line(
+    task: Table1Task, headline_targets: str, losses: Sequence[str], seeds: Sequence[int], headline_seeds: Sequence[int]
+) -> str:
+    """One line on what this run's Table 1 trains: each arm on which seeds (``arms_on_seed``), how many runs, and
+    which comparison of classification with regression it makes, if any (a profile may train one loss alone)."""
+    isolated = isolates(task, headline_targets, losses)
+    groups: dict[tuple[str, ...], list[int]] = {}
+    for seed in dict.fromkeys([*seeds, *headline_seeds]):
+        groups.setdefault(tuple(arms_on_seed(losses, seed, seeds, isolated)), []).append(seed)
+    runs = sum(len(arms) * len(on) for arms, on in groups.items())
+    trained = "; ".join(
+        f"{', '.join(arms)} on seed{'s' * (len(on) > 1)} {', '.join(map(str, on))}" for arms, on in groups.items()
+    )
+    regression = [name for name in losses if name != BASELINE]
+    if BASELINE not in losses or not regression:
+        missing = "no cross entropy (classification)" if BASELINE not in losses else "no regression loss"
+        compared = (
+            f"it trains {missing}, so this run compares no classification with regression: the headline is not run, "
+            "and the section shows what fine-tuning does to the raw backbone"
+        )
+    elif isolated:
+        compared = f"the headline compares {ROUNDED_K2} with {BASELINE} on the same rounded labels"
+    elif all(name in losses for name in HEADLINE_LOSSES) and task.same_labels:
+        compared = f"the headline compares {HEADLINE.a} with {BASELINE} on the same labels"
+    elif all(name in losses for name in HEADLINE_LOSSES):
+        compared = (
+            f"{HEADLINE.a} on the score is compared with {BASELINE} on its classes, a check confounded with label "
+            "resolution: the paper's headline is not tested"
+        )
+    else:
+        compared = f"{BASELINE} is compared with {', '.join(regression)}; the headline's Smooth K2 is not trained"
+    return f"This run's Table 1 ({runs} run{'s' * (runs != 1)}): {trained}; {compared}."
