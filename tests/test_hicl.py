@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from stsnb import claims as stsnb_claims
-from stsnb import evaluate
+from stsnb import evaluate, plots
 from stsnb import losses as L
 from stsnb.papers import hicl
 from stsnb.papers.hicl import efficiency, objectives, segments, variants
@@ -519,13 +519,52 @@ def test_surprises_and_takeaway_are_written_from_the_run(gold_by_task):
 
 def test_step_predictions_and_table_on_synthetic_timings():
     rows = [
-        {"n_tokens": n, "mode": mode, "seconds": t, "slice_length": 32, "peak_added_mb": 1.0}
-        for n, mode, t in ((128, "whole", 1.0), (128, "segments", 0.8), (512, "whole", 8.0), (512, "segments", 2.0))
+        {"n_tokens": n, "mode": mode, "seconds": t, "slice_length": 32, "peak_added_mb": mb}
+        for n, mode, t, mb in (
+            (128, "whole", 1.0, 100.0),
+            (128, "segments", 1.25, 140.0),
+            (512, "whole", 8.0, 900.0),
+            (512, "segments", 2.0, 300.0),
+        )
     ]
     cost = efficiency.predictions(rows)
     assert cost[512]["measured_ratio"] == 4.0 and cost[512]["quadratic_ratio"] == 16
-    a, b = cost[512]["fit_a"], cost[512]["fit_b"]  # two lengths: the fit passes through both whole times
-    assert a * 128 + b * 128**2 == pytest.approx(1.0) and a * 512 + b * 512**2 == pytest.approx(8.0)
-    assert cost[512]["fitted_ratio"] == pytest.approx(8.0 / (a * 512 + b * 512 * 32))
+    # two lengths: a fit of two terms would pass through both whole times exactly and predict nothing
+    assert math.isnan(cost[512]["fitted_ratio"]) and math.isnan(cost[512]["fit_a"])
     table = efficiency.step_table(cost).splitlines()
-    assert len(table) == 3 and table[2].split()[:4] == ["512", "8.000", "2.000", "4.00"]
+    assert len(table) == 3 and table[2].split()[:6] == ["512", "8.000", "2.000", "4.00", "16.0", "-"]
+    assert efficiency.step_sentence(cost) == (
+        "one step at 512 tokens: 4.00x faster in segments, measured; 16x by Section 3.3's pure-quadratic reading; "
+        "no fit: 2 lengths would fix its two terms exactly, so it would predict nothing it was not given (3 or more "
+        "lengths are needed)"
+    )
+    assert efficiency.step_surprises(cost) == [
+        "at 128 tokens the segments' step took 1.250 s against 1.000 s whole (each the median of the timed steps)",
+        "at 128 tokens the segments' step added 140 MB to the process against 100 MB whole",
+    ]
+    three = rows + [
+        {"n_tokens": 256, "mode": m, "seconds": t, "slice_length": 32, "peak_added_mb": 1.0, "seconds_all": [t, t]}
+        for m, t in (("whole", 3.0), ("segments", 3.2))
+    ]
+    fitted = efficiency.predictions(three)
+    a, b = fitted[512]["fit_a"], fitted[512]["fit_b"]
+    assert fitted[512]["fitted_ratio"] == pytest.approx((a * 512 + b * 512**2) / (a * 512 + b * 512 * 32))
+    assert "by the linear + quadratic fit" in efficiency.step_sentence(fitted)
+    slower = efficiency.step_sentence({256: fitted[256]})
+    assert slower.startswith("one step at 256 tokens: the segments took 1.07x as long as the whole sequences")
+    assert "(each the median of 2 timed steps)" in efficiency.step_surprises(fitted)[2]
+
+
+def test_the_step_figure_has_plain_ticks_and_no_fit_through_two_lengths():
+    rows = [
+        {"n_tokens": n, "mode": mode, "seconds": t, "slice_length": 32, "peak_added_mb": 1.0}
+        for n, mode, t in ((128, "whole", 0.94), (128, "segments", 0.67), (256, "whole", 2.0), (256, "segments", 2.1))
+    ]
+    fig, axes = plots.figure(ncols=2, width=13)
+    efficiency.plot_step_costs(axes, efficiency.predictions(rows), 32, 4)
+    assert not any("fit" in line.get_label() for line in axes[1].get_lines())
+    fig.canvas.draw()
+    for ax in axes:
+        labels = [t.get_text() for t in ax.get_yticklabels() if t.get_visible() and t.get_text()]
+        assert labels and not any("times" in t or "^" in t for t in labels)  # 1, 2, 5: not 4 x 10^0
+    assert plots.figure_problems(fig) == []

@@ -141,6 +141,19 @@ def test_heldout_accuracy_rounds_regression_outputs_and_takes_the_classifiers_ar
     assert reg.heldout_accuracy(logits, heldout) == pytest.approx(75.0)
 
 
+def test_heldout_classes_line_shows_where_a_regression_head_lands_beside_the_gold_classes():
+    """A regression head pulled towards the middle of the scale reads most pairs of the frequent class 4 as 3:
+    below always guessing class 4, although every prediction is within one label of its gold."""
+    heldout = [reg.TrainingPair("a", "b", t) for t in (4.0, 4.2, 3.8, 4.4, 1.0)]
+    outputs = torch.tensor([3.4, 3.3, 3.6, 4.1, 1.2])
+    line = reg.heldout_classes_line(outputs, heldout, reg.STS_TASK)
+    assert (
+        line == "classes read 0:0% 1:20% 2:0% 3:40% 4:40% 5:0% | gold 0:0% 1:20% 2:0% 3:0% 4:80% 5:0% | accuracy 60.0%"
+    )
+    assert reg.heldout_accuracy(outputs, heldout, reg.STS_TASK) == pytest.approx(60.0)
+    assert reg.class_shares(torch.tensor([0, 2, 2, 2]), 3) == [25.0, 0.0, 75.0]
+
+
 def test_table1_runs_keep_each_run_and_give_its_metrics_and_line(gold):
     heldout = [reg.TrainingPair("a", "b", t) for t in (0.0, 1.0, 2.0, 2.0)]
     outcome = reg.Table1Run(_predictions(gold, 1.0, 0), _result(), torch.tensor([0.1, 1.2, 1.9, 0.4]))
@@ -449,27 +462,30 @@ def table1_inputs():
     scores = {
         ("smollm2-135m-l6", n, s): {"avg": 54.3 + 0.3 * i + 0.1 * s} for i, n in enumerate(losses) for s in (0, 1)
     }
-    curves = {("smollm2-135m-l6", n, 0): [(0, 66.4), (15, 66.0 + i), (30, 65.0 + i)] for i, n in enumerate(losses)}
-    curves[("smollm2-135m-l6", "smooth_k2", 1)] = [(0, 10.0), (15, 99.0)]  # another seed: not drawn
+    scores[("smollm2-135m-l6", "smooth_k2", 2)] = {"avg": 56.0}  # the headline's extra seed
     untrained = {"smollm2-135m-l6": {"avg": 55.24}}
     rows = [
         _claim(c.a, c.b, -0.4 + i, claims.paper_difference("Table 1", "BERT-base", c.a, c.b), seeds=1 + (i == 0))
         for i, c in enumerate(claims.TABLE1_CLAIMS)
     ]
-    return curves, scores, untrained, rows, losses
+    return scores, untrained, rows, losses
 
 
-def test_table1_figure_bars_start_at_zero_and_no_text_collides(table1_inputs):
-    curves, scores, untrained, rows, losses = table1_inputs
-    fig = figures.table1(curves, scores, untrained, rows, losses, [0, 1], "avg", "all, the same 300 pairs per task")
-    panels = {ax.get_title().split(":")[0].split(" during")[0]: ax for ax in fig.axes}
+def test_table1_figure_draws_points_not_bars_and_no_text_collides(table1_inputs):
+    scores, untrained, rows, losses = table1_inputs
+    fig = figures.table1(scores, untrained, rows, losses, "avg", "all, the same 300 pairs per task")
+    panels = {ax.get_title().split(":")[0]: ax for ax in fig.axes}
     levels = panels["Ours"]
-    assert levels.get_ylim()[0] == 0.0  # bars from zero
-    heights = [round(p.get_height(), 4) for p in levels.patches]
-    means = [round(float(np.mean([scores[("smollm2-135m-l6", n, s)]["avg"] for s in (0, 1)])), 4) for n in losses]
-    assert heights == [55.24, *means]  # the untrained encoder first, then each loss averaged over the seeds
-    assert [t.get_text() for t in levels.texts] == [f"{h:.2f}" for h in heights]  # each bar labelled
-    assert len(panels["STS-B dev"].get_lines()) == len(losses)  # the first seed's curves only
+    assert not levels.patches and levels.get_xlabel() == figures.TABLE1_NOTE  # points, and the figure says why
+    runs = [list(line.get_ydata()) for line in levels.get_lines() if line.get_label() == "runs"]
+    expected = [[v["avg"] for (_, n, _), v in scores.items() if n == name] for name in losses]
+    assert runs == expected  # every run of every arm, the headline's extra seed too
+    means = [float(t.get_text()) for t in levels.texts]
+    assert means == [round(float(np.mean(v)), 2) for v in expected]  # each mean labelled
+    untrained_line = next(line for line in levels.get_lines() if line.get_label() == "untrained")
+    assert list(untrained_line.get_ydata()) == [55.24, 55.24]
+    low, high = levels.get_ylim()
+    assert 0 < low < min(min(v) for v in expected) and high > max(max(v) for v in expected)  # the axis spans the points
     forest = panels["Table 1 claims"]
     assert [t.get_text().split("\n")[0] for t in forest.get_yticklabels()] == [f"{r['a']} - {r['b']}" for r in rows]
     assert forest.get_yticklabels()[0].get_text().endswith("unresolved (2 seeds)")
@@ -477,9 +493,11 @@ def test_table1_figure_bars_start_at_zero_and_no_text_collides(table1_inputs):
 
 
 def test_table1_figure_without_claims_has_no_claims_panel(table1_inputs):
-    curves, scores, untrained, _, losses = table1_inputs
-    fig = figures.table1(curves, scores, untrained, [], losses, [0], "avg of stsb", "stsb, the same 32 pairs per task")
-    assert len(fig.axes) == 2 and plots.figure_problems(fig) == []
+    scores, untrained, _, losses = table1_inputs
+    fig = figures.table1(scores, untrained, [], losses, "avg of stsb", "stsb, the same 32 pairs per task")
+    assert len(fig.axes) == 1 and plots.figure_problems(fig) == []
+    one = figures.table1({("smollm2-135m-l6", "smooth_k2", 0): {"avg": 57.1}}, untrained, [], ["smooth_k2"], "avg", "x")
+    assert len(fig.axes) == 1 and plots.figure_problems(one) == []  # the class profile: one run
 
 
 def test_a_forest_of_one_claim_is_one_row_high_and_shows_the_margin():
@@ -568,15 +586,15 @@ def test_table4_memory_stacks_what_training_added_on_the_loaded_model():
     assert ax.get_ylim() == (0.0, pytest.approx(1.3 * 760.0))
 
 
-def test_table1_figure_of_two_backbones_groups_their_bars(table1_inputs):
-    curves, scores, untrained, rows, losses = table1_inputs
+def test_table1_figure_of_two_backbones_groups_their_points(table1_inputs):
+    scores, untrained, rows, losses = table1_inputs
     both = {**scores, **{("roberta-base", n, s): {"avg": 60.0 + i} for i, n in enumerate(losses) for s in (0,)}}
-    both_curves = {**curves, **{("roberta-base", n, 0): [(0, 50.0), (15, 60.0)] for n in losses}}
-    two = {**untrained, "roberta-base": {"avg": 40.0}}
-    fig = figures.table1(both_curves, both, two, rows, losses, [0], "avg", "all, every test pair")
+    two = {**untrained, "roberta-base": {"avg": 58.0}}
+    fig = figures.table1(both, two, rows, losses, "avg", "all, every test pair")
     levels = next(ax for ax in fig.axes if ax.get_title().startswith("Ours"))
-    assert [t.get_text() for t in levels.get_legend().get_texts()] == ["smollm2-135m-l6", "roberta-base"]
-    assert len(levels.patches) == 2 * (len(losses) + 1)
+    labels = [t.get_text() for t in levels.get_legend().get_texts()]
+    assert labels == [f"{b} {what}" for b in two for what in ("untrained", "runs", "mean of the runs")]
+    assert len(levels.texts) == 2 * len(losses)  # each backbone's mean of each loss, labelled
     assert plots.figure_problems(fig) == []
 
 

@@ -90,7 +90,9 @@ from .tasks import (
     STS_TASK,
     TASKS,
     Table1Task,
+    class_shares,
     heldout_accuracy,
+    heldout_classes_line,
     same_labels_task,
     table1_task,
 )
