@@ -568,3 +568,51 @@ def test_the_step_figure_has_plain_ticks_and_no_fit_through_two_lengths():
         labels = [t.get_text() for t in ax.get_yticklabels() if t.get_visible() and t.get_text()]
         assert labels and not any("times" in t or "^" in t for t in labels)  # 1, 2, 5: not 4 x 10^0
     assert plots.figure_problems(fig) == []
+
+
+def _timed(n, whole, segments):
+    return [
+        {
+            "n_tokens": n,
+            "mode": m,
+            "seconds": sorted(t)[len(t) // 2],
+            "seconds_all": t,
+            "slice_length": 32,
+            "peak_added_mb": 1.0,
+        }
+        for m, t in (("whole", whole), ("segments", segments))
+    ]
+
+
+def test_the_efficiency_headline_is_a_claim_on_the_range_of_the_timed_steps():
+    """Section 3.3 at the longest length: whole minus segments seconds, the range of the timed steps; supported
+    only when the whole range is above 0, and not tested with a single timed step per mode."""
+    rows = _timed(128, [0.93, 0.95], [0.64, 0.66]) + _timed(512, [6.2, 6.3], [2.7, 2.8])
+    row = efficiency.step_claim(efficiency.predictions(rows), rows)
+    assert row["headline"] is True and row["claim"] == efficiency.STEP_CLAIM and row["n_tokens"] == 512
+    assert (row["low"], row["high"]) == (pytest.approx(6.2 - 2.8), pytest.approx(6.3 - 2.7))
+    assert row["verdict"] == "supported" and row["paper_quote"].startswith("Section 3.3:")
+    assert efficiency.step_claim_line(row).startswith("one SimCSE step at 512 tokens took 2.")
+    once = _timed(128, [0.94], [0.67]) + _timed(256, [2.01], [2.10])
+    slower = efficiency.step_claim(efficiency.predictions(once), once)
+    assert slower["verdict"] == "not tested" and "each mode timed at least twice" in slower["not_tested_because"]
+    assert "took 1.04x as long in segments of L = 32 as whole" in efficiency.step_claim_line(slower)
+
+
+def test_the_accuracy_headline_says_plainly_whether_the_cpu_seeds_reproduce_it():
+    row = {
+        "claim": "Table 1 (SimCSE-BERT-base): +HiCL beats SimCSE",
+        "difference": 0.44,
+        "low": 0.24,
+        "high": 0.64,
+        "verdict": "supported",
+        "seeds": 1,
+        "paper_difference": 1.54,
+    }
+    line = hicl.accuracy_headline_line(row, "cpu: +0.15 [-0.19, +0.64], unresolved (3 seeds)")
+    assert "was **not reproduced** at this scale: this run +0.44 [+0.24, +0.64], supported (1 seed)" in line
+    assert "cpu: +0.15 [-0.19, +0.64], unresolved (3 seeds)" in line and "one training seed" in line
+    held = hicl.accuracy_headline_line(row, "cpu: +1.20 [+0.40, +2.00], supported (3 seeds)")
+    assert "holds at cpu scale (cpu: +1.20" in held and "not reproduced" not in held
+    missing = hicl.accuracy_headline_line(row, "cpu: no committed run of this claim")
+    assert "not reproduced" in missing

@@ -37,6 +37,7 @@ from .records import RunOutcome, histories_by_method
 from .reported import ABSTRACT_CLAIMS, REPORTED, TABLE1, TABLE2, TABLE12, table1_gain, table12_speedup
 from .results import (
     PAPER_METHODS,
+    accuracy_headline_line,
     comparability,
     left_start,
     methods_line,
