@@ -23,6 +23,9 @@ supported or contradicted (its interval is still shown). The five verdicts (``st
 - ``test`` -- ``"direction"``, ``"equivalence"`` or ``"no direction"`` (older runs stored this under ``kind``:
   read it with :func:`tested_as`, the kind with :func:`kind_of`);
 - ``margin`` and ``margin_reason`` -- an equivalence claim's margin (Spearman x100 points) and why that margin;
+- ``headline`` -- ``true`` on the one claim a notebook leads with (its headline, which the class profile shows beside
+  the cpu profile's result); ``false`` on the others; rows of older runs without it read as ``false``
+  (:func:`is_headline`, :func:`headline_of`);
 - the verdict, difference, envelope, seeds and per-seed intervals of ``stats.claim_row``, ``preconditions``
   (name, holds, evidence), ``not_tested_because``, ``paper_difference`` and any extra fields.
 
@@ -241,6 +244,7 @@ def claim(
     paper_effect: float | None = None,
     preconditions: Sequence[Precondition] = (),
     paper_difference: float | None = None,
+    headline: bool = False,
     **extra,
 ) -> dict:
     """One claim as a JSON-ready row for metrics.json and summary.md (the schema: module docstring).
@@ -254,6 +258,7 @@ def claim(
     effect the paper reports as real for this setting; inside +-margin it makes the claim not tested
     (:func:`margin_excludes_paper_effect`).
     A failed precondition makes the verdict ``not tested``; ``not_tested_because`` names it and its evidence.
+    ``headline``: True on the notebook's headline claim (one per notebook, :func:`headline_of`).
     """
     if isinstance(direction, bool) or direction not in (1, -1, 0):
         raise ValueError(f"direction must be +1, -1 or 0, got {direction!r}")
@@ -282,6 +287,7 @@ def claim(
     row["paper_difference"] = paper_difference
     row["paper_quote"] = paper_quote
     row["kind"] = kind
+    row["headline"] = bool(headline)
     row.update(extra)
     return row
 
@@ -297,6 +303,20 @@ def tested_as(row: Mapping) -> str:
     if test in TESTS:
         return str(test)
     return "equivalence" if row.get("margin") is not None else "direction"
+
+
+def is_headline(row: Mapping) -> bool:
+    """Whether the row is its notebook's headline claim (``headline: true``); rows of older runs have no such field
+    and are not."""
+    return row.get("headline") is True
+
+
+def headline_of(rows: Iterable[Mapping]) -> Mapping | None:
+    """The headline claim among a notebook's rows, None when no row is marked; more than one is an error."""
+    marked = [r for r in rows if is_headline(r)]
+    if len(marked) > 1:
+        raise ValueError(f"{len(marked)} claims are marked headline: {[r.get('claim') for r in marked]}")
+    return marked[0] if marked else None
 
 
 def is_equivalence(row: Mapping) -> bool:
@@ -322,7 +342,8 @@ def verdict_text(row: Mapping) -> str:
 
 
 def describe(row: Mapping) -> str:
-    """Lines for a notebook: the claim ("check:" before a check of our setting), ours with its interval, the
+    """Lines for a notebook: the claim ("check:" before a check of our setting, "headline:" before the notebook's
+    headline), ours with its interval, the
     paper's difference, the margin and its reason, the verdict and seeds, why it was not tested when a precondition
     failed, and on the next line the paper's sentence it tests."""
     ours = f"ours {row['difference']:+.2f} [{row['low']:+.2f}, {row['high']:+.2f}]"
@@ -335,7 +356,7 @@ def describe(row: Mapping) -> str:
         margin = f", margin +-{row['margin']:g}"
         if row.get("margin_reason"):
             margin += f" ({row['margin_reason']})"
-    prefix = "check: " if kind_of(row) == CHECK else ""
+    prefix = "check: " if kind_of(row) == CHECK else "headline: " if is_headline(row) else ""
     line = f"{prefix}{row['claim']}: {ours}{paper_text}{margin} -> {verdict_text(row)}"
     if row.get("not_tested_because"):
         line += f": {row['not_tested_because']}"

@@ -1,6 +1,7 @@
 """The ``stsnb`` command: ``stsnb data`` (fetch and verify the data folder), ``stsnb run`` (the papermill batch
 runner), ``stsnb eval`` (the STS suite on a model) and ``stsnb book`` (a static HTML site of the executed runs);
-``stsnb summary`` rewrites a profile's summary.md from its run folders without running anything.
+``stsnb summary`` rewrites a profile's summary.md from its run folders without running anything; ``stsnb answers``
+rewrites the instructor's answer sheet from the committed runs (``--run`` first runs exercises).
 
     stsnb data fetch [--to DIR] [--paper]
     stsnb data verify [DIR]
@@ -10,6 +11,7 @@ runner), ``stsnb eval`` (the STS suite on a model) and ``stsnb book`` (a static 
     stsnb eval --model NAME [--pooling mean|cls|last] [--template TEXT] [--tasks all|sts12,...]
                [--text senteval|raw] [--data-dir DIR] [--json]
     stsnb book [--profile cpu] [--out DIR]
+    stsnb answers [--run NOTEBOOK:N[,N...]] [--check]
 
 Bad arguments exit with status 2; ``stsnb run`` exits 1 when a notebook failed, ``stsnb data`` when the data could not
 be fetched or does not verify.
@@ -153,7 +155,31 @@ def build_parser() -> argparse.ArgumentParser:
     book.add_argument("--out", type=Path, help="output folder (default: papermill_runs/<profile>/book)")
     book.add_argument("--runs", type=Path, default=DEFAULT_OUT, help="runs root (default: papermill_runs/)")
     book.set_defaults(handler=book_command, parser=book)
+
+    answers = commands.add_parser(
+        "answers", help="rewrite docs/exercises_answers.md from the notebooks and the committed runs (stsnb.answers)"
+    )
+    answers.add_argument(
+        "--run",
+        type=_exercises,
+        action="append",
+        default=[],
+        help="first run these exercises (the notebook with each exercise's change), e.g. 10_pcc_tuning:2,3",
+    )
+    answers.add_argument("--check", action="store_true", help="exit 1 if the sheet differs from what it would be")
+    answers.set_defaults(handler=answers_command, parser=answers)
     return parser
+
+
+def _exercises(value: str) -> tuple[str, list[int]]:
+    notebook, _, numbers = value.partition(":")
+    try:
+        chosen = [int(n) for n in numbers.split(",") if n.strip()]
+    except ValueError:
+        chosen = []
+    if not notebook or not chosen:
+        raise argparse.ArgumentTypeError(f"expected NOTEBOOK:N[,N...], e.g. 10_pcc_tuning:2,3, got {value!r}")
+    return notebook.removesuffix(".ipynb"), chosen
 
 
 def data_fetch_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
@@ -349,6 +375,30 @@ def book_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> i
         parser.error(str(err))
     print(f"stsnb book: {index} ({time.perf_counter() - started:.1f} s); open it in a browser (file://{index})")
     return 0
+
+
+def answers_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from . import answers
+    from .plans import PlanError
+
+    failed = 0
+    for notebook, numbers in args.run:
+        for number in numbers:
+            try:
+                outcome = answers.run_exercise(notebook, number)
+            except (PlanError, FileNotFoundError) as err:
+                parser.error(str(err))
+            print(f"stsnb answers: exercise {number} of {notebook}: {outcome.status} {outcome.reason}".rstrip())
+            failed += outcome.status != "ok"
+    if args.check:
+        stale = answers.SHEET.read_text() != answers.sheet()
+        print(f"stsnb answers: {answers.SHEET.name} is {'out of date' if stale else 'up to date'}")
+        return 1 if stale else 0
+    missing = answers.write_sheet()
+    print(f"stsnb answers: wrote {answers.SHEET}; {len(missing)} values not measured yet")
+    for line in missing:
+        print(f"  {line}")
+    return 1 if failed else 0
 
 
 def report_table(report) -> str:

@@ -15,7 +15,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from . import losses
+from . import losses, plots
 
 ScalarFn = Callable[[Tensor], Tensor]
 DTYPE = torch.float64
@@ -226,20 +226,77 @@ def plot_curves(
     knob: str,
     analytic: Mapping[str, np.ndarray] | None = None,
     title: str = "",
+    pull_bounds: Mapping[str, float] | None = None,
+    legend: str = "inside",
 ) -> None:
-    """Values on ``ax_value``, autograd gradients on ``ax_grad`` (solid), analytic derivatives dashed on top."""
+    """Values on ``ax_value``, autograd gradients on ``ax_grad`` (solid), analytic derivatives dashed on top.
+
+    ``pull_bounds`` (for a loss whose gradient along ``knob`` is negative everywhere, such as InfoNCE's and BCL's on
+    the positive cosine): ``ax_grad`` shows the pull ``-d loss / d knob`` on a log axis instead (``plot_pull``), with
+    each curve's bound (its label -> value, e.g. 1/tau) dotted in the curve's colour. ``legend``: ``"inside"`` (a
+    legend in each panel) or ``"outside"`` (one legend beside ``ax_grad``, the curves having one colour in both
+    panels; always so with ``pull_bounds``)."""
+    if legend not in ("inside", "outside"):
+        raise ValueError(f"legend must be 'inside' or 'outside', got {legend!r}")
     for curve in curves:
-        (line,) = ax_value.plot(curve.x, curve.value, label=curve.label)
+        ax_value.plot(curve.x, curve.value, label=curve.label)
+    ax_value.set(xlabel=knob, ylabel="loss", title=title)
+    if pull_bounds is not None:
+        plot_pull(ax_grad, curves, knob, pull_bounds, analytic, title)
+        return
+    for curve, line in zip(curves, ax_value.get_lines(), strict=True):
         ax_grad.plot(curve.x, curve.grad, color=line.get_color(), label=curve.label)
         if analytic and curve.label in analytic:
             ax_grad.plot(curve.x, analytic[curve.label], "k--", linewidth=0.8)
     if analytic:
         ax_grad.plot([], [], "k--", linewidth=0.8, label="analytic")
-    ax_value.set(xlabel=knob, ylabel="loss", title=title)
     ax_grad.set(xlabel=knob, ylabel=f"d loss / d {knob}", title=title)
+    if not any(curve.label for curve in curves):
+        return
+    if legend == "outside":
+        plots.legend_outside(ax_grad)
+        return
     for ax in (ax_value, ax_grad):
-        if any(curve.label for curve in curves):
-            ax.legend()  # at the stsnb style's 9 pt
+        ax.legend()  # at the stsnb style's 9 pt
+
+
+PULL_FLOOR = 1e-6  # the pull panel's lowest value: below it the gradient has vanished for any training purpose
+
+
+def plot_pull(
+    ax,
+    curves: Sequence[Curve],
+    knob: str,
+    bounds: Mapping[str, float],
+    analytic: Mapping[str, np.ndarray] | None = None,
+    title: str = "",
+    bound_label: str = r"$1/\tau$: the plateau ($p \to 0$)",
+) -> None:
+    """The pull ``-d loss / d knob`` of each curve on a log axis, the analytic derivative
+    dashed on top, and each curve's ``bounds[label]`` as a dotted line in its colour, named ``bound_label`` in the
+    legend (beside the panel). For InfoNCE-like losses (Pcc-tuning Eq. 8, CCL Eq. 12-13) the pull is
+    ``(1 - p)/tau`` with ``p`` the positive's softmax share: flat at ``1/tau`` while the negatives outweigh the
+    positive (``p`` near 0), then falling exponentially, a straight line on this axis, once the positive wins.
+    The axis starts at a third of the smallest positive pull, and no lower than ``PULL_FLOOR``."""
+    pulls = [-curve.grad for curve in curves]
+    if any(np.any(pull < 0) for pull in pulls):
+        raise ValueError("plot_pull needs a gradient that is negative (or zero) everywhere along the knob")
+    for curve, pull in zip(curves, pulls, strict=True):
+        (line,) = ax.plot(curve.x, pull, label=curve.label)
+        if analytic and curve.label in analytic:
+            ax.plot(curve.x, -np.asarray(analytic[curve.label]), "k--", linewidth=0.8)
+        if curve.label in bounds:
+            ax.axhline(bounds[curve.label], color=line.get_color(), linestyle=":", linewidth=1.2)
+    if analytic:
+        ax.plot([], [], "k--", linewidth=0.8, label="analytic")
+    if bounds:
+        ax.plot([], [], color="grey", linestyle=":", linewidth=1.2, label=bound_label)
+    ax.set_yscale("log")
+    top = max([float(np.max(p)) for p in pulls] + [float(v) for v in bounds.values()])
+    bottom = min((float(np.min(p[p > 0])) for p in pulls if np.any(p > 0)), default=PULL_FLOOR) / 3
+    ax.set_ylim(max(PULL_FLOOR, bottom), 3 * top)
+    ax.set(xlabel=knob, ylabel=f"pull $-$d loss / d {knob}", title=title)
+    plots.legend_outside(ax)
 
 
 def _bcl_exponentials(
@@ -279,7 +336,8 @@ def bcl_gradient_curves(
         if knob == "same_pair":
             tau, gold = temperature, value
             fn = bcl_fn(knob, gold, sigma, tau, positive_cosine, other_cosines=other_cosines)
-            curve = evaluate(fn, grid, f"$l$ = {gold:g}")
+            dropped = r" ($\geq \sigma$: $\alpha_{ii}$ = 0)" if gold >= sigma else ""  # Eq. 11
+            curve = evaluate(fn, grid, f"$l$ = {gold:g}{dropped}")
             e_pos, e_same, e_neg = _bcl_exponentials(positive_cosine, curve.x, gold, sigma, tau, other_cosines)
             analytic[curve.label] = e_same / (e_pos + e_neg) / tau  # Eq. 14
         elif knob == "positive":

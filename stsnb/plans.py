@@ -8,8 +8,9 @@ A plan is ``papermill_runs/plans/<profile>.yaml``::
     timeouts: {20_sts_regression: 7200}  # optional: per-notebook limits that replace ``timeout``
     checkpoints: true               # optional: every training run checkpoints, so ``stsnb run --resume`` can go on
     notebooks:                      # executed in this order
-      00_contrastive_ceiling: {}    # no overrides: the notebook's defaults (= the cpu profile)
+      00_contrastive_ceiling: {}    # no overrides: the parameters cell's values (those of the cpu profile)
       20_sts_regression:            # only what differs from the notebook's parameters cell
+        profile: cpu                # required where the cell declares profile (its default "class": JupyterLab's)
         epochs: 1
 
 ``stsnb.execution`` runs a plan's notebooks into ``<out>/<profile>/`` (``DEFAULT_OUT``: ``papermill_runs/``) and
@@ -112,7 +113,9 @@ def _timeout(value: Any, where: str) -> float | None:
 
 
 def check_plan(plan: Plan, notebooks_dir: Path = NOTEBOOKS_DIR, only: Sequence[str] | None = None) -> list[str]:
-    """The notebooks to run, after refusing unknown notebooks and parameters a notebook does not declare."""
+    """The notebooks to run, after refusing unknown notebooks, parameters a notebook does not declare, and a plan
+    entry without ``profile`` for a notebook that declares it (its cell's default, ``"class"``, would otherwise
+    apply the class plan under this one: ``stsnb.profiles``)."""
     import papermill
 
     problems = []
@@ -130,6 +133,11 @@ def check_plan(plan: Plan, notebooks_dir: Path = NOTEBOOKS_DIR, only: Sequence[s
         except ValueError as err:  # e.g. no kernelspec in its metadata
             problems.append(f"{plan.path}: notebook {name}: papermill cannot read its parameters: {err}")
             continue
+        if "profile" in declared and "profile" not in plan.notebooks[name]:
+            problems.append(
+                f"{plan.path}: notebook {name}: sets no 'profile' (its parameters cell's default is the class "
+                f"profile's; add profile: {plan.profile} for this plan's values over the cell's)"
+            )
         for parameter in plan.notebooks[name]:
             if parameter in declared:
                 continue

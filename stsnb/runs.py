@@ -224,6 +224,10 @@ class Run:
     def path(self, name: str) -> Path:
         return self.dir / name
 
+    def elapsed(self) -> float:
+        """Seconds since ``start`` (what ``finish`` records as ``seconds``; a notebook prints it as its wall time)."""
+        return round((dt.datetime.now(dt.UTC) - self.started).total_seconds(), 1)
+
     @property
     def location(self) -> str:
         """Where the results end up, for a reader: relative to the repository (``papermill_runs/cpu/<notebook>``,
@@ -288,7 +292,7 @@ class Run:
             raise KeyError(f"headline metrics {missing} are not in the metrics")
         if headline:
             metrics["headline"] = list(headline)
-        metrics.setdefault("seconds", round((dt.datetime.now(dt.UTC) - self.started).total_seconds(), 1))
+        metrics.setdefault("seconds", self.elapsed())
         self._write(metrics, comparison)
         write_text_atomic(self.dir / "STATUS", "ok\n")
 

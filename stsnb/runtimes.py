@@ -10,7 +10,9 @@ with the repository, and a reader's own run of a profile replaces its committed 
 While ``stsnb run`` executes a notebook (``STSNB_RUN_DIR`` names its scratch folder ``<profile>/.partial-<notebook>``),
 the kept run of that profile is the *previous* one: its line says so ("the run before this one"), so the executed
 notebook never prints an older run's duration as its own (notebook 40's cpu run printed 1,053 s, its predecessor's,
-for a run of 720 s). This run's own duration is in summary.md and the notebook's last cell.
+for a run of 720 s); where none is kept, its line says "this run is its first" (the first committed class runs,
+each made in a checkout that held no class run yet, printed "no run of this profile yet"). This run's own duration is
+in summary.md and the notebook's last cell, which prints it.
 """
 
 from __future__ import annotations

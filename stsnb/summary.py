@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from . import stats
-from .claims import CHECK, PAPER, failed_preconditions, is_equivalence, kind_of, verdict_counts
+from .claims import CHECK, PAPER, failed_preconditions, is_equivalence, is_headline, kind_of, verdict_counts
 from .locks import folder_lock
 from .plans import DEFAULT_OUT, PLANS_DIR, Plan, PlanError, load_plan, plan_path
 from .runs import git_sha, write_text_atomic
@@ -317,6 +317,15 @@ def detectable_text(row: Mapping[str, Any]) -> str:
     return f"±{max(stats.detectable_effect(lo, hi) for lo, hi in widths):.2f}"
 
 
+HEADLINE_MARK = "headline: "  # before the claim text of a notebook's headline claim in the claims table
+
+
+def claim_text(row: Mapping[str, Any]) -> str:
+    """The claim column: the row's ``claim``, after ``HEADLINE_MARK`` when it is its notebook's headline
+    (``claims.is_headline``; rows of older runs are not)."""
+    return (HEADLINE_MARK if is_headline(row) else "") + str(row["claim"])
+
+
 def claim_cells(row: Mapping[str, Any]) -> list[str]:
     """The texts of ``CLAIM_COLUMNS`` after ``notebook`` for one claim row (old rows with three verdicts and no
     preconditions render too)."""
@@ -326,7 +335,7 @@ def claim_cells(row: Mapping[str, Any]) -> list[str]:
         verdict += f" (margin ±{row['margin']:g})"
     both = row.get("seeds_and_pairs")
     return [
-        str(row["claim"]),
+        claim_text(row),
         _interval(row),
         str(seeds) if isinstance(seeds, int) and not isinstance(seeds, bool) else MISSING,
         _interval(both if isinstance(both, Mapping) else None),
@@ -458,7 +467,7 @@ def claims_markdown(overview: Sequence[OverviewRow]) -> list[str]:
         "Detectable: for an unresolved claim of the paper, the smallest true difference its widest seed interval "
         "would detect with 80% power (half-width x (1.96 + 0.84) / 1.96, a normal approximation), beside the "
         "paper's difference. Each notebook prints the paper's sentence a claim tests (`paper_quote` in "
-        "metrics.json).",
+        f"metrics.json). `{HEADLINE_MARK.strip()}` marks the claim a notebook leads with (`headline` in metrics.json).",
     ]
     multiplicity = multiplicity_line(overview)
     if multiplicity:

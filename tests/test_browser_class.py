@@ -1,8 +1,9 @@
-"""Training notebooks 10, 20, 30 and 40 in JupyterLab with ``profile = "class"`` typed in: as a teacher runs them.
+"""Training notebooks 10, 20, 30 and 40 in JupyterLab as they are: as a student or a teacher opens and runs them.
 
-Each test opens the notebook in headless Chromium, types only ``profile = "class"`` into a new cell below the
-parameters cell, runs all cells through the menu and checks: no cell shows an error, every figure loaded, the setup
-cell applied the class plan (``stsnb.profiles``; the run recorded the plan's values), nothing was asked of the network.
+Each test opens the notebook in headless Chromium and, changing nothing, runs all cells through the menu: the
+parameters cell's default ``profile = "class"`` must run the class profile. It checks: no cell shows an error, every
+figure loaded, the setup cell applied the class plan (``stsnb.profiles``; the run recorded the plan's values), nothing
+was asked of the network.
 
 In the long tier: marked ``long`` (and ``browser``, ``slow``), skipped unless pytest gets ``--long``
 (``tests/conftest.py``), because the four class runs take minutes each and README's Command 2 must stay under 12
@@ -33,7 +34,6 @@ REPO = Path(__file__).resolve().parent.parent
 OUTPUT = Path(os.environ.get("STSNB_TEST_OUTPUT", REPO / "test-output")) / "browser"
 NOTEBOOKS = ("10_pcc_tuning", "20_sts_regression", "30_hicl", "40_ccl_csts")
 TIMEOUT = 900  # seconds per notebook: the class plan allows 600 s of cells, plus the browser's own pace
-PROFILE_LINE = 'profile = "class"'
 
 
 @pytest.fixture(scope="module")
@@ -46,24 +46,20 @@ def lab(tmp_path_factory):
 
 
 @pytest.mark.parametrize("name", NOTEBOOKS)
-def test_notebook_runs_in_jupyterlab_with_profile_class_typed_in(lab, page, name):
+def test_notebook_runs_in_jupyterlab_in_its_default_class_profile(lab, page, name):
     plan_values = plans.load_plan(plans.plan_path("class")).notebooks[name]
     assert plan_values.get("profile") == "class", f"class.yaml has no class values for {name}"
     recorded = lab.root / "runs" / "params.yaml"
     recorded.unlink(missing_ok=True)  # the previous notebook's record must not pass for this one's
-    parameters = browser.parameters_code_cell_index(name)
-
-    def type_profile():
-        browser.insert_cell_below(page, parameters, PROFILE_LINE)
 
     screenshot = OUTPUT / f"{name}-class.png"
-    report = browser.run_through_the_ui(page, lab, name, TIMEOUT, screenshot, before_run=type_profile)
+    report = browser.run_through_the_ui(page, lab, name, TIMEOUT, screenshot)
     assert report["errors"] == []
     assert report["images"] >= 1 and report["images_not_loaded"] == 0
 
     panel = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden)")
-    typed = panel.locator(".jp-CodeCell").nth(parameters + 1)
-    assert "profile = 'class'" in typed.inner_text().replace('"', "'")
+    parameters = panel.locator(".jp-CodeCell").nth(browser.parameters_code_cell_index(name))
+    assert "profile = 'class'" in parameters.inner_text().replace('"', "'"), "the cell's own default"
     applied = panel.locator(".jp-OutputArea-output", has_text="profile 'class':")
     assert applied.count() >= 1, "the setup cell did not print which profile it applied (stsnb.profiles.describe)"
 

@@ -233,3 +233,17 @@ def test_grouped_difference_checks_its_groups():
     with pytest.raises(ValueError, match="at least 3 groups"):
         stats.paired_grouped_difference(gold, a, b, [0] * 5 + [1] * 5)
     assert stats.paired_grouped_difference(gold, a, a, range(10)).as_tuple() == (0.0, 0.0, 0.0)
+
+
+def test_the_headline_claim_is_marked_and_rows_without_the_field_are_not_headlines():
+    lead = claims.claim("a beats b", [UP], paper_quote=Q, headline=True)
+    other = claims.claim("c beats d", [UP], paper_quote=Q)
+    assert lead["headline"] is True and other["headline"] is False
+    assert claims.is_headline(lead) and not claims.is_headline(other)
+    old = {"claim": "x", "verdict": "supported"}  # a row of a run made before the field existed
+    assert not claims.is_headline(old) and claims.headline_of([old, other]) is None
+    assert claims.headline_of([other, lead, old]) is lead
+    with pytest.raises(ValueError, match="2 claims are marked headline"):
+        claims.headline_of([lead, dict(lead, claim="e beats f")])
+    assert claims.describe(lead).startswith("headline: a beats b: ours")
+    assert claims.describe(other).startswith("c beats d: ours")

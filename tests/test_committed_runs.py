@@ -23,6 +23,7 @@ from stsnb.summary import (
     average_rows,
     checks_text,
     claim_rows,
+    claim_text,
     detectable_text,
     interval_count,
     is_average,
@@ -266,7 +267,7 @@ def test_summary_claims_are_those_of_the_runs(profile):
         paper, checks = claims.split_by_kind(claim_rows(folder))
         recorded = [*paper, *checks]  # the claims of the papers' table first, then the checks'
         intervals += sum(interval_count(r) for r in recorded)
-        claimed = [str(r["claim"]) for r in recorded]
+        claimed = [claim_text(r) for r in recorded]  # the headline after "headline: "
         assert [row["claim"] for row in printed] == claimed, f"{profile}/{name}: claims differ"
         for row, claim in zip(printed, recorded, strict=True):
             where = f"{profile}/{name}: {claim['claim']!r}"

@@ -285,7 +285,7 @@ def _notebook_params(plan: str | None = None) -> dict:
 def test_the_protocol_table_lists_the_cpu_departures_and_little_for_the_paper_plan():
     from stsnb.papers.hicl import differences
 
-    cpu = differences.protocol_differences(_notebook_params(), causal=True, train_count=1280, longer_than_max=1)
+    cpu = differences.protocol_differences(_notebook_params("cpu"), causal=True, train_count=1280, longer_than_max=1)
     by_detail = {r["detail"]: r for r in cpu}
     assert {"backbone", "pooling (SimCSE, ESimCSE)", "SimCSE's MLP head", "learning rate", "batch"} <= set(by_detail)
     assert by_detail["learning rate"]["this run"] == "1e-4 for every method"

@@ -557,3 +557,39 @@ def test_bcl_eq15_ratio_is_one_for_any_weights():
     for sigma, tau, label in ((0.5, 3.0, 0.2), (1.0, 0.05, 0.9), (0.0, 10.0, 0.0)):
         ratio, value = lc.bcl_eq15_ratio(sigma, tau, label=label, other_cosines=(0.3, -0.2))
         assert ratio == pytest.approx(1.0, abs=1e-9) and value > 0  # tau = 0.05: e^(1/tau) sums lose digits
+
+
+def test_plot_curves_pull_panel_is_a_log_axis_with_each_plateau_dotted():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from stsnb import loss_curves as lc
+    from stsnb import plots
+
+    grid = np.linspace(-0.99, 0.99, 81)
+    taus = (0.05, 1.0)
+    curves = [lc.evaluate(lc.info_nce_fn([0.3] * 7, tau), grid, f"tau {tau:g}") for tau in taus]
+    bounds = {c.label: 1 / tau for c, tau in zip(curves, taus, strict=True)}
+    fig, (ax_v, ax_g) = plots.figure(ncols=2, width=11)
+    lc.plot_curves(ax_v, ax_g, curves, "positive cosine", pull_bounds=bounds)
+    assert ax_g.get_yscale() == "log" and ax_v.get_legend() is None and ax_g.get_legend() is not None
+    pulls = [line for line in ax_g.get_lines() if line.get_label() in bounds]
+    np.testing.assert_allclose(pulls[0].get_ydata(), -curves[0].grad)
+    assert pulls[0].get_ydata()[0] == pytest.approx(1 / 0.05, rel=1e-6)  # the plateau: p near 0, pull 1/tau
+    dotted = [line for line in ax_g.get_lines() if line.get_linestyle() == ":" and len(line.get_ydata())]
+    assert sorted(line.get_ydata()[0] for line in dotted) == pytest.approx([1.0, 20.0])
+    assert any("plateau" in text.get_text() for text in ax_g.get_legend().get_texts())
+    assert ax_g.get_ylim()[0] >= lc.PULL_FLOOR
+    assert plots.figure_problems(fig) == []
+    with pytest.raises(ValueError, match="negative"):
+        lc.plot_pull(ax_g, [lc.Curve("up", grid, grid, grid)], "x", {})
+    plt.close("all")
+
+
+def test_bcl_same_pair_curve_names_the_dropped_label():
+    from stsnb import loss_curves as lc
+
+    curves, _ = lc.bcl_gradient_curves("same_pair", np.linspace(-0.5, 0.5, 5), (0.2, 0.6), sigma=0.5, temperature=3.0)
+    assert curves[0].label == "$l$ = 0.2" and "alpha_{ii}$ = 0" in curves[1].label

@@ -9,6 +9,7 @@ import papermill
 import pytest
 
 from stsnb import plans
+from stsnb.answers import exercises
 
 NOTEBOOKS = sorted(plans.NOTEBOOKS_DIR.glob("*.ipynb"))
 PROFILES = ("smoke", "class", "cpu", "paper", "rehearsal")
@@ -120,23 +121,6 @@ def test_a_profile_parameter_is_applied_before_the_run_starts(path):
     use = f'profiles.use(globals(), "{path.stem}")'
     assert statements[0].startswith(use), f"the setup's first statement is {statements[0]!r}, not {use}"
     assert statements[1].startswith(f'run = runs.start("{path.stem}"')
-
-
-def exercises(path) -> list[str]:
-    """The numbered exercises of the last markdown cell with a line opening with "Exercises": each item with its
-    continuation lines (indented), from the first numbered line after it to the end of the list."""
-    cells = [c for c in nbformat.read(path, as_version=4).cells if c.cell_type == "markdown"]
-    source = next(c.source for c in reversed(cells) if re.search(r"^Exercises\b", c.source, re.M))
-    lines = source[re.search(r"^Exercises\b", source, re.M).start() :].splitlines()[1:]
-    items: list[str] = []
-    for line in lines:
-        if re.match(r"\d+\. ", line):
-            items.append(line)
-        elif line.startswith("   ") and items:
-            items[-1] += " " + line.strip()
-        elif line.strip() and items:
-            break  # the list ended (lines before its first item are the heading's)
-    return items
 
 
 RUNTIME = re.compile(r"\*Runtime:\*[^*]*?(on 2 cores|no run)")

@@ -76,3 +76,40 @@ def test_the_committed_class_plan_applies_to_every_notebook_as_in_jupyterlab(not
         assert namespace[name] == value
         if default is not None and value is not None:
             assert isinstance(value, type(default)) or (isinstance(default, float) and isinstance(value, int)), name
+
+
+NOTEBOOKS_WITH_PROFILE = [
+    name for name in sorted(CLASS_PLAN.notebooks) if "profile" in _parameters_cell(name)
+]  # 10, 20, 30 and 40; 00 and 01 have nothing to cut, so no profile parameter
+
+
+def test_the_training_notebooks_declare_their_profile():
+    assert NOTEBOOKS_WITH_PROFILE == ["10_pcc_tuning", "20_sts_regression", "30_hicl", "40_ccl_csts"]
+
+
+@pytest.mark.parametrize("notebook", NOTEBOOKS_WITH_PROFILE)
+def test_a_notebook_opened_as_it_is_runs_the_class_profile_and_the_cpu_plan_runs_the_cell(notebook):
+    """JupyterLab's Run All: the cell's default ``profile = "class"`` applies the class plan; ``stsnb run --profile
+    cpu`` injects ``profile: cpu``, which keeps the cell's values (and ``profile = "cpu"`` typed in does the same)."""
+    cell = _parameters_cell(notebook)
+    assert cell["profile"] == profiles.NOTEBOOK_DEFAULT == "class"
+    opened = dict(cell)
+    changed = profiles.apply(opened, notebook)
+    assert changed and all(opened[key] == value for key, value in CLASS_PLAN.notebooks[notebook].items())
+    cpu_values = load_plan(plan_path("cpu")).notebooks[notebook]
+    assert cpu_values == {"profile": profiles.CELL_PROFILE}, "the cpu plan names only the profile"
+    batch = {**cell, **cpu_values}
+    assert profiles.apply(batch, notebook) == {} and batch == {**cell, "profile": "cpu"}
+    assert profiles.describe("cpu", {}) == "profile 'cpu': the parameters cell's values"
+
+
+def test_a_plan_that_sets_no_profile_for_a_notebook_declaring_one_is_refused(tmp_path):
+    from stsnb.plans import check_plan
+
+    path = tmp_path / "mine.yaml"
+    path.write_text("description: d\nnotebooks: {30_hicl: {seeds: [0]}, 01_loss_functions: {}}\n")
+    with pytest.raises(PlanError, match="notebook 30_hicl: sets no 'profile'.*add profile: mine") as refused:
+        check_plan(load_plan(path), NOTEBOOKS_DIR)
+    assert "01_loss_functions" not in str(refused.value)  # no profile parameter: nothing to set
+    path.write_text("description: d\nnotebooks: {30_hicl: {profile: cpu, seeds: [0]}}\n")
+    assert check_plan(load_plan(path), NOTEBOOKS_DIR) == ["30_hicl"]

@@ -69,6 +69,16 @@ def test_recording_and_saving_return_nothing_so_a_cell_shows_no_out_prompt(tmp_p
     assert (tmp_path / "STATUS").read_text() == "ok\n"
 
 
+def test_elapsed_is_the_seconds_finish_records(tmp_path):
+    import datetime as dt
+    import json
+
+    run = runs.Run("nb", tmp_path, {}, 0, "cpu", started=dt.datetime.now(dt.UTC) - dt.timedelta(seconds=90))
+    assert 90 <= run.elapsed() < 120
+    run.finish({})
+    assert 90 <= json.loads((tmp_path / "metrics.json").read_text())["seconds"] <= run.elapsed()
+
+
 def test_bitsandbytes_optional_kernel_warning_is_quiet_once_stsnb_is_imported():
     """A notebook's output carries no library noise: the missing-`kernels` warning of bitsandbytes' CPU backend."""
     import logging

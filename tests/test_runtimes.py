@@ -94,3 +94,33 @@ def test_every_notebook_opens_with_its_paper_sections_and_runtimes(path):
     parameters = next(i for i, c in enumerate(cells) if "parameters" in c.metadata.get("tags", []))
     printing = [i for i, c in enumerate(cells) if f'print(runtimes.text("{path.stem}"))' in c.source]
     assert printing and printing[0] < parameters, "the measured runtimes are printed before the parameters cell"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda path: path.stem)
+def test_a_class_run_names_the_committed_class_run_it_follows(path, monkeypatch):
+    """The committed class runs printed "class  no run of this profile yet": each was the first class run, made in a
+    checkout that held none yet, by a runtimes module that could not tell "none kept" from "this is the first". Now a
+    kept class run is read as such, and a class run made beside it names it as the run before itself."""
+    from stsnb.runs import RUN_DIR_ENV
+
+    folder = plans.DEFAULT_OUT / "class" / path.stem
+    if summary.run_seconds(folder, path.stem) is None:
+        pytest.skip(f"no committed class run of {path.stem}")
+    found = runtimes.measured(path.stem)["class"]
+    assert found is not None and found.seconds == summary.run_seconds(folder, path.stem)
+    assert found.commit == summary.run_commit(folder)
+    kept = f"{runtimes.duration(found.seconds)}, run at commit {found.commit}"
+    assert "  class  " + kept in runtimes.text(path.stem)  # JupyterLab, or a run of another profile
+    monkeypatch.setenv(RUN_DIR_ENV, str(plans.DEFAULT_OUT / "class" / f".partial-{path.stem}"))
+    during = runtimes.text(path.stem)
+    assert f"  class  the run before this one (this run's own: summary.md and the last cell): {kept}" in during
+    kept_profiles = [p for p, m in runtimes.measured(path.stem).items() if m is not None]
+    assert not [line for line in during.splitlines() if line.split()[0] in kept_profiles and "no run" in line]
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda path: path.stem)
+def test_the_last_cell_prints_this_runs_own_wall_time(path):
+    """What the runtimes line of the running profile promises ("this run's own: ... the last cell")."""
+    code = [c.source for c in nbformat.read(path, as_version=4).cells if c.cell_type == "code"]
+    assert "run.finish(" in code[-1]
+    assert re.search(r"total \{[^}]+:\.0f\} s", code[-1]), "the last cell prints the run's total seconds"

@@ -1,0 +1,360 @@
+"""The instructor's answer sheet, ``docs/exercises_answers.md``, written from the notebooks and the committed runs.
+
+Three sources, none of them typed into the sheet:
+
+- **the exercises**, as each notebook's last "Exercises" list numbers them (``exercises``), quoted in full;
+- **the answers' prose**, ``stsnb/templates/answers/<notebook>.md``: the mechanism and the papers' numbers, written
+  by hand (``AnswerSource``: an introduction, then ``## <n>`` per exercise, whose first line ``overrides: {...}``
+  names the parameters the exercise changes, or ``overrides: none`` for an exercise answered without a run). Every
+  number from our runs is a Jinja expression over the committed runs (``RunView``): ``cls`` the class run
+  (``papermill_runs/class/<notebook>/``), ``cpu`` the cpu run, ``run(profile, notebook)`` any other, and in an
+  exercise's answer ``ex``, that exercise's own run;
+- **the exercises' runs**: the notebook in the class profile with the exercise's overrides
+  (``papermill_runs/exercises/<notebook>/<n>/<notebook>/``, made by ``run_exercise``: ``stsnb answers --run``). Its
+  duration is the exercise's measured runtime, and ``ex`` reads its results.
+
+A value no run recorded renders as "*not measured*" with what would measure it, never as a guess; ``missing``
+lists them. ``write_sheet`` rewrites the sheet (``stsnb answers``); a test keeps the committed sheet equal to it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from . import claims, committed, runtimes, summary
+from .plans import DEFAULT_OUT, NOTEBOOKS_DIR, PLANS_DIR, PlanError, assigned_parameters, load_plan, plan_path
+from .runs import REPO_ROOT
+
+TEMPLATES = Path(__file__).resolve().parent / "templates" / "answers"
+SHEET = REPO_ROOT / "docs" / "exercises_answers.md"
+EXERCISES = "exercises"  # papermill_runs/exercises/<notebook>/<n>/: each exercise's run
+BASE_PROFILE = "class"  # an exercise changes the class profile's values (its overrides may name another profile)
+NOT_MEASURED = "*not measured*"
+_EXERCISES_LINE = re.compile(r"^Exercises\b", re.M)
+_ITEM = re.compile(r"^(\d+)\. ")
+_ANSWER = re.compile(r"^## (\d+)\s*$", re.M)
+
+
+# ---- the exercises, as the notebooks print them ---------------------------------------------------------------
+
+
+def exercises(notebook: Path) -> list[str]:
+    """The numbered exercises of the notebook's last markdown cell with a line opening with "Exercises": each item
+    with its continuation lines (indented) joined by spaces, from the first numbered line after it to the end of the
+    list."""
+    import nbformat
+
+    cells = [c for c in nbformat.read(notebook, as_version=4).cells if c.cell_type == "markdown"]
+    source = next((c.source for c in reversed(cells) if _EXERCISES_LINE.search(c.source)), "")
+    if not source:
+        return []
+    lines = source[_EXERCISES_LINE.search(source).start() :].splitlines()[1:]
+    items: list[str] = []
+    for line in lines:
+        if _ITEM.match(line):
+            items.append(line)
+        elif line.startswith("   ") and items:
+            items[-1] += " " + line.strip()
+        elif line.strip() and items:
+            break  # the list ended (lines before its first item are the heading's)
+    return items
+
+
+def title(notebook: Path) -> str:
+    """The notebook's first heading without its ``#`` ("10 · Pcc-tuning: ...")."""
+    import nbformat
+
+    first = nbformat.read(notebook, as_version=4).cells[0].source.splitlines()[0]
+    return first.lstrip("#").strip()
+
+
+# ---- the answers' prose ------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Answer:
+    """One exercise's answer: the parameters its run changes (None: answered without a run) and its prose."""
+
+    number: int
+    overrides: dict[str, Any] | None
+    text: str
+
+
+@dataclass(frozen=True)
+class AnswerSource:
+    """A notebook's answers file: the introduction and one ``Answer`` per exercise, by number."""
+
+    intro: str
+    answers: dict[int, Answer]
+
+
+def parse_source(text: str, where: str = "answers") -> AnswerSource:
+    """Split an answers file at its ``## <n>`` lines; each answer's first line must be ``overrides: <YAML mapping>``
+    or ``overrides: none``."""
+    parts = _ANSWER.split(text)
+    intro, answers = parts[0].strip(), {}
+    for number, body in zip(parts[1::2], parts[2::2], strict=True):
+        first, _, rest = body.strip().partition("\n")
+        if not first.startswith("overrides:"):
+            raise ValueError(f"{where}, answer {number}: its first line must be 'overrides: {{...}}' or '... none'")
+        value = first.removeprefix("overrides:").strip()
+        overrides = None if value == "none" else yaml.safe_load(value)
+        if overrides is not None and (not isinstance(overrides, dict) or not overrides):
+            raise ValueError(f"{where}, answer {number}: overrides must be a mapping of parameter -> value, or none")
+        if int(number) in answers:
+            raise ValueError(f"{where}: answer {number} appears twice")
+        answers[int(number)] = Answer(int(number), overrides, rest.strip())
+    return AnswerSource(intro, answers)
+
+
+def load_source(notebook: str, templates: Path = TEMPLATES) -> AnswerSource:
+    path = Path(templates) / f"{notebook}.md"
+    return parse_source(path.read_text(), path.name)
+
+
+# ---- the runs the prose reads -------------------------------------------------------------------------------------
+
+
+@dataclass
+class RunView:
+    """What one committed run recorded, for the templates: ``metric``, ``param``, ``claim``, ``headline``,
+    ``seconds``, ``commit``. Anything it did not record renders as ``NOT_MEASURED`` with ``how`` (what would
+    measure it), and is listed in ``missing``."""
+
+    label: str  # "the class run", "exercise 2's run"
+    folder: Path
+    notebook: str
+    how: str  # what makes this run, e.g. "`stsnb run --profile class`"
+    missing: list[str] = field(default_factory=list)
+
+    @cached_property
+    def metrics(self) -> dict[str, Any]:
+        return summary.read_metrics(self.folder) if self.folder.is_dir() else {}
+
+    @cached_property
+    def params(self) -> dict[str, Any]:
+        path = self.folder / "params.yaml"
+        return (yaml.safe_load(path.read_text()) or {}) if path.is_file() else {}
+
+    @property
+    def exists(self) -> bool:
+        return bool(self.metrics)
+
+    def _missing(self, what: str) -> str:
+        self.missing.append(f"{self.notebook}: {self.label} has no {what} ({self.how})")
+        return f"{NOT_MEASURED} ({self.label} has no {what}: {self.how})"
+
+    def metric(self, *path: str, fmt: str = "") -> str:
+        """The value at ``path`` in metrics.json (``metric("sth/untrained", "avg", fmt=".2f")``)."""
+        value: Any = self.metrics
+        for key in path:
+            if not isinstance(value, Mapping) or key not in value:
+                return self._missing(f"`{' > '.join(path)}`")
+            value = value[key]
+        return format(value, fmt) if fmt else str(value)
+
+    def param(self, name: str) -> str:
+        """A parameter of the run as its params.yaml records it."""
+        return str(self.params[name]) if name in self.params else self._missing(f"parameter `{name}`")
+
+    def claim(self, text: str) -> str:
+        """ "+4.98 [+1.88, +8.41], supported (3 seeds)" of the claim row ``text`` (``committed.find_claim``)."""
+        row = committed.find_claim(self.folder, text)
+        return committed.result_text(row) if row is not None else self._missing(f"claim '{text}'")
+
+    def headline(self) -> str:
+        """The run's headline claim (``claims.headline_of``) with its result."""
+        row = claims.headline_of(summary.claim_rows(self.folder)) if self.folder.is_dir() else None
+        if row is None:
+            return self._missing("claim marked headline")
+        return f"{row['claim']}: {committed.result_text(row)}"
+
+    def seconds(self) -> str:
+        """The run's duration ("412 s (about 7 min)"), as summary.md reads it."""
+        value = summary.run_seconds(self.folder, self.notebook) if self.folder.is_dir() else None
+        return runtimes.duration(value) if value is not None else self._missing("recorded duration")
+
+    def commit(self) -> str:
+        value = summary.run_commit(self.folder) if self.folder.is_dir() else None
+        return value or self._missing("recorded commit")
+
+
+def exercise_dir(notebook: str, number: int, out: Path = DEFAULT_OUT) -> Path:
+    """The folder ``run_exercise`` runs exercise ``number`` of ``notebook`` in (the run itself is its ``notebook``
+    subfolder, as ``stsnb run`` lays out a profile)."""
+    return Path(out) / EXERCISES / notebook / str(number)
+
+
+def exercise_parameters(notebook: str, answer: Answer, plans_dir: Path = PLANS_DIR) -> dict[str, Any]:
+    """The parameters an exercise's run gets: its profile's plan values for ``notebook`` (``BASE_PROFILE`` unless
+    the overrides name one) with the overrides over them."""
+    if answer.overrides is None:
+        raise PlanError(f"{notebook}, exercise {answer.number}: answered without a run (overrides: none)")
+    profile = str(answer.overrides.get("profile", BASE_PROFILE))
+    base = load_plan(plan_path(profile, plans_dir)).notebooks[notebook]
+    return {**base, "profile": profile, **answer.overrides}
+
+
+def how_to_run(notebook: str, number: int) -> str:
+    return f"`stsnb answers --run {notebook}:{number}`"
+
+
+def views(notebook: str, out: Path, missing: list[str]) -> dict[str, Any]:
+    """The names a template sees: ``cls``, ``cpu`` and ``run(profile, notebook)``."""
+
+    def run(profile: str, name: str = notebook) -> RunView:
+        how = f"`stsnb run --profile {profile} --only {name}`"
+        return RunView(f"the committed {profile} run of {name}", Path(out) / profile / name, name, how, missing)
+
+    cls, cpu = run("class"), run("cpu")
+
+    def headline() -> str:
+        """The class run's headline claim with its result, and the cpu run's result on the same claim."""
+        row = claims.headline_of(summary.claim_rows(cls.folder)) if cls.folder.is_dir() else None
+        if row is None:
+            return cls.headline()  # says what is missing
+        return f"{row['claim']}: class {committed.result_text(row)}; cpu {cpu.claim(str(row['claim']))}"
+
+    return {"cls": cls, "cpu": cpu, "run": run, "headline": headline}
+
+
+# ---- the sheet ---------------------------------------------------------------------------------------------------
+
+
+HEADER = """# Exercises: the instructor's answer sheet
+
+Written by `stsnb answers` (`stsnb.answers`) from the notebooks and the committed runs: do not edit it here. The
+answers' prose is in `stsnb/templates/answers/<notebook>.md`; every number from our runs in it is read from a committed
+run when the sheet is written. Each exercise is quoted as its notebook prints it, then:
+
+- **Measured:** the exercise's own run, the notebook in the `class` profile with the exercise's change
+  (`papermill_runs/exercises/<notebook>/<n>/`, made by `stsnb answers --run <notebook>:<n>`), on the cores it names;
+- *not measured* marks a number no committed run records yet, with the command that would measure it; an answer
+  that says "expected" is what the paper and the mechanism predict, for the students' runs to decide;
+- "computed here" marks a number computed for this sheet in a few lines (no training), with how.
+
+Section, table and equation numbers are the papers' own."""
+
+
+def _render(template: str, names: Mapping[str, Any], where: str) -> str:
+    import jinja2
+
+    environment = jinja2.Environment(undefined=jinja2.StrictUndefined, keep_trailing_newline=False, autoescape=False)
+    try:
+        return environment.from_string(template).render(**names).strip()
+    except jinja2.TemplateError as err:
+        raise ValueError(f"{where}: {err}") from err
+
+
+def exercise_header(notebook: str, answer: Answer, ex: RunView) -> str:
+    """The line under an exercise: its measured runtime and what the run changed, or that it needs no run."""
+    if answer.overrides is None:
+        return "*No run:* answered without training (its runtime is the notebook's own line)."
+    changes = ", ".join(f"`{key} = {value!r}`" for key, value in answer.overrides.items())
+    if not ex.exists:
+        ex.missing.append(f"{notebook}: exercise {answer.number} has no run ({ex.how})")
+        return f"*Measured:* {NOT_MEASURED} yet ({ex.how} runs the notebook with {changes})."
+    cores = summary.read_env(ex.folder).get("cpu_count")
+    on = f" on {cores} CPU cores" if isinstance(cores, int) else ""
+    return f"*Measured:* {ex.seconds()}{on}, the whole notebook with {changes} (run at commit {ex.commit()})."
+
+
+def notebook_section(
+    notebook: str,
+    out: Path = DEFAULT_OUT,
+    notebooks_dir: Path = NOTEBOOKS_DIR,
+    templates: Path = TEMPLATES,
+    missing: list[str] | None = None,
+) -> str:
+    """One notebook's part of the sheet: its title, the introduction, then each exercise quoted with its measured
+    runtime and its answer. The answers must match the notebook's exercises one to one."""
+    path = Path(notebooks_dir) / f"{notebook}.ipynb"
+    missing = [] if missing is None else missing
+    source = load_source(notebook, templates)
+    items = exercises(path)
+    numbers = [int(_ITEM.match(item).group(1)) for item in items]
+    if numbers != sorted(source.answers):
+        raise ValueError(
+            f"{notebook}: the notebook numbers its exercises {numbers}, {notebook}.md answers {sorted(source.answers)}"
+        )
+    names = views(notebook, out, missing)
+    intro = _render(source.intro, names, f"{notebook}.md, introduction")
+    lines = [f"## {title(path)}", *(["", intro] if intro else [])]
+    for item, number in zip(items, numbers, strict=True):
+        answer = source.answers[number]
+        folder = exercise_dir(notebook, number, out) / notebook
+        ex = RunView(f"exercise {number}'s run", folder, notebook, how_to_run(notebook, number), missing)
+        text = _render(answer.text, {**names, "ex": ex}, f"{notebook}.md, answer {number}")
+        quoted = item.split(" ", 1)[1]
+        lines += ["", f"### Exercise {number}", "", f"> {quoted}", "", exercise_header(notebook, answer, ex), ""]
+        lines.append(text)
+    return "\n".join(lines)
+
+
+def sheet(
+    notebooks: Sequence[str] | None = None,
+    out: Path = DEFAULT_OUT,
+    notebooks_dir: Path = NOTEBOOKS_DIR,
+    templates: Path = TEMPLATES,
+    missing: list[str] | None = None,
+) -> str:
+    """The whole answer sheet: ``HEADER``, then ``notebook_section`` of every notebook that has an answers file (all
+    of ``notebooks_dir``'s notebooks must have one), in the notebooks' order."""
+    if notebooks is None:
+        notebooks = sorted(p.stem for p in Path(notebooks_dir).glob("*.ipynb"))
+        without = [name for name in notebooks if not (Path(templates) / f"{name}.md").is_file()]
+        if without:
+            raise ValueError(f"no answers file in {templates} for {without}")
+    sections = [notebook_section(name, out, notebooks_dir, templates, missing) for name in notebooks]
+    return "\n\n".join([HEADER, *sections]) + "\n"
+
+
+def write_sheet(path: Path = SHEET, **kwargs: Any) -> list[str]:
+    """Rewrite the sheet at ``path``; returns what no committed run measured yet (``RunView.missing``)."""
+    missing: list[str] = []
+    text = sheet(missing=missing, **kwargs)
+    Path(path).write_text(text)
+    return list(dict.fromkeys(missing))
+
+
+# ---- the exercises' runs ----------------------------------------------------------------------------------------
+
+
+def run_exercise(
+    notebook: str,
+    number: int,
+    out: Path = DEFAULT_OUT,
+    notebooks_dir: Path = NOTEBOOKS_DIR,
+    plans_dir: Path = PLANS_DIR,
+    templates: Path = TEMPLATES,
+    timeout: float | None = None,
+) -> Any:
+    """Run exercise ``number`` of ``notebook``: the notebook with ``exercise_parameters`` into ``exercise_dir``, as
+    ``stsnb run`` runs one notebook (kept only when it ends ``ok``; ``execution.run_notebook``). ``timeout``: the
+    base profile's plan timeout when None. Refuses an override the parameters cell does not assign."""
+    from . import execution
+
+    answer = load_source(notebook, templates).answers.get(number)
+    if answer is None:
+        raise PlanError(f"{notebook}: no answer {number} in {notebook}.md")
+    parameters = exercise_parameters(notebook, answer, plans_dir)
+    undeclared = sorted(set(parameters) - set(assigned_parameters(Path(notebooks_dir) / f"{notebook}.ipynb")))
+    if undeclared:
+        raise PlanError(f"{notebook}, exercise {number}: {undeclared} are not parameters of the notebook")
+    if timeout is None:
+        plan = load_plan(plan_path(str(parameters["profile"]), plans_dir))
+        timeout = plan.timeouts.get(notebook)
+    execution.check_kernel()
+    folder = exercise_dir(notebook, number, out)
+    folder.mkdir(parents=True, exist_ok=True)
+    record = {"notebook": notebook, "number": number, "overrides": answer.overrides}
+    (folder / "exercise.json").write_text(json.dumps(record, indent=1) + "\n")
+    return execution.run_notebook(notebook, parameters, Path(notebooks_dir), folder, timeout)

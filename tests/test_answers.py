@@ -1,0 +1,179 @@
+"""``stsnb.answers``: the answer sheet written from the notebooks' exercises, the answers' templates and the committed
+runs (no notebook is executed here: exercise runs are faked as folders, and ``run_exercise``'s runner is replaced)."""
+
+from __future__ import annotations
+
+import json
+
+import nbformat
+import pytest
+import yaml
+
+from stsnb import answers, claims, cli, plans
+
+QUOTE = claims.quote("Section 4.2", "Stage 2 improves on stage 1.")
+
+
+def write_notebook(folder, name: str, exercises: list[str]) -> None:
+    cells = [
+        nbformat.v4.new_markdown_cell(f"# {name[:2]} · A notebook\n\nIntro."),
+        nbformat.v4.new_code_cell("seed = 0\nlr = 0.1\nprofile = 'class'", metadata={"tags": ["parameters"]}),
+        nbformat.v4.new_markdown_cell("## Summary\n\nExercises (each with a runtime):\n" + "\n".join(exercises)),
+    ]
+    nbformat.write(nbformat.v4.new_notebook(cells=cells), folder / f"{name}.ipynb")
+
+
+def write_run(folder, notebook: str, metrics: dict, seconds: float | None = None, params: dict | None = None) -> None:
+    folder.mkdir(parents=True)
+    (folder / "STATUS").write_text("ok\n")
+    (folder / "metrics.json").write_text(json.dumps(metrics))
+    (folder / "env.json").write_text(json.dumps({"git_sha": "a" * 40, "cpu_count": 2}))
+    (folder / "params.yaml").write_text(yaml.safe_dump(params or {}))
+    papermill = {"duration": seconds} if seconds is not None else {}
+    (folder / f"{notebook}.ipynb").write_text(json.dumps({"cells": [], "metadata": {"papermill": papermill}}))
+
+
+TEMPLATE = """The class run's headline: {{ headline() }}.
+
+## 1
+overrides: {lr: 0.5}
+**Learning rate.** The class run scored {{ cls.metric("scores", "avg", fmt=".2f") }}; with the exercise's rate
+{{ ex.metric("scores", "avg", fmt=".2f") }}, {{ ex.claim("stage 2 beats stage 1") }}.
+
+## 2
+overrides: none
+**By hand.** Nothing to run; the cpu run had {{ cpu.param("seeds") }} seeds.
+"""
+
+
+@pytest.fixture
+def world(tmp_path):
+    """A notebook with two exercises, its answers file, a class run with a headline, a cpu run, exercise 1's run."""
+    notebooks, templates, out = tmp_path / "notebooks", tmp_path / "templates", tmp_path / "runs"
+    for folder in (notebooks, templates):
+        folder.mkdir()
+    write_notebook(
+        notebooks,
+        "10_x",
+        [
+            "1. Set `lr = 0.5`. *Runtime:* about",
+            "   3 min on 2 cores. *Hint:* look.",
+            "2. Prove it. *Runtime:* no run.",
+        ],
+    )
+    (templates / "10_x.md").write_text(TEMPLATE)
+    lead = claims.claim("stage 2 beats stage 1", {"seed 0": (1.5, 0.5, 2.5)}, paper_quote=QUOTE, headline=True)
+    write_run(out / "class" / "10_x", "10_x", {"claims": [lead], "scores": {"avg": 61.234}}, 150.0)
+    three = {"seed 0": (4.0, 1.88, 6.0), "seed 1": (5.0, 2.0, 8.41), "seed 2": (5.94, 3.0, 7.0)}
+    cpu_lead = claims.claim("stage 2 beats stage 1", three, paper_quote=QUOTE)
+    write_run(out / "cpu" / "10_x", "10_x", {"claims": [cpu_lead]}, 1200.0, {"seeds": [0, 1, 2]})
+    changed = claims.claim("stage 2 beats stage 1", {"seed 0": (0.2, -0.8, 1.2)}, paper_quote=QUOTE)
+    folder = answers.exercise_dir("10_x", 1, out) / "10_x"
+    write_run(folder, "10_x", {"claims": [changed], "scores": {"avg": 59.0}}, 412.0)
+    return {"notebooks_dir": notebooks, "templates": templates, "out": out}
+
+
+def test_exercises_are_read_as_the_notebook_numbers_them(world):
+    items = answers.exercises(world["notebooks_dir"] / "10_x.ipynb")
+    assert items == [
+        "1. Set `lr = 0.5`. *Runtime:* about 3 min on 2 cores. *Hint:* look.",
+        "2. Prove it. *Runtime:* no run.",
+    ]
+    assert answers.title(world["notebooks_dir"] / "10_x.ipynb") == "10 · A notebook"
+
+
+def test_an_answers_file_splits_into_the_intro_and_one_answer_per_exercise():
+    source = answers.parse_source(TEMPLATE)
+    assert source.intro == "The class run's headline: {{ headline() }}."
+    assert source.answers[1].overrides == {"lr": 0.5} and source.answers[2].overrides is None
+    assert source.answers[2].text.startswith("**By hand.**")
+    with pytest.raises(ValueError, match="answer 1: its first line must be 'overrides"):
+        answers.parse_source("## 1\n**No overrides line.**\n")
+    with pytest.raises(ValueError, match="answer 3 appears twice"):
+        answers.parse_source("## 3\noverrides: none\na\n## 3\noverrides: none\nb\n")
+
+
+def test_the_sheet_reads_every_number_from_the_runs_and_the_exercise_runs_duration(world):
+    missing: list[str] = []
+    text = answers.notebook_section("10_x", missing=missing, **world)
+    assert text.startswith("## 10 · A notebook\n\nThe class run's headline: stage 2 beats stage 1: class +1.50")
+    assert "class +1.50 [+0.50, +2.50], supported (1 seed); cpu +4.98 [+1.88, +8.41], supported (3 seeds)." in text
+    assert "### Exercise 1\n\n> Set `lr = 0.5`. *Runtime:* about 3 min on 2 cores. *Hint:* look." in text
+    assert (
+        "*Measured:* 412 s (about 7 min) on 2 CPU cores, the whole notebook with `lr = 0.5` (run at commit aaaaaaa)."
+        in (text)
+    )
+    assert (
+        "The class run scored 61.23; with the exercise's rate\n59.00, +0.20 [-0.80, +1.20], unresolved (1 seed)."
+        in text
+    )
+    assert "*No run:* answered without training" in text and "the cpu run had [0, 1, 2] seeds" in text
+    assert missing == []
+
+
+def test_what_no_run_recorded_is_marked_not_measured_with_the_command_that_measures_it(world):
+    (world["templates"] / "10_x.md").write_text(TEMPLATE.replace('"scores", "avg"', '"scores", "dev"', 1))
+    for path in (answers.exercise_dir("10_x", 1, world["out"]) / "10_x").iterdir():
+        path.unlink()
+    missing: list[str] = []
+    text = answers.notebook_section("10_x", missing=missing, **world)
+    assert "*not measured* (the committed class run of 10_x has no `scores > dev`:" in text
+    assert "*Measured:* *not measured* yet (`stsnb answers --run 10_x:1` runs the notebook with `lr = 0.5`)." in text
+    assert "10_x: exercise 1 has no run (`stsnb answers --run 10_x:1`)" in missing
+
+
+def test_answers_that_do_not_match_the_notebooks_exercises_are_refused(world):
+    (world["templates"] / "10_x.md").write_text(TEMPLATE + "\n## 3\noverrides: none\nA third.\n")
+    with pytest.raises(ValueError, match=r"numbers its exercises \[1, 2\], 10_x.md answers \[1, 2, 3\]"):
+        answers.notebook_section("10_x", **world)
+    (world["templates"] / "10_x.md").write_text(TEMPLATE.replace("{{ headline() }}", "{{ headlines() }}"))
+    with pytest.raises(ValueError, match="10_x.md, introduction: 'headlines' is undefined"):
+        answers.notebook_section("10_x", **world)
+
+
+def test_an_exercise_runs_the_class_values_with_its_overrides(world, tmp_path, monkeypatch):
+    from stsnb import execution
+
+    plans_dir = tmp_path / "plans"
+    plans_dir.mkdir()
+    (plans_dir / "class.yaml").write_text(
+        "description: d\ntimeout: 600\nnotebooks: {10_x: {profile: class, seed: 1}}\n"
+    )
+    calls = []
+    monkeypatch.setattr(execution, "check_kernel", lambda: None)
+    monkeypatch.setattr(execution, "run_notebook", lambda *args: calls.append(args) or "outcome")
+    kwargs = dict(out=world["out"], notebooks_dir=world["notebooks_dir"], plans_dir=plans_dir)
+    assert answers.run_exercise("10_x", 1, templates=world["templates"], **kwargs) == "outcome"
+    name, parameters, _, folder, timeout = calls[0]
+    assert (name, parameters, timeout) == ("10_x", {"profile": "class", "seed": 1, "lr": 0.5}, 600.0)
+    assert folder == answers.exercise_dir("10_x", 1, world["out"])
+    assert json.loads((folder / "exercise.json").read_text())["overrides"] == {"lr": 0.5}
+    with pytest.raises(plans.PlanError, match="answered without a run"):
+        answers.run_exercise("10_x", 2, templates=world["templates"], **kwargs)
+    (world["templates"] / "10_x.md").write_text(TEMPLATE.replace("{lr: 0.5}", "{lr: 0.5, epochs: 3}"))
+    with pytest.raises(plans.PlanError, match=r"\['epochs'\] are not parameters of the notebook"):
+        answers.run_exercise("10_x", 1, templates=world["templates"], **kwargs)
+
+
+def test_every_notebook_has_an_answer_per_exercise_and_every_run_parameter_exists():
+    for path in sorted(plans.NOTEBOOKS_DIR.glob("*.ipynb")):
+        source = answers.load_source(path.stem)
+        assert sorted(source.answers) == list(range(1, len(answers.exercises(path)) + 1)), path.stem
+        declared = set(plans.assigned_parameters(path))
+        for answer in source.answers.values():
+            unknown = set(answer.overrides or {}) - declared
+            assert not unknown, f"{path.stem}, exercise {answer.number}: {unknown} are not parameters"
+
+
+def test_the_committed_sheet_is_what_the_committed_runs_write():
+    """docs/exercises_answers.md is written by ``stsnb answers``: after runs are redone, rewrite it."""
+    assert answers.SHEET.read_text() == answers.sheet(), "run `stsnb answers` to rewrite the answer sheet"
+
+
+def test_stsnb_answers_parses_exercises_and_checks_the_sheet(capsys):
+    args = cli.build_parser().parse_args(["answers", "--run", "10_pcc_tuning:2,3", "--check"])
+    assert args.run == [("10_pcc_tuning", [2, 3])] and args.check
+    with pytest.raises(SystemExit):
+        cli.build_parser().parse_args(["answers", "--run", "10_pcc_tuning"])
+    assert cli.main(["answers", "--check"]) == 0
+    assert "exercises_answers.md is up to date" in capsys.readouterr().out

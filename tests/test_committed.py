@@ -1,0 +1,91 @@
+"""``stsnb.committed``: a claim's result in the committed cpu runs (read-only), as a class notebook prints it beside
+its own; and summary.md's mark on a notebook's headline claim."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import markdown_tables as md
+import yaml
+
+from stsnb import claims, committed, summary
+from stsnb.plans import DEFAULT_OUT, load_plan
+
+Q = claims.quote("Section 4.2", "Stage 2 improves on stage 1.")
+RESULT = re.compile(
+    r"^cpu: [+-]\d+\.\d\d \[[+-]\d+\.\d\d, [+-]\d+\.\d\d\](, margin ±\S+)?, "
+    r"(supported|contradicted|unresolved|equivalent|not tested) \(\d+ seeds?\)$"
+)
+
+
+def committed_claims() -> list[tuple[str, dict]]:
+    """(notebook, row) of every claim row in the committed cpu runs."""
+    folders = sorted(p for p in (DEFAULT_OUT / "cpu").iterdir() if (p / "metrics.json").is_file())
+    return [(folder.name, row) for folder in folders for row in summary.claim_rows(folder)]
+
+
+def test_every_claim_of_the_committed_cpu_runs_reads_as_its_row_says():
+    rows = committed_claims()
+    assert len({name for name, _ in rows}) >= 4, "the training notebooks' committed cpu runs hold claims"
+    assert any(row.get("seeds") == 3 for _, row in rows), "some claim stands on 3 training seeds"
+    for name, row in rows:
+        text = committed.cpu_result(name, row["claim"])
+        assert RESULT.match(text), text
+        assert text.startswith(f"cpu: {row['difference']:+.2f} [{row['low']:+.2f}, {row['high']:+.2f}]"), text
+        assert text.endswith(f", {row['verdict']} ({claims.seeds_text(row)})"), text
+        assert ("margin ±" in text) == claims.is_equivalence(row)
+
+
+def test_a_claim_the_committed_runs_lack_says_so():
+    name, row = committed_claims()[0]
+    assert committed.cpu_result(name, row["claim"] + " (reworded)") == "cpu: no committed run of this claim"
+    assert committed.cpu_result("99_no_such_notebook", row["claim"]) == "cpu: no committed run of this claim"
+
+
+def write_cpu_run(root: Path, notebook: str, rows: list[dict]) -> None:
+    folder = root / "cpu" / notebook
+    folder.mkdir(parents=True)
+    (folder / "STATUS").write_text("ok\n")
+    (folder / "metrics.json").write_text(json.dumps({"claims": rows}))
+
+
+def synthetic_rows() -> list[dict]:
+    seeds = {"seed 0": (6.79, 4.10, 9.49), "seed 1": (5.21, 2.95, 7.40), "seed 2": (4.0, 1.88, 6.0)}
+    return [
+        claims.claim("stage 2 beats  stage 1", seeds, paper_quote=Q, headline=True),
+        claims.claim(
+            "the template hardly matters",
+            {"seed 0": (0.2, -0.3, 0.6)},
+            paper_quote=Q,
+            margin=1.0,
+            margin_reason="the paper's spread",
+        ),
+    ]
+
+
+def test_cpu_result_on_synthetic_rows_matches_the_text_up_to_white_space(tmp_path):
+    write_cpu_run(tmp_path, "10_x", synthetic_rows())
+    result = committed.cpu_result("10_x", "stage 2 beats stage 1", runs_dir=tmp_path)
+    assert result == "cpu: +5.33 [+1.88, +9.49], supported (3 seeds)"
+    robust = committed.cpu_result("10_x", "the template hardly matters", runs_dir=tmp_path)
+    assert robust == "cpu: +0.20 [-0.30, +0.60], margin ±1, equivalent (1 seed)"
+    assert committed.cpu_result("10_x", "Stage 2 beats stage 1", runs_dir=tmp_path).endswith("of this claim")
+
+
+def test_summary_marks_the_headline_claim_and_reads_old_rows_as_not_headlines(tmp_path):
+    (tmp_path / "plans").mkdir()
+    plan_file = tmp_path / "plans" / "cpu.yaml"
+    plan_file.write_text(yaml.safe_dump({"description": "synthetic", "notebooks": {"10_x": {}, "20_old": {}}}))
+    write_cpu_run(tmp_path / "runs", "10_x", synthetic_rows())
+    old = {"claim": "an old claim", "verdict": "unresolved", "difference": 0.1, "low": -1.0, "high": 1.2}
+    write_cpu_run(tmp_path / "runs", "20_old", [old])
+    profile_dir = tmp_path / "runs" / "cpu"
+    plan = load_plan(plan_file)
+    outcomes = [summary.recorded_outcome(name, profile_dir) for name in plan.notebooks]
+    text = summary.summary_markdown(plan, outcomes, profile_dir)
+    claims_text = md.sections(text)["Claims"]
+    assert "`headline:` marks the claim a notebook leads with" in claims_text
+    shown = [row["claim"] for row in md.tables(claims_text)]
+    assert shown == ["headline: stage 2 beats  stage 1", "the template hardly matters", "an old claim"]
