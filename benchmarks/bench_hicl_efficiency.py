@@ -34,12 +34,7 @@ def main() -> None:
         f"(forward + backward, two dropout views), {rows[0]['threads']} threads"
     )
     print(efficiency.step_table(table))
-    longest = max(table)
-    print(
-        f"one step at {longest} tokens: {table[longest]['measured_ratio']:.2f}x faster in segments measured, "
-        f"{table[longest]['quadratic_ratio']:.0f}x by Section 3.3's pure-quadratic reading, "
-        f"{table[longest]['fitted_ratio']:.2f}x by the linear + quadratic fit"
-    )
+    print(efficiency.step_sentence(table))
     if args.json:
         with open(args.json, "w") as handle:
             json.dump({"rows": rows, "predictions": {str(k): v for k, v in table.items()}}, handle, indent=1)

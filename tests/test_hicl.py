@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from stsnb import claims as stsnb_claims
-from stsnb import evaluate
+from stsnb import evaluate, plots
 from stsnb import losses as L
 from stsnb.papers import hicl
 from stsnb.papers.hicl import efficiency, objectives, segments, variants
@@ -355,6 +355,33 @@ def _run(predictions, *, seed=0, best_step=20, weight_change=1e-3, method="simcs
     return hicl.RunOutcome(method, on, seed, predictions, scores, result, [], 12.0, 9.0)
 
 
+def test_histories_are_grouped_by_method_and_labelled_by_arm_and_seed():
+    from stsnb.train import TrainResult
+
+    def outcome(method, on, seed, dev):
+        history = [{"step": 0, "dev": dev}, {"step": 10, "epoch": 0, "loss": 3.2}, {"step": 10, "dev": dev + 1}]
+        return hicl.RunOutcome(method, on, seed, {}, {}, TrainResult(10, dev + 1, 10, 1.0, history), [], 1.0)
+
+    outcomes = {
+        ("simcse", "baseline", 0): outcome("simcse", False, 0, 66.5),
+        ("simcse", "+HiCL", 0): outcome("simcse", True, 0, 66.6),
+        ("sncse", "baseline", 0): outcome("sncse", False, 0, 27.0),
+    }
+    grouped = hicl.histories_by_method(outcomes)
+    assert list(grouped) == ["simcse", "sncse"]
+    assert list(grouped["simcse"]) == ["baseline seed 0", "+HiCL seed 0"]
+    assert grouped["sncse"]["baseline seed 0"] == outcomes[("sncse", "baseline", 0)].result.history
+
+
+def test_methods_line_names_what_runs_and_what_does_not():
+    assert hicl.methods_line(["simcse"], "simcse", [0], [0]) == (
+        "Table 1 in this run, each baseline without and with HiCL: SimCSE on seed 0; not run: ESimCSE, SNCSE "
+        "(`methods`)."
+    )
+    line = hicl.methods_line(["simcse", "esimcse", "sncse"], "simcse", [0, 1, 2], [0])
+    assert line.endswith("SimCSE on seeds 0, 1, 2; ESimCSE on seed 0; SNCSE on seed 0.")
+
+
 def test_every_table1_direction_is_the_sign_of_the_papers_own_row():
     rows = [name for name in hicl.TABLE1 if not name.endswith("+HiCL")]
     for row in rows:
@@ -492,13 +519,100 @@ def test_surprises_and_takeaway_are_written_from_the_run(gold_by_task):
 
 def test_step_predictions_and_table_on_synthetic_timings():
     rows = [
-        {"n_tokens": n, "mode": mode, "seconds": t, "slice_length": 32, "peak_added_mb": 1.0}
-        for n, mode, t in ((128, "whole", 1.0), (128, "segments", 0.8), (512, "whole", 8.0), (512, "segments", 2.0))
+        {"n_tokens": n, "mode": mode, "seconds": t, "slice_length": 32, "peak_added_mb": mb}
+        for n, mode, t, mb in (
+            (128, "whole", 1.0, 100.0),
+            (128, "segments", 1.25, 140.0),
+            (512, "whole", 8.0, 900.0),
+            (512, "segments", 2.0, 300.0),
+        )
     ]
     cost = efficiency.predictions(rows)
     assert cost[512]["measured_ratio"] == 4.0 and cost[512]["quadratic_ratio"] == 16
-    a, b = cost[512]["fit_a"], cost[512]["fit_b"]  # two lengths: the fit passes through both whole times
-    assert a * 128 + b * 128**2 == pytest.approx(1.0) and a * 512 + b * 512**2 == pytest.approx(8.0)
-    assert cost[512]["fitted_ratio"] == pytest.approx(8.0 / (a * 512 + b * 512 * 32))
+    # two lengths: a fit of two terms would pass through both whole times exactly and predict nothing
+    assert math.isnan(cost[512]["fitted_ratio"]) and math.isnan(cost[512]["fit_a"])
     table = efficiency.step_table(cost).splitlines()
-    assert len(table) == 3 and table[2].split()[:4] == ["512", "8.000", "2.000", "4.00"]
+    assert len(table) == 3 and table[2].split()[:6] == ["512", "8.000", "2.000", "4.00", "16.0", "-"]
+    assert efficiency.step_sentence(cost) == (
+        "one step at 512 tokens: 4.00x faster in segments, measured; 16x by Section 3.3's pure-quadratic reading; "
+        "no fit: 2 lengths would fix its two terms exactly, so it would predict nothing it was not given (3 or more "
+        "lengths are needed)"
+    )
+    assert efficiency.step_surprises(cost) == [
+        "at 128 tokens the segments' step took 1.250 s against 1.000 s whole (each the median of the timed steps)",
+        "at 128 tokens the segments' step added 140 MB to the process against 100 MB whole",
+    ]
+    three = rows + [
+        {"n_tokens": 256, "mode": m, "seconds": t, "slice_length": 32, "peak_added_mb": 1.0, "seconds_all": [t, t]}
+        for m, t in (("whole", 3.0), ("segments", 3.2))
+    ]
+    fitted = efficiency.predictions(three)
+    a, b = fitted[512]["fit_a"], fitted[512]["fit_b"]
+    assert fitted[512]["fitted_ratio"] == pytest.approx((a * 512 + b * 512**2) / (a * 512 + b * 512 * 32))
+    assert "by the linear + quadratic fit" in efficiency.step_sentence(fitted)
+    slower = efficiency.step_sentence({256: fitted[256]})
+    assert slower.startswith("one step at 256 tokens: the segments took 1.07x as long as the whole sequences")
+    assert "(each the median of 2 timed steps)" in efficiency.step_surprises(fitted)[2]
+
+
+def test_the_step_figure_has_plain_ticks_and_no_fit_through_two_lengths():
+    rows = [
+        {"n_tokens": n, "mode": mode, "seconds": t, "slice_length": 32, "peak_added_mb": 1.0}
+        for n, mode, t in ((128, "whole", 0.94), (128, "segments", 0.67), (256, "whole", 2.0), (256, "segments", 2.1))
+    ]
+    fig, axes = plots.figure(ncols=2, width=13)
+    efficiency.plot_step_costs(axes, efficiency.predictions(rows), 32, 4)
+    assert not any("fit" in line.get_label() for line in axes[1].get_lines())
+    fig.canvas.draw()
+    for ax in axes:
+        labels = [t.get_text() for t in ax.get_yticklabels() if t.get_visible() and t.get_text()]
+        assert labels and not any("times" in t or "^" in t for t in labels)  # 1, 2, 5: not 4 x 10^0
+    assert plots.figure_problems(fig) == []
+
+
+def _timed(n, whole, segments):
+    return [
+        {
+            "n_tokens": n,
+            "mode": m,
+            "seconds": sorted(t)[len(t) // 2],
+            "seconds_all": t,
+            "slice_length": 32,
+            "peak_added_mb": 1.0,
+        }
+        for m, t in (("whole", whole), ("segments", segments))
+    ]
+
+
+def test_the_efficiency_headline_is_a_claim_on_the_range_of_the_timed_steps():
+    """Section 3.3 at the longest length: whole minus segments seconds, the range of the timed steps; supported
+    only when the whole range is above 0, and not tested with a single timed step per mode."""
+    rows = _timed(128, [0.93, 0.95], [0.64, 0.66]) + _timed(512, [6.2, 6.3], [2.7, 2.8])
+    row = efficiency.step_claim(efficiency.predictions(rows), rows)
+    assert row["headline"] is True and row["claim"] == efficiency.STEP_CLAIM and row["n_tokens"] == 512
+    assert (row["low"], row["high"]) == (pytest.approx(6.2 - 2.8), pytest.approx(6.3 - 2.7))
+    assert row["verdict"] == "supported" and row["paper_quote"].startswith("Section 3.3:")
+    assert efficiency.step_claim_line(row).startswith("one SimCSE step at 512 tokens took 2.")
+    once = _timed(128, [0.94], [0.67]) + _timed(256, [2.01], [2.10])
+    slower = efficiency.step_claim(efficiency.predictions(once), once)
+    assert slower["verdict"] == "not tested" and "each mode timed at least twice" in slower["not_tested_because"]
+    assert "took 1.04x as long in segments of L = 32 as whole" in efficiency.step_claim_line(slower)
+
+
+def test_the_accuracy_headline_says_plainly_whether_the_cpu_seeds_reproduce_it():
+    row = {
+        "claim": "Table 1 (SimCSE-BERT-base): +HiCL beats SimCSE",
+        "difference": 0.44,
+        "low": 0.24,
+        "high": 0.64,
+        "verdict": "supported",
+        "seeds": 1,
+        "paper_difference": 1.54,
+    }
+    line = hicl.accuracy_headline_line(row, "cpu: +0.15 [-0.19, +0.64], unresolved (3 seeds)")
+    assert "was **not reproduced** at this scale: this run +0.44 [+0.24, +0.64], supported (1 seed)" in line
+    assert "cpu: +0.15 [-0.19, +0.64], unresolved (3 seeds)" in line and "one training seed" in line
+    held = hicl.accuracy_headline_line(row, "cpu: +1.20 [+0.40, +2.00], supported (3 seeds)")
+    assert "holds at cpu scale (cpu: +1.20" in held and "not reproduced" not in held
+    missing = hicl.accuracy_headline_line(row, "cpu: no committed run of this claim")
+    assert "not reproduced" in missing

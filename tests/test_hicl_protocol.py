@@ -363,3 +363,34 @@ def test_the_memory_plan_sees_each_arms_forward_under_either_truncation():
     # the paper plan's "auto": off where the rows fit without it (24 GiB), on where they do not (16 GiB)
     assert not any(r.checkpointing for r in plan_check.resolve_auto(list(rows.values()), 24))
     assert all(r.checkpointing for r in plan_check.resolve_auto(list(rows.values()), 16))
+
+
+# ---- one training step by hand (notebook 30's visible step) -------------------------------------------------------
+
+
+def test_seeded_loss_draws_the_same_dropout_masks_so_one_step_is_what_changes_the_loss():
+    """Notebook 30's visible step: SimCSE+HiCL's loss (Eq. 1-2) on one batch with dropout on is the same number on
+    two calls with the same seed (another seed gives another), and after one AdamW step it is lower."""
+    from stsnb import train
+
+    encoder = _minilm()  # its own copy: the step changes its weights
+    model = hicl.ContrastiveModel(encoder, "simcse", hicl.HiclSettings(True, 8), hicl.ObjectiveSettings(alpha=0.15))
+    model.train()  # dropout on: the positive is a second dropout pass
+    batch, _ = hicl.make_examples(encoder.tokenizer, SENTENCES, 64, "simcse")
+    first = hicl.seeded_loss(model, batch, 3, grad=False)
+    assert set(model.last_parts) == {"global", "local"}  # both terms of alpha L_l + (1 - alpha) L_g
+    assert hicl.seeded_loss(model, batch, 3, grad=False).item() == pytest.approx(first.item(), rel=1e-6)
+    assert hicl.seeded_loss(model, batch, 4, grad=False).item() != pytest.approx(first.item(), rel=1e-6)
+    loss = hicl.seeded_loss(model, batch, 3)
+    assert loss.requires_grad and loss.item() == pytest.approx(first.item(), rel=1e-6)
+    optimizer = torch.optim.AdamW(train.default_param_groups(model, 0.0), lr=1e-4)
+    loss.backward()
+    optimizer.step()
+    after = hicl.seeded_loss(model, batch, 3, grad=False).item()
+    assert after < first.item()
+    record = hicl.step_record(first.item(), after, {"global": 3.1, "local": 2.9, "alpha": 0.15}, len(batch), 1.2)
+    assert record["sentences"] == 4 and record["alpha"] == 0.15
+    line = hicl.step_line(record)
+    assert f"{first.item():.4f} before it (L_g 3.1000, L_l 2.9000, alpha 0.15)" in line and f"{after:.4f} after" in line
+    baseline = {name: value for name, value in record.items() if name not in ("local", "alpha")}
+    assert "L_l" not in hicl.step_line(baseline)  # a baseline's loss has no local term

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 import torch
 
@@ -187,6 +189,47 @@ def test_layerwise_lr_decay_from_the_top_layer(minilm):
     head_lr = {id(p): g["lr"] for g in with_head for p in g["params"]}
     assert head_lr[id(named["head.weight"])] == head_lr[id(named["head.bias"])] == 7.0
     assert head_lr[id(named["encoder.backbone.encoder.layer.0.attention.self.query.weight"])] == 0.5**top
+
+
+# ---- one training step by hand (notebook 20's visible step) ----------------------------------------------------
+
+
+def test_inside_buffer_counts_the_predictions_within_x0_of_their_label():
+    prediction, target = torch.tensor([0.1, 1.0, 2.3, 4.8]), torch.tensor([0.0, 0.0, 2.0, 5.0])
+    assert reg.inside_buffer(prediction, target, 0.25) == pytest.approx(0.5)  # |0.1| and |0.2| are within 0.25
+    assert reg.inside_buffer(prediction, target, 0.0) == 0.0  # L1 / MSE: no buffer
+    loss = losses.smooth_k2(prediction, target, 2.0, 0.25, reduction="none")
+    assert loss[0] == loss[3] == 0 and (loss[1:3] > 0).all()  # inside the buffer Eq. 2 is zero
+    assert math.isnan(reg.inside_buffer(torch.zeros(0), torch.zeros(0), 0.25))
+    with pytest.raises(ValueError, match="shapes differ"):
+        reg.inside_buffer(torch.zeros(2), torch.zeros(3), 0.25)
+
+
+def test_one_smooth_k2_step_on_real_pairs_lowers_the_loss_of_that_batch(filtered):
+    """Notebook 20's visible step: Eq. 2 on a real batch, backward, one AdamW step with Table 1's groups, and the
+    same batch's loss after it is lower; the head gets ``head_lr``, the encoder's top layer ``lr``."""
+    encoder = reg.load_backbone("minilm-l6", max_length=64)  # its own copy: the step changes its weights
+    encoder.eval()  # no dropout: the loss before and after differ by the step alone
+    model = reg.seeded_model(encoder, seed=0)
+    k2, batch = reg.table2_loss("smooth_k2"), filtered.pairs[:16]
+    optimizer = reg.step_optimizer(model, 2e-4, head_lr=1e-3)
+    lr_of = {id(p): g["lr"] for g in optimizer.param_groups for p in g["params"]}
+    assert lr_of[id(model.head.weight)] == 1e-3
+    named = dict(model.named_parameters())
+    top = encoder.backbone.config.num_hidden_layers - 1
+    assert lr_of[id(named[f"encoder.backbone.encoder.layer.{top}.output.dense.weight"])] == 2e-4
+    clamped, _ = reg.scored_batch(model, batch, reg.STS_RANGE, "both")
+    assert clamped.min() >= 0 and clamped.max() <= 5  # Section 3.3's clamp, as in training
+    predicted, gold = reg.scored_batch(model, batch, reg.STS_RANGE)  # no clamp: every pair passes a gradient
+    assert gold.tolist() == pytest.approx([p.target for p in batch])
+    loss = k2(predicted, gold)
+    loss.backward()
+    optimizer.step()
+    after = k2(*reg.scored_batch(model, batch, reg.STS_RANGE)).item()
+    assert after < loss.item()
+    record = reg.step_record(k2, predicted, gold, loss.item(), after, 2.4)
+    assert record["pairs"] == 16 and record["inside_buffer"] == reg.inside_buffer(predicted, gold, 0.25)
+    assert f"{loss.item():.3f} before the step, {after:.3f} after it" in reg.step_line(record)
 
 
 # ---- training on real data ------------------------------------------------------------------------------------

@@ -141,6 +141,19 @@ def test_heldout_accuracy_rounds_regression_outputs_and_takes_the_classifiers_ar
     assert reg.heldout_accuracy(logits, heldout) == pytest.approx(75.0)
 
 
+def test_heldout_classes_line_shows_where_a_regression_head_lands_beside_the_gold_classes():
+    """A regression head pulled towards the middle of the scale reads most pairs of the frequent class 4 as 3:
+    below always guessing class 4, although every prediction is within one label of its gold."""
+    heldout = [reg.TrainingPair("a", "b", t) for t in (4.0, 4.2, 3.8, 4.4, 1.0)]
+    outputs = torch.tensor([3.4, 3.3, 3.6, 4.1, 1.2])
+    line = reg.heldout_classes_line(outputs, heldout, reg.STS_TASK)
+    assert (
+        line == "classes read 0:0% 1:20% 2:0% 3:40% 4:40% 5:0% | gold 0:0% 1:20% 2:0% 3:0% 4:80% 5:0% | accuracy 60.0%"
+    )
+    assert reg.heldout_accuracy(outputs, heldout, reg.STS_TASK) == pytest.approx(60.0)
+    assert reg.class_shares(torch.tensor([0, 2, 2, 2]), 3) == [25.0, 0.0, 75.0]
+
+
 def test_table1_runs_keep_each_run_and_give_its_metrics_and_line(gold):
     heldout = [reg.TrainingPair("a", "b", t) for t in (0.0, 1.0, 2.0, 2.0)]
     outcome = reg.Table1Run(_predictions(gold, 1.0, 0), _result(), torch.tensor([0.1, 1.2, 1.9, 0.4]))
@@ -160,10 +173,36 @@ def test_table1_runs_keep_each_run_and_give_its_metrics_and_line(gold):
     assert runs.trained[key] == claims.Trained(outcome.predictions, 15, 0.01, 70.0)
     assert runs.scores[key] == score and runs.curves[key] == [(0, 60.0), (15, 70.0)]
     assert runs.heldout_outputs[key] is outcome.heldout_outputs
+    assert runs.histories[key] == outcome.result.history
+    assert runs.labelled_histories() == {"smooth_k2 seed 1": outcome.result.history}
+    assert runs.labelled_histories(seed=0) == {}
     line = runs.line(key, outcome, reg.table2_loss("smooth_k2"), 12.4)
     assert line == (
         f"smollm2-135m-l6 seed 1 {'smooth_k2 k=2 x0=0.25':<28} avg {score['avg']:.2f}  best dev 70.00 @ step 15/30 "
         "(largest weight change 1.0e-02)  held-out NLI acc 75.0%  [12 s]"
+    )
+
+
+def test_dev_dips_name_the_runs_that_fell_below_their_start_before_rising():
+    def history(*dev):
+        return [{"step": 15 * i, "epoch": 0, "dev": d} for i, d in enumerate(dev)] + [{"step": 15, "loss": 1.0}]
+
+    text = reg.dev_dips(
+        {
+            "smooth_k2 seed 0": history(66.5, 65.0, 64.4, 68.0, 70.7),  # falls, then rises past its start
+            "cross_entropy seed 0": history(66.5, 67.3, 66.8),  # never below its start
+            "mse seed 0": history(66.5, 65.0, 66.0),  # falls and never comes back: its best is step 0
+            "one point": history(66.5),
+        }
+    )
+    lines = text.splitlines()
+    assert lines[0] == "1 of 3 runs fell below their untrained dev score before rising past it:"
+    assert lines[1] == (
+        "smooth_k2 seed 0: dev 66.50 at step 0, down to 64.40 at step 30 (-2.10), then up to its best 70.70 at step 60"
+    )
+    assert (
+        reg.dev_dips({"flat": history(66.5, 67.0)})
+        == "0 of 1 runs fell below their untrained dev score before rising past it."
     )
 
 
@@ -334,6 +373,46 @@ def test_sweep_comparison_puts_each_run_beside_its_table5_and_table6_rows(sweep)
     assert rows[-1]["paper_value"] == reg.REPORTED.value("Table 6", "BERT-base |u-v|")
 
 
+def test_a_table1_run_alone_in_its_table_is_not_printed_again_under_tables_5_and_6(sweep):
+    row, plan, runs, _ = sweep
+    evaluation = reg.Evaluation("all", 120, 0)
+    rows = sweeps.sweep_comparison(plan, runs, 0, evaluation, row, "raw", "cpu", table1_losses=list(reg.LOSSES))
+    # Translated ReLU's Table 2 run has no other (k, x0) beside it: its row is Table 1's, not repeated
+    assert [(r["table"], r["setting"].split(" vs ")[0]) for r in rows] == [
+        ("Table 5", "raw smooth_k2 k=2 x0=0.25"),
+        ("Table 6", "raw smooth_k2 k=2 x0=0.25"),
+        ("Table 5", "raw smooth_k2 k=3 x0=0.25"),
+        ("Table 6", "raw smooth_k2 k=2 x0=0.25 head |u-v|"),
+    ]
+    assert rows[0]["note"].startswith("cpu; the Table 1 run") and "Table 1" not in rows[2]["note"]
+    alone = reg.nli_sweep_plan(row, ["smooth_k2"], [], [])  # the class profile: Table 1's Smooth K2 and nothing else
+    alone_runs = {(v.label(), 0): runs[(v.label(), 0)] for v in alone}
+    assert sweeps.sweep_comparison(alone, alone_runs, 0, evaluation, row, "raw", "class", ["smooth_k2"]) == []
+    assert reg.scope_line(row, ["smooth_k2"], [], []).startswith("This run trains no Table 5 or Table 6 run")
+    assert reg.scope_line(row, ["smooth_k2"], [["smooth_k2", 3.0, 0.25]], ["|u-v|"]) == (
+        "Beyond Table 1's runs, this section trains 2 setting(s) per seed: smooth_k2 k=3 x0=0.25; "
+        "smooth_k2 k=2 x0=0.25 head |u-v|."
+    )
+
+
+def test_plan_line_says_which_arms_train_and_what_the_headline_compares():
+    class_line = reg.plan_line(reg.STS_TASK, "rounded", ["smooth_k2"], [0], [0])
+    assert class_line.startswith("This run's Table 1 (1 run): smooth_k2 on seed 0; it trains no cross entropy")
+    assert "the headline is not run" in class_line
+    cpu_line = reg.plan_line(reg.STS_TASK, "rounded", list(reg.LOSSES), [0], [0, 1, 2])
+    assert cpu_line.startswith("This run's Table 1 (10 runs): cross_entropy, l1, translated_relu, mse, smooth_k2, ")
+    assert "smooth_k2_rounded on seed 0; cross_entropy, smooth_k2_rounded on seeds 1, 2;" in cpu_line
+    assert cpu_line.endswith("the headline compares smooth_k2_rounded with cross_entropy on the same rounded labels.")
+    assert "confounded" in reg.plan_line(reg.STS_TASK, "continuous", list(reg.LOSSES), [0], [0])
+    assert "no regression loss" in reg.plan_line(reg.NLI_TASK, "rounded", ["cross_entropy"], [0], [0])
+
+
+def test_the_baseline_cell_says_why_it_has_nothing_to_check():
+    from stsnb.papers.sts_regression import probe
+
+    assert "its Table 1 trains smooth_k2" in probe.no_headline_note(["smooth_k2"])
+
+
 def test_sweep_claims_equal_the_claims_built_by_hand(sweep):
     row, plan, runs, before = sweep
     table5 = sweeps.sweep_table5_claims(plan, runs, [0], row, before, margin=1.0, n_resamples=200)
@@ -379,39 +458,34 @@ def _claim(a: str, b: str, difference: float, paper: float | None, verdict="unre
 
 @pytest.fixture(scope="module")
 def table1_inputs():
-    losses = [*reg.LOSSES, "smooth_k2_rounded"]  # the headline's matched-label arm too: seven rows (a smoke failure)
+    losses = list(reg.LOSSES)
     scores = {
         ("smollm2-135m-l6", n, s): {"avg": 54.3 + 0.3 * i + 0.1 * s} for i, n in enumerate(losses) for s in (0, 1)
     }
-    curves = {("smollm2-135m-l6", n, 0): [(0, 66.4), (15, 66.0 + i), (30, 65.0 + i)] for i, n in enumerate(losses)}
-    curves[("smollm2-135m-l6", "smooth_k2", 1)] = [(0, 10.0), (15, 99.0)]  # another seed: not drawn
+    scores[("smollm2-135m-l6", "smooth_k2", 2)] = {"avg": 56.0}  # the headline's extra seed
     untrained = {"smollm2-135m-l6": {"avg": 55.24}}
     rows = [
         _claim(c.a, c.b, -0.4 + i, claims.paper_difference("Table 1", "BERT-base", c.a, c.b), seeds=1 + (i == 0))
         for i, c in enumerate(claims.TABLE1_CLAIMS)
     ]
-    return curves, scores, untrained, rows, losses
+    return scores, untrained, rows, losses
 
 
-def _levels(fig):
-    return next(ax for ax in fig.axes if ax.get_title().startswith("Ours"))
-
-
-def test_table1_figure_draws_each_seed_and_mean_as_points_and_no_text_collides(table1_inputs):
-    curves, scores, untrained, rows, losses = table1_inputs
-    fig = figures.table1(curves, scores, untrained, rows, losses, [0, 1], "avg", "all, the same 300 pairs per task")
-    panels = {ax.get_title().split(":")[0].split(" during")[0]: ax for ax in fig.axes}
+def test_table1_figure_draws_points_not_bars_and_no_text_collides(table1_inputs):
+    scores, untrained, rows, losses = table1_inputs
+    fig = figures.table1(scores, untrained, rows, losses, "avg", "all, the same 300 pairs per task")
+    panels = {ax.get_title().split(":")[0]: ax for ax in fig.axes}
     levels = panels["Ours"]
-    assert not levels.patches  # points: bars from zero would hide differences of a point or two
-    means = [round(float(np.mean([scores[("smollm2-135m-l6", n, s)]["avg"] for s in (0, 1)])), 4) for n in losses]
-    seeds_drawn, mean_drawn = levels.collections[: len(losses)], levels.collections[len(losses)]
-    assert [round(float(x), 4) for x, _ in mean_drawn.get_offsets()] == means  # one diamond per loss, in order
-    assert all(len(c.get_offsets()) == 2 for c in seeds_drawn)  # each seed's average beside the mean
-    assert [t.get_text() for t in levels.texts] == [f"{m:.2f}" for m in means]
-    (start,) = levels.get_lines()
-    assert list(start.get_xdata()) == [55.24, 55.24] and "untrained 55.24" in start.get_label()
-    assert [t.get_text() for t in levels.get_yticklabels()][-1] == "Smooth K2 rounded"
-    assert len(panels["STS-B dev"].get_lines()) == len(losses)  # the first seed's curves only
+    assert not levels.patches and levels.get_xlabel() == figures.TABLE1_NOTE  # points, and the figure says why
+    runs = [list(line.get_ydata()) for line in levels.get_lines() if line.get_label() == "runs"]
+    expected = [[v["avg"] for (_, n, _), v in scores.items() if n == name] for name in losses]
+    assert runs == expected  # every run of every arm, the headline's extra seed too
+    means = [float(t.get_text()) for t in levels.texts]
+    assert means == [round(float(np.mean(v)), 2) for v in expected]  # each mean labelled
+    untrained_line = next(line for line in levels.get_lines() if line.get_label() == "untrained")
+    assert list(untrained_line.get_ydata()) == [55.24, 55.24]
+    low, high = levels.get_ylim()
+    assert 0 < low < min(min(v) for v in expected) and high > max(max(v) for v in expected)  # the axis spans the points
     forest = panels["Table 1 claims"]
     assert [t.get_text().split("\n")[0] for t in forest.get_yticklabels()] == [f"{r['a']} - {r['b']}" for r in rows]
     assert forest.get_yticklabels()[0].get_text().endswith("unresolved (2 seeds)")
@@ -419,9 +493,11 @@ def test_table1_figure_draws_each_seed_and_mean_as_points_and_no_text_collides(t
 
 
 def test_table1_figure_without_claims_has_no_claims_panel(table1_inputs):
-    curves, scores, untrained, _, losses = table1_inputs
-    fig = figures.table1(curves, scores, untrained, [], losses, [0], "avg of stsb", "stsb, the same 32 pairs per task")
-    assert len(fig.axes) == 2 and plots.figure_problems(fig) == []
+    scores, untrained, _, losses = table1_inputs
+    fig = figures.table1(scores, untrained, [], losses, "avg of stsb", "stsb, the same 32 pairs per task")
+    assert len(fig.axes) == 1 and plots.figure_problems(fig) == []
+    one = figures.table1({("smollm2-135m-l6", "smooth_k2", 0): {"avg": 57.1}}, untrained, [], ["smooth_k2"], "avg", "x")
+    assert len(fig.axes) == 1 and plots.figure_problems(one) == []  # the class profile: one run
 
 
 def test_a_forest_of_one_claim_is_one_row_high_and_shows_the_margin():
@@ -510,20 +586,15 @@ def test_table4_memory_stacks_what_training_added_on_the_loaded_model():
     assert ax.get_ylim() == (0.0, pytest.approx(1.3 * 760.0))
 
 
-def test_table1_figure_of_two_backbones_offsets_their_points(table1_inputs):
-    curves, scores, untrained, rows, losses = table1_inputs
+def test_table1_figure_of_two_backbones_groups_their_points(table1_inputs):
+    scores, untrained, rows, losses = table1_inputs
     both = {**scores, **{("roberta-base", n, s): {"avg": 60.0 + i} for i, n in enumerate(losses) for s in (0,)}}
-    both_curves = {**curves, **{("roberta-base", n, 0): [(0, 50.0), (15, 60.0)] for n in losses}}
-    two = {**untrained, "roberta-base": {"avg": 40.0}}
-    fig = figures.table1(both_curves, both, two, rows, losses, [0], "avg", "all, every test pair")
-    levels = _levels(fig)
-    legend = [t.get_text() for t in levels.get_legend().get_texts()]
-    assert legend == [
-        "smollm2-135m-l6: mean of seeds",
-        "smollm2-135m-l6: untrained 55.24",
-        "roberta-base: mean of seeds",
-        "roberta-base: untrained 40.00",
-    ]
+    two = {**untrained, "roberta-base": {"avg": 58.0}}
+    fig = figures.table1(both, two, rows, losses, "avg", "all, every test pair")
+    levels = next(ax for ax in fig.axes if ax.get_title().startswith("Ours"))
+    labels = [t.get_text() for t in levels.get_legend().get_texts()]
+    assert labels == [f"{b} {what}" for b in two for what in ("untrained", "runs", "mean of the runs")]
+    assert len(levels.texts) == 2 * len(losses)  # each backbone's mean of each loss, labelled
     assert plots.figure_problems(fig) == []
 
 

@@ -15,7 +15,9 @@ Two different quantities, never set side by side:
   sliced, on the same backbone; ``measure`` runs each (length, mode) in a fresh process (``stsnb.memory``) so that
   each peak memory is its own. ``predictions`` sets the measurements beside (a) the pure-quadratic reading of
   Section 3.3 and (b) a fit ``t(n) = a n + b n^2`` of the whole-sequence times, whose segment prediction is
-  ``a n + b n L``. The paper reports no per-step time.
+  ``a n + b n L`` (from three lengths on: through two it is exact). The paper reports no per-step time.
+  ``step_sentence`` and ``step_surprises`` put the measurement in words; ``step_claim`` makes it the notebook's
+  headline claim (at its scale HiCL's accuracy gain of Table 1 is not reproduced; its efficiency is measured).
 """
 
 from __future__ import annotations
@@ -28,7 +30,8 @@ from typing import Literal
 
 import numpy as np
 
-from ... import plots
+from ... import claims, plots
+from .quotes import SECTION_3_3
 
 Mode = Literal["whole", "segments"]
 
@@ -150,10 +153,14 @@ def measure(
     return rows
 
 
+MIN_FIT_LENGTHS = 3  # a fit t = a n + b n^2 has two terms: through two lengths it is exact and predicts nothing
+
+
 def predictions(rows: Sequence[dict]) -> dict[int, dict[str, float]]:
     """Per length: measured whole / segment seconds and their ratio, the pure-quadratic ratio of Section 3.3
     (``n / L``: ``n^2`` against ``(n / L) L^2``), and the ratio a fit ``t = a n + b n^2`` of the whole times
-    predicts (``(a n + b n^2) / (a n + b n L)``)."""
+    predicts (``(a n + b n^2) / (a n + b n L)``). The fit needs ``MIN_FIT_LENGTHS`` lengths or more: through two it
+    passes exactly and tests nothing, so its ratio (and ``fit_a``, ``fit_b``) is NaN then."""
     whole = {r["n_tokens"]: r for r in rows if r["mode"] == "whole"}
     parts = {r["n_tokens"]: r for r in rows if r["mode"] == "segments"}
     lengths = sorted(set(whole) & set(parts))
@@ -161,7 +168,9 @@ def predictions(rows: Sequence[dict]) -> dict[int, dict[str, float]]:
         raise ValueError(f"need whole and segment timings at 2 or more lengths, got {lengths}")
     n = np.array(lengths, dtype=float)
     t = np.array([whole[k]["seconds"] for k in lengths])
-    (a, b), *_ = np.linalg.lstsq(np.stack([n, n**2], axis=1), t, rcond=None)
+    a = b = float("nan")
+    if len(lengths) >= MIN_FIT_LENGTHS:
+        (a, b), *_ = np.linalg.lstsq(np.stack([n, n**2], axis=1), t, rcond=None)
     out = {}
     for k in lengths:
         slice_length = parts[k]["slice_length"]
@@ -177,8 +186,99 @@ def predictions(rows: Sequence[dict]) -> dict[int, dict[str, float]]:
             "segments_mb": parts[k]["peak_added_mb"],
             "fit_a": float(a),
             "fit_b": float(b),
+            "repeats": len(whole[k].get("seconds_all", [])) or None,
         }
     return out
+
+
+def step_sentence(cost: Mapping[int, dict]) -> str:
+    """The longest length's step in words: how much faster (or slower) the segments were, Section 3.3's
+    pure-quadratic reading, and the fit's ratio, or why there is no fit (fewer than ``MIN_FIT_LENGTHS`` lengths)."""
+    n = max(cost)
+    r = cost[n]
+    ratio = r["measured_ratio"]
+    measured = (
+        f"{ratio:.2f}x faster in segments, measured"
+        if ratio >= 1
+        else f"the segments took {1 / ratio:.2f}x as long as the whole sequences, measured (a ratio of {ratio:.2f})"
+    )
+    text = f"one step at {n} tokens: {measured}; {r['quadratic_ratio']:.0f}x by Section 3.3's pure-quadratic reading"
+    if math.isfinite(r["fitted_ratio"]):
+        return text + f"; {r['fitted_ratio']:.2f}x by the linear + quadratic fit"
+    return text + (
+        f"; no fit: {len(cost)} lengths would fix its two terms exactly, so it would predict nothing it was not "
+        f"given ({MIN_FIT_LENGTHS} or more lengths are needed)"
+    )
+
+
+def step_surprises(cost: Mapping[int, dict]) -> list[str]:
+    """A sentence for each length where slicing did not pay as Section 3.3 leads one to expect: the segments' step
+    slower than the whole one, or adding more memory; with how many timed steps each time is (the median of)."""
+    out = []
+    for n, r in cost.items():
+        repeats = f"{r['repeats']} timed step{'s' * (r['repeats'] != 1)}" if r.get("repeats") else "the timed steps"
+        if r["measured_ratio"] < 1:
+            out.append(
+                f"at {n} tokens the segments' step took {r['segments_s']:.3f} s against {r['whole_s']:.3f} s whole "
+                f"(each the median of {repeats})"
+            )
+        if r["segments_mb"] > r["whole_mb"]:
+            out.append(
+                f"at {n} tokens the segments' step added {r['segments_mb']:.0f} MB to the process against "
+                f"{r['whole_mb']:.0f} MB whole"
+            )
+    return out
+
+
+STEP_CLAIM = (
+    "Section 3.3: a SimCSE training step is faster in segments of L tokens than on whole sequences, at the longest "
+    "length measured (seconds whole minus in segments)"
+)
+
+
+def step_claim(cost: Mapping[int, dict], rows: Sequence[dict]) -> dict:
+    """Section 3.3's efficiency as a claim row (``stsnb.claims.claim``), the notebook's headline (``headline``: True):
+    at the longest length of ``cost`` (``predictions`` of ``rows``), the median seconds of a step whole minus in
+    segments, with the **range over the timed steps** (lowest whole minus highest segments, highest whole minus
+    lowest segments; not a confidence interval). Supported when the whole range lies above 0. Tested only where each
+    mode was timed at least twice: one timed step has no range, and one interruption would decide it."""
+    n = max(cost)
+    timed = {
+        r["mode"]: [float(v) for v in (r.get("seconds_all") or [r["seconds"]])] for r in rows if r["n_tokens"] == n
+    }
+    whole, parts = timed["whole"], timed["segments"]
+    steps = min(len(whole), len(parts))
+    gap = (cost[n]["whole_s"] - cost[n]["segments_s"], min(whole) - max(parts), max(whole) - min(parts))
+    enough = claims.precondition(
+        "each mode timed at least twice", steps >= 2, f"{len(whole)} whole and {len(parts)} in segments at {n} tokens"
+    )
+    return claims.claim(
+        STEP_CLAIM,
+        {f"{steps} timed step{'s' * (steps != 1)} per mode": gap},
+        paper_quote=SECTION_3_3,
+        preconditions=[enough],
+        headline=True,
+        n_tokens=n,
+        slice_length=int(rows[0]["slice_length"]),
+        measured_ratio=cost[n]["measured_ratio"],
+        quadratic_ratio=cost[n]["quadratic_ratio"],
+        unit="seconds per step",
+    )
+
+
+def step_claim_line(row: Mapping) -> str:
+    """The efficiency headline in one sentence: the length, the seconds whole and in segments as a ratio, the
+    verdict (or why it was not tested)."""
+    verdict = claims.verdict_text(row)
+    if row.get("not_tested_because"):
+        verdict += f": {row['not_tested_because']}"
+    ratio, segments = row["measured_ratio"], f"in segments of L = {row['slice_length']}"
+    took = f"{ratio:.2f}x less time {segments} than" if ratio >= 1 else f"{1 / ratio:.2f}x as long {segments} as"
+    return (
+        f"one SimCSE step at {row['n_tokens']} tokens took {took} whole ({row['difference']:+.2f} s "
+        f"[{row['low']:+.2f}, {row['high']:+.2f}], the range of the timed steps; Section 3.3's attention count: "
+        f"{row['quadratic_ratio']:.0f}x): {verdict}"
+    )
 
 
 def training_speedup(baseline_seconds: Mapping[int, float], hicl_seconds: Mapping[int, float]) -> dict:
@@ -225,22 +325,25 @@ def training_sentence(
 
 
 def step_table(cost: Mapping[int, dict]) -> str:
-    """``predictions``' rows as a text table: seconds whole / in segments, their ratio, n / L, the fit's ratio, MB."""
+    """``predictions``' rows as a text table: seconds whole / in segments, their ratio, n / L, the fit's ratio ("-"
+    without a fit), MB."""
     lines = [
         f"{'tokens':>6} {'whole s':>8} {'segments s':>10} {'ratio':>6} {'n/L':>5} {'fit':>5} {'whole MB':>9} "
         f"{'segm. MB':>9}"
     ]
     for n, r in cost.items():
+        fit = f"{r['fitted_ratio']:>5.2f}" if math.isfinite(r["fitted_ratio"]) else f"{'-':>5}"
         lines.append(
             f"{n:>6} {r['whole_s']:>8.3f} {r['segments_s']:>10.3f} {r['measured_ratio']:>6.2f} "
-            f"{r['quadratic_ratio']:>5.1f} {r['fitted_ratio']:>5.2f} {r['whole_mb']:>9.0f} {r['segments_mb']:>9.0f}"
+            f"{r['quadratic_ratio']:>5.1f} {fit} {r['whole_mb']:>9.0f} {r['segments_mb']:>9.0f}"
         )
     return "\n".join(lines)
 
 
 def plot_step_costs(axes, cost: Mapping[int, dict], slice_length: int, batch_size: int) -> None:
     """Left: seconds per step against length (log-log), whole and in segments, beside a pure-quadratic and a linear
-    growth from the first point. Right: the measured ratio, the fit's and Section 3.3's ``n / L``."""
+    growth from the first point. Right: the measured ratio, the fit's (with ``MIN_FIT_LENGTHS`` lengths or more) and
+    Section 3.3's ``n / L``, with 1 (no faster) marked. Plain tick labels on every log axis."""
     n = np.array(sorted(cost))
     for mode, key in (("whole", "whole_s"), ("segments", "segments_s")):
         axes[0].plot(n, [cost[k][key] for k in n], marker="o", label=f"measured, {mode}")
@@ -255,12 +358,15 @@ def plot_step_costs(axes, cost: Mapping[int, dict], slice_length: int, batch_siz
         yscale="log",
     )
     axes[1].plot(n, [cost[k]["measured_ratio"] for k in n], marker="o", label="measured")
-    axes[1].plot(n, [cost[k]["fitted_ratio"] for k in n], marker="x", label=r"fit $a n + b n^2$")
+    fitted = [cost[k]["fitted_ratio"] for k in n]
+    if all(math.isfinite(f) for f in fitted):  # no fit through two lengths (``MIN_FIT_LENGTHS``)
+        axes[1].plot(n, fitted, marker="x", label=r"fit $a n + b n^2$")
+    axes[1].axhline(1.0, color="grey", linewidth=0.8, label="1: no faster")
     axes[1].plot(n, n / slice_length, linestyle=":", label="Section 3.3's reading, $n / L$")
     axes[1].set(title="one step: whole / segments time", xlabel="tokens per sequence", ylabel="ratio", xscale="log")
     axes[1].set_yscale("log")
-    plots.plain_log_ticks(axes[1].yaxis)  # ratios read as 2, 5, 10, not 2 x 10^0
     for ax in axes[:2]:
+        plots.plain_log_ticks(ax.yaxis)  # seconds and ratios read as 1, 2, 5, not 2 x 10^0
         plots.plain_log_ticks(ax.xaxis)
         ax.set_xticks(n, [str(k) for k in n])  # the measured lengths as token counts, not 10^2
         plots.legend_outside(ax, "below")  # off the curves, whatever the measured times

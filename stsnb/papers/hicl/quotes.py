@@ -1,5 +1,6 @@
 """The paper's sentences each claim of notebook 30 tests, as the paper prints them (``stsnb.claims.quote``): the
-``paper_quote`` of every claim row, with its section and table."""
+``paper_quote`` of every claim row, with its section and table: Table 1's accuracy claims (``TABLE1``) and Section
+3.3's efficiency (``SECTION_3_3``), the headline this notebook can show at its scale."""
 
 from __future__ import annotations
 
@@ -9,4 +10,10 @@ TABLE1 = quote(
     "Section 4.2, Table 1",
     "(iii) HiCL enhances the performance across nine backbone models, yet marginally underperforms (≤ 0.1) on three "
     "models employing the -base architecture.",
+)
+
+SECTION_3_3 = quote(
+    "Section 3.3",
+    "The longer the training corpus, the higher the benefit using HiCL. This suggests that our approach has a variety "
+    "of use cases, particularly in pre-training, due to its efficient encoding process.",
 )

@@ -1,10 +1,12 @@
-"""The record one training run leaves (``RunOutcome``): ``training`` writes it, ``results`` and ``protocol`` read it.
+"""The record one training run leaves (``RunOutcome``): ``training`` writes it, ``results`` and ``protocol`` read it;
+``histories_by_method`` groups the runs' training histories for the notebook's training curves.
 
 A module of its own so that training and the claims meet here rather than importing each other.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ...train import TrainResult
@@ -30,3 +32,14 @@ class RunOutcome:
     @property
     def dev_curve(self) -> list[tuple[int, float]]:
         return [(h["step"], h["dev"]) for h in self.result.history if "dev" in h]
+
+
+def histories_by_method(outcomes: Mapping[tuple[str, str, int], RunOutcome]) -> dict[str, dict[str, list[dict]]]:
+    """The training histories (``stsnb.train`` rows: the loss by step, the STS-B dev score by evaluation) of the
+    notebook's runs, keyed ``(method, "baseline" | "+HiCL", seed)``, grouped by method and labelled "arm seed N": one
+    figure per method (``stsnb.training_curves``), so that each method's curves keep their own scale (SNCSE's dev
+    score sits far below the others')."""
+    grouped: dict[str, dict[str, list[dict]]] = {}
+    for (method, arm, seed), outcome in outcomes.items():
+        grouped.setdefault(method, {})[f"{arm} seed {seed}"] = list(outcome.result.history)
+    return grouped

@@ -17,6 +17,7 @@ early checkpoint).
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping, Sequence
 
 from ... import claims, evaluate, stats
@@ -41,6 +42,21 @@ def task_predictions(encoder, tasks: str | Sequence[str] = "all", max_pairs: int
 
 
 spearman_scores = evaluate.spearman_scores
+
+
+def methods_line(
+    methods: Sequence[str], headline_method: str, headline_seeds: Sequence[int], seeds: Sequence[int]
+) -> str:
+    """One line on which of Table 1's baselines this run trains (each without and with HiCL), on which seeds, and
+    which it leaves out."""
+    trained = [
+        f"{PAPER_METHODS.get(m, m)} on seed{'s' * (len(on) > 1)} {', '.join(map(str, on))}"
+        for m in methods
+        for on in [list(headline_seeds if m == headline_method else seeds)]
+    ]
+    left_out = [PAPER_METHODS[m] for m in PAPER_METHODS if m not in methods]
+    line = f"Table 1 in this run, each baseline without and with HiCL: {'; '.join(trained)}"
+    return line + (f"; not run: {', '.join(left_out)} (`methods`)." if left_out else ".")
 
 
 def paired_difference(a: Predictions, b: Predictions, n_resamples: int = 2000, seed: int = 0):
@@ -201,6 +217,27 @@ def surprises(outcome: RunOutcome, queue_size: int = 0, batch_size: int = 1) -> 
             )
         notes.append(note)
     return notes
+
+
+def accuracy_headline_line(row: Mapping, cpu_text: str) -> str:
+    """The paper's accuracy headline (Table 1: +HiCL beats its baseline) as this run measured it, beside the committed
+    cpu run's result on its seeds (``cpu_text``, ``stsnb.committed.cpu_result``), said plainly: reproduced only
+    where the cpu run supports it on two seeds or more; a verdict on one seed is that seed's test pairs alone."""
+    ours = f"{row['difference']:+.2f} [{row['low']:+.2f}, {row['high']:+.2f}], {claims.verdict_text(row)}"
+    paper = f"paper {row['paper_difference']:+.2f}" if row.get("paper_difference") is not None else "paper: no row"
+    held = re.search(r"\bsupported \((\d+) seeds\)", cpu_text)
+    if held and int(held.group(1)) >= 2:
+        return (
+            f"The paper's accuracy headline, {row['claim']} ({paper}), holds at cpu scale ({cpu_text}); this run: "
+            f"{ours}."
+        )
+    one_seed = " A verdict on one training seed is that seed's test pairs alone, not evidence either way." * (
+        row.get("seeds", 1) == 1
+    )
+    return (
+        f"The paper's accuracy headline, {row['claim']} ({paper}), was **not reproduced** at this scale: this run "
+        f"{ours}; {cpu_text}.{one_seed}"
+    )
 
 
 def takeaway(

@@ -18,6 +18,7 @@
 - ``memory``: Table 4, peak training memory of regression vs InfoNCE, and the sanity check on it; the notebook's
   memory plan for ``stsnb run --check``.
 - ``figures``: the figures of Tables 1, 3, 4, 5 and 6 (a claims forest plot shared by them).
+- ``step``: one training step by hand (the optimizer of Table 1's runs, a batch's loss, the share inside the buffer).
 - ``reported``: the paper's numbers.
 """
 
@@ -59,10 +60,12 @@ from .recipes import (
 )
 from .reported import REPORTED, headlines
 from .scoring import Evaluation, compare
+from .step import inside_buffer, scored_batch, step_line, step_optimizer, step_record
 from .sweeps import (
     NLIVariant,
     answered_by_table1,
     nli_sweep_plan,
+    scope_line,
     stage2_sweep_plan,
     sweep_comparison,
     sweep_table5_claims,
@@ -74,9 +77,11 @@ from .table1 import (
     arm_loss,
     arm_task,
     arms_on_seed,
+    dev_dips,
     headline_labels_note,
     isolates,
     losses_on_seed,
+    plan_line,
     table1_job,
 )
 from .tasks import (
@@ -85,7 +90,9 @@ from .tasks import (
     STS_TASK,
     TASKS,
     Table1Task,
+    class_shares,
     heldout_accuracy,
+    heldout_classes_line,
     same_labels_task,
     table1_task,
 )

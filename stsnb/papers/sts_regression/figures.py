@@ -1,6 +1,6 @@
 """The notebook's figures of STS-Regression's tables, in the ``stsnb.plots`` style (text at 9 pt or more, legends off
-the data, bars from zero, or points where bars from zero would hide the differences): Table 1 (Section 4.1), Table 3
-(Section 4.2), Table 4 (Section 4.3), Tables 5 and 6 (Sections 4.4-4.5).
+the data, bars from zero, or points where bars from zero would hide the differences, as in Tables 1 and 3): Table 1
+(Section 4.1), Table 3 (Section 4.2), Table 4 (Section 4.3), Tables 5 and 6 (Sections 4.4-4.5).
 
 Each function takes the notebook's results and returns a figure (``None`` when there is nothing to draw, with
 the reason in a sentence the notebook prints instead of an empty panel).
@@ -70,65 +70,61 @@ LOSS_NAMES = {  # Table 1's row names, on two lines where they are long (tick la
 }
 
 
+TABLE1_NOTE = "points, not bars: the losses lie a few points apart (the axis does not start at 0)"
+
+
 def table1(
-    curves: Mapping[tuple[str, str, int], Sequence[tuple[int, float]]],
     scores: Mapping[tuple[str, str, int], Mapping[str, float]],
     untrained: Mapping[str, Mapping[str, float]],
     claim_rows: Sequence[Mapping],
-    losses: Sequence[str],
-    seeds: Sequence[int],
+    arms: Sequence[str],
     average_name: str,
     scope: str,
 ) -> Figure:
-    """Table 1 (Section 4.1) on our runs, by backbone (the keys of ``untrained``, its scores before fine-tuning):
-    the STS-B dev curve of each loss on the first of ``seeds`` (step 0 is the untrained encoder); each loss's test
-    average per seed and its mean over ``seeds`` as points (the losses differ by a point or two, which bars from zero
-    would hide), the untrained encoder's as a dashed line; below
-    them, when there are any, the Table 1 claims ``a - b`` of ``claim_rows`` with their intervals beside the
-    paper's differences (``claims_forest``)."""
+    """Table 1 (Section 4.1) on our runs, by backbone (the keys of ``untrained``, its scores before fine-tuning).
+    Top: each arm's test average as a **point** per training run (``scores`` by (backbone, arm, seed): every seed it
+    ran on), their mean as a short bar labelled with its value, and the untrained encoder as a dashed line. Not bars
+    from zero: the losses lie a few points apart near 55-60, which bars from zero would flatten into equal heights
+    (``TABLE1_NOTE`` says so on the figure). Below, when there are any, the Table 1 claims ``a - b`` of
+    ``claim_rows`` with their intervals beside the paper's differences (``claims_forest``). The training curves are
+    ``stsnb.training_curves``' figure."""
     backbones = list(untrained)
-    layout = [["curves", "levels"]] + ([["claims", "claims"]] if claim_rows else [])
-    ratios = [4.0] + ([0.8 + 0.55 * len(claim_rows)] if claim_rows else [])
-    fig = plots.blank_figure(14.0 + 2.0 * (len(backbones) - 1), sum(ratios) + 0.8)
-    panels = fig.subplot_mosaic(layout, height_ratios=ratios, width_ratios=[1.0, 1.2])
-    ax = panels["curves"]
-    styles = ["-", "--", ":", "-."]
-    for (backbone, name, run_seed), points in curves.items():
-        if points and run_seed == seeds[0]:  # the colour names the loss, the line style the backbone
-            steps, values = zip(*points, strict=True)
-            style = {"color": f"C{list(losses).index(name)}", "linestyle": styles[backbones.index(backbone) % 4]}
-            ax.plot(steps, values, marker="o", label=name if len(backbones) == 1 else f"{backbone} {name}", **style)
-    ax.set(title=f"STS-B dev during fine-tuning, seed {seeds[0]}", xlabel="optimizer step (0: untrained)")
-    ax.set_ylabel(SPEARMAN)
-    plots.legend_outside(ax)
-
+    layout = [["levels"]] + ([["claims"]] if claim_rows else [])
+    ratios = [3.8] + ([0.8 + 0.55 * len(claim_rows)] if claim_rows else [])
+    fig = plots.blank_figure(11.0 + 2.0 * (len(backbones) - 1), sum(ratios) + 0.8)
+    panels = fig.subplot_mosaic(layout, height_ratios=ratios)
     ax = panels["levels"]
-    y = np.arange(len(losses))  # one row per loss, the first on top; the untrained encoder a line per backbone
-    height = 0.8 / len(backbones)
+    x = np.arange(len(arms))
+    width = 0.8 / len(backbones)
     for i, backbone in enumerate(backbones):
-        offset = (i - (len(backbones) - 1) / 2) * height
-        per_seed = [[scores[(backbone, n, s)]["avg"] for s in seeds] for n in losses]
-        means = [float(np.mean(values)) for values in per_seed]
-        for row, values in enumerate(per_seed):
-            ax.scatter(values, [row + offset] * len(values), color=f"C{i}", alpha=0.35, s=18, zorder=2)
-        ax.scatter(means, y + offset, color=f"C{i}", marker="D", zorder=3, label=f"{backbone}: mean of seeds")
-        for row, mean in enumerate(means):
+        prefix = f"{backbone} " if len(backbones) > 1 else ""
+        colour = f"C{i}"
+        ax.axhline(untrained[backbone]["avg"], color=colour, linestyle="--", linewidth=1, label=f"{prefix}untrained")
+        offset = (i - (len(backbones) - 1) / 2) * width
+        for j, name in enumerate(arms):
+            values = [v["avg"] for (b, n, _), v in scores.items() if (b, n) == (backbone, name)]
+            if not values:
+                continue
+            ax.plot([x[j] + offset] * len(values), values, "o", color=colour, alpha=0.7, label=f"{prefix}runs")
+            mean = float(np.mean(values))
+            bar = [x[j] + offset - width / 3, x[j] + offset + width / 3]
+            ax.plot(bar, [mean] * 2, color=colour, linewidth=2.5, label=f"{prefix}mean of the runs")
             ax.annotate(
                 f"{mean:.2f}",
-                (mean, row + offset),
-                xytext=(0, 7),
+                (x[j] + offset + width / 3, mean),
+                xytext=(3, 0),
                 textcoords="offset points",
-                ha="center",
+                va="center",
                 fontsize=TEXT_PT,
             )
-        start = untrained[backbone]["avg"]
-        ax.axvline(start, color=f"C{i}", linestyle="--", linewidth=1.0, label=f"{backbone}: untrained {start:.2f}")
-    ax.set_yticks(y, [LOSS_NAMES.get(n, n).replace("\n", " ") for n in losses], fontsize=TEXT_PT)
-    ax.set_ylim(len(losses) - 0.4, -0.6)
-    ax.grid(False, axis="y")
-    ax.set(title=f"Ours: {average_name}, seeds {list(seeds)}\n({scope}; points, the axis does not start at 0)")
-    ax.set_xlabel(SPEARMAN)
-    plots.legend_outside(ax, where="below")
+    ax.set_xticks(x, [LOSS_NAMES.get(n, n) for n in arms])
+    ax.set_xlim(-0.6, len(arms) - 0.2)  # room for the last mean's label
+    ax.yaxis.set_major_locator(MaxNLocator(steps=[1, 2, 5, 10]))
+    ax.set(title=f"Ours: {average_name} of each run (points) and their mean (bar)\n({scope})", ylabel=SPEARMAN)
+    ax.set_xlabel(TABLE1_NOTE)
+    handles, labels = ax.get_legend_handles_labels()
+    unique = dict(zip(labels, handles, strict=True))  # one entry per backbone's runs and untrained line
+    plots.legend_outside(ax, handles=list(unique.values()), labels=list(unique.keys()))
 
     if claim_rows:
         claims_forest(

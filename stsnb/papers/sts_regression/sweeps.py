@@ -96,23 +96,53 @@ def stage2_sweep_plan(row: str, sweep: Sequence[Sequence]) -> list[LossSpec]:
 SweepRuns = Mapping[tuple[str, int], Trained]  # (variant label, training seed) -> the run, on one backbone
 
 
+def _table_group(plan: Sequence[NLIVariant], variant: NLIVariant, table: str, row: str) -> list[NLIVariant]:
+    """The runs of ``plan`` that share ``variant``'s rows of ``table``: Table 5's of its loss, Table 6's all."""
+    return [v for v in plan if table in v.tables(row) and (table == "Table 6" or v.loss.name == variant.loss.name)]
+
+
 def sweep_comparison(
-    plan: Sequence[NLIVariant], runs: SweepRuns, seed: int, evaluation: Evaluation, row: str, backbone: str, note: str
+    plan: Sequence[NLIVariant],
+    runs: SweepRuns,
+    seed: int,
+    evaluation: Evaluation,
+    row: str,
+    backbone: str,
+    note: str,
+    table1_losses: Sequence[str] = (),
 ) -> list[dict]:
     """Each run of ``plan`` on training seed ``seed`` beside the paper's Table 5 row (its loss, k, x0) and Table 6
     row (its head input) for the backbone ``row``, where the paper has one (``compare``); a run that kept its start
-    is flagged UNTRAINED in its note (``claims.with_flag``), beside the paper's trained number."""
+    is flagged UNTRAINED in its note (``claims.with_flag``), beside the paper's trained number. A Table 1 run of
+    ``table1_losses`` (``answered_by_table1``) is named so in its note, and left out where no other run shares its
+    table's rows: alone it would print Table 1's row again under another table's name."""
     out = []
     for variant in plan:
         trained = runs[(variant.label(), seed)]
         scores = evaluate.spearman_scores(trained.predictions)
-        flagged = with_flag(note, [trained])
+        from_table1 = answered_by_table1(variant, row, table1_losses)
+        flagged = with_flag(f"{note}; the Table 1 run" if from_table1 else note, [trained])
         for table in variant.tables(row):
+            if from_table1 and len(_table_group(plan, variant, table, row)) < 2:
+                continue
             setting = variant.loss.label() if table == "Table 5" else variant.concatenation
             out += compare(
                 scores, evaluation, table, f"{row} {setting}", our_setting=f"{backbone} {variant.label()}", note=flagged
             )
     return out
+
+
+def scope_line(row: str, table1_losses: Sequence[str], sweep: Sequence[Sequence], concatenations: Sequence[str]) -> str:
+    """One line on what Section 5 of notebook 20 trains on a backbone beyond Table 1's runs (``nli_sweep_plan`` less
+    ``answered_by_table1``): the settings, or that it trains none and so has no Table 5 or 6 claim."""
+    plan = nli_sweep_plan(row, table1_losses, sweep, concatenations)
+    extra = [v.label() for v in plan if not answered_by_table1(v, row, table1_losses)]
+    if not extra:
+        return (
+            "This run trains no Table 5 or Table 6 run beyond Table 1's (`sweep` and `ablation_concatenations` add "
+            "none): this section has no claim to test, and Table 1's rows are not printed again under these tables."
+        )
+    return f"Beyond Table 1's runs, this section trains {len(extra)} setting(s) per seed: {'; '.join(extra)}."
 
 
 def sweep_table5_claims(

@@ -1,6 +1,7 @@
 """Table 1's runs (Section 4.1): which arms train on which seed, one run as a picklable job for
 ``stsnb.distributed.run``, and what the notebook keeps of each run (its kept predictions and scores, the STS-B dev
-curve, the head's outputs and accuracy on held-out pairs of its task, the ``metrics.json`` entry and printed line).
+curve and training history, the head's outputs and accuracy on held-out pairs of its task, the ``metrics.json`` entry
+and printed line); which runs' dev score fell below its start before rising (``dev_dips``).
 
 An arm is a Table 1 loss trained on the notebook's task, or ``claims.ROUNDED_K2``: Smooth K2 trained on the class
 ids cross entropy learns (``tasks.same_labels_task``), the headline's regression arm on the STS analogue when
@@ -10,7 +11,7 @@ ids cross entropy learns (``tasks.same_labels_task``), the headline's regression
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from torch import Tensor
@@ -146,13 +147,15 @@ def table1_job(
 @dataclass
 class Table1Runs:
     """Every Table 1 run of a notebook by ``(backbone, loss, seed)``: what dev selection kept (``trained``, for the
-    claims), its scores, its STS-B dev curve, the head's outputs and accuracy on the held-out pairs of ``task``."""
+    claims), its scores, its STS-B dev curve and training history, the head's outputs and accuracy on the held-out
+    pairs of ``task``."""
 
     heldout: Sequence[TrainingPair]
     task: Table1Task = NLI_TASK
     trained: dict[Key, Trained] = field(default_factory=dict)
     scores: dict[Key, dict[str, float]] = field(default_factory=dict)
     curves: dict[Key, list[tuple[int, float]]] = field(default_factory=dict)
+    histories: dict[Key, list[dict]] = field(default_factory=dict)  # ``stsnb.train``'s rows: loss and dev by step
     heldout_outputs: dict[Key, Tensor] = field(default_factory=dict)
     heldout_accuracy: dict[Key, float] = field(default_factory=dict)
 
@@ -162,6 +165,7 @@ class Table1Runs:
         result = outcome.result
         self.trained[key], self.scores[key] = Trained.of(outcome.predictions, result), outcome.scores
         self.curves[key] = dev_curve(result)
+        self.histories[key] = list(result.history)
         self.heldout_outputs[key] = outcome.heldout_outputs
         self.heldout_accuracy[key] = heldout_accuracy(outcome.heldout_outputs, self.heldout, self.task)
         return {
@@ -169,6 +173,16 @@ class Table1Runs:
             "best_dev": result.best_score,
             **{k: getattr(result, k) for k in ("best_step", "steps", "weight_change")},
             f"heldout_{self.task.name}_accuracy": self.heldout_accuracy[key],
+        }
+
+    def labelled_histories(self, seed: int | None = None) -> dict[str, list[dict]]:
+        """The training histories (``stsnb.train`` rows) by a printable run label, "arm seed N" (the backbone first
+        when several ran), for ``stsnb.training_curves``; ``seed``: that training seed's runs only."""
+        several = len({b for b, _, _ in self.histories}) > 1
+        return {
+            f"{f'{b} ' if several else ''}{n} seed {s}": history
+            for (b, n, s), history in self.histories.items()
+            if seed is None or s == seed
         }
 
     def compare(self, backbone: str, name: str, row: str, evaluation: Evaluation, note: str) -> list[dict]:
@@ -201,3 +215,60 @@ class Table1Runs:
             f"{result.weight_change:.1e})  held-out {self.task.name.upper()} acc {self.heldout_accuracy[key]:.1f}%  "
             f"[{seconds:.0f} s]"
         )
+
+
+def dev_dips(histories: Mapping[str, Sequence[Mapping]]) -> str:
+    """Which runs' STS-B dev score fell below its step-0 value (the untrained encoder) before reaching its best, by how
+    much and where, from the history rows of ``stsnb.train`` (``labelled_histories``); a sentence per such run and one
+    that counts them. A fall that comes back is what checkpoint selection from step 0 guards against."""
+    lines, dipped = [], 0
+    for name, history in histories.items():
+        dev = [(int(r["step"]), float(r["dev"])) for r in history if r.get("dev") is not None]
+        if len(dev) < 2:
+            continue
+        (start_step, start), (best_step, best) = dev[0], max(dev, key=lambda point: (point[1], -point[0]))
+        before_best = [point for point in dev if point[0] < best_step]
+        low_step, low = min(before_best, key=lambda point: point[1]) if before_best else dev[0]
+        if low < start and best > start:
+            dipped += 1
+            lines.append(
+                f"{name}: dev {start:.2f} at step {start_step}, down to {low:.2f} at step {low_step} "
+                f"({low - start:+.2f}), then up to its best {best:.2f} at step {best_step}"
+            )
+    counted = sum(1 for h in histories.values() if sum(r.get("dev") is not None for r in h) >= 2)
+    head = f"{dipped} of {counted} runs fell below their untrained dev score before rising past it"
+    return "\n".join([head + (":" if lines else "."), *lines])
+
+
+def plan_line(
+    task: Table1Task, headline_targets: str, losses: Sequence[str], seeds: Sequence[int], headline_seeds: Sequence[int]
+) -> str:
+    """One line on what this run's Table 1 trains: each arm on which seeds (``arms_on_seed``), how many runs, and
+    which comparison of classification with regression it makes, if any (a profile may train one loss alone)."""
+    isolated = isolates(task, headline_targets, losses)
+    groups: dict[tuple[str, ...], list[int]] = {}
+    for seed in dict.fromkeys([*seeds, *headline_seeds]):
+        groups.setdefault(tuple(arms_on_seed(losses, seed, seeds, isolated)), []).append(seed)
+    runs = sum(len(arms) * len(on) for arms, on in groups.items())
+    trained = "; ".join(
+        f"{', '.join(arms)} on seed{'s' * (len(on) > 1)} {', '.join(map(str, on))}" for arms, on in groups.items()
+    )
+    regression = [name for name in losses if name != BASELINE]
+    if BASELINE not in losses or not regression:
+        missing = "no cross entropy (classification)" if BASELINE not in losses else "no regression loss"
+        compared = (
+            f"it trains {missing}, so this run compares no classification with regression: the headline is not run, "
+            "and the section shows what fine-tuning does to the raw backbone"
+        )
+    elif isolated:
+        compared = f"the headline compares {ROUNDED_K2} with {BASELINE} on the same rounded labels"
+    elif all(name in losses for name in HEADLINE_LOSSES) and task.same_labels:
+        compared = f"the headline compares {HEADLINE.a} with {BASELINE} on the same labels"
+    elif all(name in losses for name in HEADLINE_LOSSES):
+        compared = (
+            f"{HEADLINE.a} on the score is compared with {BASELINE} on its classes, a check confounded with label "
+            "resolution: the paper's headline is not tested"
+        )
+    else:
+        compared = f"{BASELINE} is compared with {', '.join(regression)}; the headline's Smooth K2 is not trained"
+    return f"This run's Table 1 ({runs} run{'s' * (runs != 1)}): {trained}; {compared}."

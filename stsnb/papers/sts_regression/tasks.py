@@ -124,3 +124,25 @@ def heldout_accuracy(outputs: Tensor, heldout: Sequence[TrainingPair], task: Tab
         return float("nan")
     gold = task.class_ids(torch.tensor([p.target for p in heldout]))
     return 100 * (classify(outputs, task.classes) == gold).float().mean().item()
+
+
+def class_shares(classes: Tensor, n_classes: int) -> list[float]:
+    """The share (%) of each class 0 .. ``n_classes - 1`` among ``classes`` (class ids)."""
+    if classes.numel() == 0:
+        return [float("nan")] * n_classes
+    counts = torch.bincount(classes.long().flatten(), minlength=n_classes)[:n_classes]
+    return (100 * counts.float() / classes.numel()).tolist()
+
+
+def heldout_classes_line(outputs: Tensor, heldout: Sequence[TrainingPair], task: Table1Task = NLI_TASK) -> str:
+    """The classes a head's held-out outputs are read as (``classify``: regression rounded to the nearest label,
+    clipped to the range; a classifier's argmax), as shares beside the gold classes' and the accuracy: where a
+    regression head's numbers sit relative to the labels, which decides its accuracy (Section 3.1)."""
+    gold = task.class_ids(torch.tensor([p.target for p in heldout]))
+    predicted = classify(outputs, task.classes)
+    shares = class_shares(predicted, task.classes)
+    gold_shares = class_shares(gold, task.classes)
+    right = 100 * (predicted == gold).float().mean().item() if len(heldout) else float("nan")
+    read = " ".join(f"{i}:{p:.0f}%" for i, p in enumerate(shares))
+    truth = " ".join(f"{i}:{g:.0f}%" for i, g in enumerate(gold_shares))
+    return f"classes read {read} | gold {truth} | accuracy {right:.1f}%"
