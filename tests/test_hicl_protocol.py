@@ -368,29 +368,29 @@ def test_the_memory_plan_sees_each_arms_forward_under_either_truncation():
 # ---- one training step by hand (notebook 30's visible step) -------------------------------------------------------
 
 
-def test_seeded_loss_draws_the_same_dropout_masks_so_one_step_is_what_changes_the_loss():
+def test_one_hicl_step_with_the_same_dropout_masks_is_what_changes_the_loss():
     """Notebook 30's visible step: SimCSE+HiCL's loss (Eq. 1-2) on one batch with dropout on is the same number on
-    two calls with the same seed (another seed gives another), and after one AdamW step it is lower."""
-    from stsnb import train
+    two calls inside ``training_step.same_dropout`` with one seed (another seed gives another), and after one AdamW
+    step it is lower; ``terms_text`` prints the terms ``last_parts`` holds."""
+    from stsnb import train, training_step
 
     encoder = _minilm()  # its own copy: the step changes its weights
     model = hicl.ContrastiveModel(encoder, "simcse", hicl.HiclSettings(True, 8), hicl.ObjectiveSettings(alpha=0.15))
     model.train()  # dropout on: the positive is a second dropout pass
     batch, _ = hicl.make_examples(encoder.tokenizer, SENTENCES, 64, "simcse")
-    first = hicl.seeded_loss(model, batch, 3, grad=False)
+    with training_step.same_dropout(3), torch.no_grad():
+        first = model.loss(batch)
     assert set(model.last_parts) == {"global", "local"}  # both terms of alpha L_l + (1 - alpha) L_g
-    assert hicl.seeded_loss(model, batch, 3, grad=False).item() == pytest.approx(first.item(), rel=1e-6)
-    assert hicl.seeded_loss(model, batch, 4, grad=False).item() != pytest.approx(first.item(), rel=1e-6)
-    loss = hicl.seeded_loss(model, batch, 3)
+    terms = hicl.terms_text(model.last_parts, 0.15)
+    assert terms == f"L_g {model.last_parts['global']:.4f}, L_l {model.last_parts['local']:.4f}, alpha 0.15"
+    with training_step.same_dropout(4), torch.no_grad():
+        assert model.loss(batch).item() != pytest.approx(first.item(), rel=1e-6)
+    with training_step.same_dropout(3):
+        loss = model.loss(batch)
     assert loss.requires_grad and loss.item() == pytest.approx(first.item(), rel=1e-6)
     optimizer = torch.optim.AdamW(train.default_param_groups(model, 0.0), lr=1e-4)
     loss.backward()
     optimizer.step()
-    after = hicl.seeded_loss(model, batch, 3, grad=False).item()
-    assert after < first.item()
-    record = hicl.step_record(first.item(), after, {"global": 3.1, "local": 2.9, "alpha": 0.15}, len(batch), 1.2)
-    assert record["sentences"] == 4 and record["alpha"] == 0.15
-    line = hicl.step_line(record)
-    assert f"{first.item():.4f} before it (L_g 3.1000, L_l 2.9000, alpha 0.15)" in line and f"{after:.4f} after" in line
-    baseline = {name: value for name, value in record.items() if name not in ("local", "alpha")}
-    assert "L_l" not in hicl.step_line(baseline)  # a baseline's loss has no local term
+    with training_step.same_dropout(3), torch.no_grad():
+        assert model.loss(batch).item() < first.item()
+    assert hicl.terms_text({"global": 3.1}, 0.15) == "L_g 3.1000"  # a baseline's loss has no local term

@@ -35,6 +35,8 @@ def test_trainable_lists_only_the_parameters_that_train():
 def test_describe_says_before_after_and_the_change():
     text = training_step.describe("Eq. 9 (1 - r)", torch.tensor(0.75), 0.5, "8 pairs")
     assert text == "Eq. 9 (1 - r) on 8 pairs: 0.7500 before the step, 0.5000 after (-0.2500)"
+    timed = training_step.describe("Eq. 9 (1 - r)", 0.75, 0.5, "8 pairs", seconds=2.6)
+    assert timed == text + "; 3 s"  # the cell's cost, whole seconds
 
 
 def test_one_step_by_hand_lowers_the_loss_on_its_batch_and_measures_the_step_alone():

@@ -6,7 +6,7 @@
   (Table 4's same-sequence relation, Appendix A.8's summation / averaging), ``alpha L_l + (1 - alpha) L_g``.
 - ``variants``: Table 1's baselines, SimCSE, ESimCSE (word repetition, momentum queue), SNCSE (negation, prompts).
 - ``training``: one model / loss per (baseline, HiCL on/off) trained with ``stsnb.train.fit`` and STS-B dev selection.
-- ``step``: one training step by hand: a batch's loss with seeded dropout masks, the same before and after a step.
+- ``step``: the terms of a batch's loss in words, for the training step by hand (``stsnb.training_step``).
 - ``protocol``: what the notebook's runs share (``TrainingProtocol``) and the paper's truncation (Appendix A.1,
   Section 5.4: baselines cut at 32 tokens, +HiCL slicing the whole sentence) or both arms alike; the ablations.
 - ``differences``: where a run's parameters depart from the paper's protocol, and why (the notebook's table).
@@ -65,7 +65,7 @@ from .segments import (
     special_token_frame,
     token_lengths,
 )
-from .step import seeded_loss, step_line, step_record
+from .step import terms_text
 from .training import (
     BackboneSettings,
     ContrastiveModel,

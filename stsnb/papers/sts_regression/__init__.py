@@ -18,7 +18,8 @@
 - ``memory``: Table 4, peak training memory of regression vs InfoNCE, and the sanity check on it; the notebook's
   memory plan for ``stsnb run --check``.
 - ``figures``: the figures of Tables 1, 3, 4, 5 and 6 (a claims forest plot shared by them).
-- ``step``: one training step by hand (the optimizer of Table 1's runs, a batch's loss, the share inside the buffer).
+- ``step``: what notebook 20's training step by hand needs (Table 1's optimizer, a batch's predictions, the share
+  inside the buffer); the step itself is ``stsnb.training_step``.
 - ``reported``: the paper's numbers.
 """
 
@@ -60,7 +61,7 @@ from .recipes import (
 )
 from .reported import REPORTED, headlines
 from .scoring import Evaluation, compare
-from .step import inside_buffer, scored_batch, step_line, step_optimizer, step_record
+from .step import inside_buffer, scored_batch, step_optimizer
 from .sweeps import (
     NLIVariant,
     answered_by_table1,
