@@ -51,3 +51,12 @@ def cpu_result(notebook: str, claim: str, *, runs_dir: Path = DEFAULT_OUT) -> st
     """
     row = find_claim(Path(runs_dir) / "cpu" / notebook, claim)
     return f"cpu: {result_text(row) if row is not None else NO_RUN}"
+
+
+def cpu_result_of(notebook: str, row: Mapping[str, Any], profile: str, *, runs_dir: Path = DEFAULT_OUT) -> str:
+    """The cpu profile's result on ``row``'s claim, for a sentence that needs it in every profile: in a cpu run the
+    row's own ("cpu: +4.98 [+1.88, +8.41], supported (3 seeds), this run"; the committed one is the run being
+    replaced), in any other profile the committed cpu run's (``cpu_result``)."""
+    if profile == "cpu":
+        return f"cpu: {result_text(row)}, this run"
+    return cpu_result(notebook, str(row["claim"]), runs_dir=runs_dir)

@@ -74,6 +74,15 @@ def test_cpu_result_on_synthetic_rows_matches_the_text_up_to_white_space(tmp_pat
     assert committed.cpu_result("10_x", "Stage 2 beats stage 1", runs_dir=tmp_path).endswith("of this claim")
 
 
+def test_cpu_result_of_a_row_is_this_runs_own_in_a_cpu_run_and_the_committed_one_otherwise(tmp_path):
+    write_cpu_run(tmp_path, "10_x", synthetic_rows())
+    fresh = claims.claim("stage 2 beats stage 1", {"seed 0": (1.0, 0.5, 1.5)}, paper_quote=Q, headline=True)
+    committed_text = committed.cpu_result_of("10_x", fresh, "class", runs_dir=tmp_path)
+    assert committed_text == "cpu: +5.33 [+1.88, +9.49], supported (3 seeds)"  # the committed cpu run's row
+    own = committed.cpu_result_of("10_x", fresh, "cpu", runs_dir=tmp_path)
+    assert own == "cpu: +1.00 [+0.50, +1.50], supported (1 seed), this run"  # not the run it replaces
+
+
 def test_summary_marks_the_headline_claim_and_reads_old_rows_as_not_headlines(tmp_path):
     (tmp_path / "plans").mkdir()
     plan_file = tmp_path / "plans" / "cpu.yaml"

@@ -28,7 +28,7 @@ the same side. Runs come as ``{training seed: pipeline.StageRun}``.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from ... import claims, stats
 from ...evaluate import TaskPredictions
@@ -293,6 +293,17 @@ def margin_reason(row: str, margin: float) -> str:
     ]
     paper = f"the paper's spread on {row}: {', '.join(spread)}" if spread else f"no paper spread for {row}"
     return f"+-{margin:g} point(s), a difference a reader would call small; {paper}"
+
+
+def no_sweep_line(rows: Sequence[Mapping], margin: float) -> str:
+    """Why a run with one template and one batch size has no Table 4-5 claim, and why a sweep at its size would not
+    settle one: the widest half-width of its claims' intervals (``rows``) beside the equivalence ``margin``."""
+    half_width = max(((r["high"] - r["low"]) / 2 for r in rows), default=math.nan)
+    return (
+        "one template and one batch size in this profile: no Table 4-5 claim. At this size an equivalence verdict is "
+        f"out of reach anyway: this run's intervals are up to +-{half_width:.2f} points wide, the margin +-{margin:g}; "
+        "add values to `templates` / `stage2_batch_sizes` to sweep"
+    )
 
 
 def paper_template_difference(row: str, template_label: str, reference_label: str) -> float:
