@@ -3,7 +3,7 @@
 A history is the list of rows ``stsnb.train`` writes while it trains: ``{"step", "epoch", "loss", ...}`` (the mean
 micro-batch loss since the previous loss row) and ``{"step", "epoch", "dev"}`` (the dev score of an evaluation; step
 0 is the untrained encoder). ``plot`` draws both against the step, one line per run; ``describe`` says what the lines
-show, to print under the figure.
+show, to print under the figure; ``dips`` names the runs whose dev score fell below its step-0 value before rising.
 """
 
 from __future__ import annotations
@@ -66,6 +66,11 @@ def _steps(n: int) -> str:
     return f"{n} step" if n == 1 else f"{n} steps"
 
 
+def _best(devs: Sequence[tuple[int, float]]) -> tuple[int, float]:
+    """The highest dev point, the earliest of equal ones: the checkpoint selection keeps."""
+    return max(devs, key=lambda point: (point[1], -point[0]))
+
+
 def describe_one(name: str, history: History) -> str:
     """One sentence on one run: its loss from the first logged mean to the last, over how many steps, and its dev
     score at the first evaluation, the best one and its step, and the last (when it differs from the best)."""
@@ -76,7 +81,7 @@ def describe_one(name: str, history: History) -> str:
         parts.append(f"training loss {first:.3g} -> {last:.3g} over {_steps(last_step)}")
     if devs:
         (start_step, start), (end_step, end) = devs[0], devs[-1]
-        best_step, best = max(devs, key=lambda point: (point[1], -point[0]))
+        best_step, best = _best(devs)
         text = f"dev {start:.2f} at step {start_step} -> best {best:.2f} at step {best_step}"
         if best_step == start_step and len(devs) > 1:
             text += " (no later evaluation beat it)"
@@ -91,3 +96,24 @@ def describe_one(name: str, history: History) -> str:
 def describe(histories: Mapping[str, History]) -> str:
     """One sentence per run of ``histories`` (``describe_one``), one per line, to print under ``plot``'s figure."""
     return "\n".join(describe_one(name, history) for name, history in histories.items())
+
+
+def dips(histories: Mapping[str, History], start_name: str = "step-0") -> str:
+    """Which runs' dev score fell below its value at the first evaluation (step 0: ``start_name``, e.g. "untrained")
+    before reaching its best above it, by how much and where; a sentence per such run after one that counts them
+    among the runs with two or more dev points. A fall that comes back is invisible in the kept checkpoint alone."""
+    lines, counted = [], 0
+    for name, history in histories.items():
+        dev = series(history, "dev")
+        if len(dev) < 2:
+            continue
+        counted += 1
+        (start_step, start), (best_step, best) = dev[0], _best(dev)
+        low_step, low = min((point for point in dev if point[0] < best_step), key=lambda p: p[1], default=dev[0])
+        if low < start < best:
+            lines.append(
+                f"{name}: dev {start:.2f} at step {start_step}, down to {low:.2f} at step {low_step} "
+                f"({low - start:+.2f}), then up to its best {best:.2f} at step {best_step}"
+            )
+    head = f"{len(lines)} of {counted} runs fell below their {start_name} dev score before rising past it"
+    return "\n".join([head + (":" if lines else "."), *lines])

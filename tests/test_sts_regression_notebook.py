@@ -183,29 +183,6 @@ def test_table1_runs_keep_each_run_and_give_its_metrics_and_line(gold):
     )
 
 
-def test_dev_dips_name_the_runs_that_fell_below_their_start_before_rising():
-    def history(*dev):
-        return [{"step": 15 * i, "epoch": 0, "dev": d} for i, d in enumerate(dev)] + [{"step": 15, "loss": 1.0}]
-
-    text = reg.dev_dips(
-        {
-            "smooth_k2 seed 0": history(66.5, 65.0, 64.4, 68.0, 70.7),  # falls, then rises past its start
-            "cross_entropy seed 0": history(66.5, 67.3, 66.8),  # never below its start
-            "mse seed 0": history(66.5, 65.0, 66.0),  # falls and never comes back: its best is step 0
-            "one point": history(66.5),
-        }
-    )
-    lines = text.splitlines()
-    assert lines[0] == "1 of 3 runs fell below their untrained dev score before rising past it:"
-    assert lines[1] == (
-        "smooth_k2 seed 0: dev 66.50 at step 0, down to 64.40 at step 30 (-2.10), then up to its best 70.70 at step 60"
-    )
-    assert (
-        reg.dev_dips({"flat": history(66.5, 67.0)})
-        == "0 of 1 runs fell below their untrained dev score before rising past it."
-    )
-
-
 # ---- Section 4.2: the runs every arm shares, and Table 3's result ---------------------------------------------
 
 

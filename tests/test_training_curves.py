@@ -93,3 +93,27 @@ def test_describe_says_when_training_never_beat_the_untrained_score():
 def test_describe_takes_the_first_step_of_a_tied_best():
     text = training_curves.describe_one("tie", _history([1.0, 0.5], [40.0, 60.0, 60.0]))
     assert "best 60.00 at step 10, last 60.00 at step 20" in text
+
+
+def test_dips_name_the_runs_whose_dev_score_fell_below_its_start_before_rising():
+    def history(*dev):
+        return [{"step": 15 * i, "epoch": 0, "dev": d} for i, d in enumerate(dev)] + [{"step": 15, "loss": 1.0}]
+
+    text = training_curves.dips(
+        {
+            "smooth_k2 seed 0": history(66.5, 65.0, 64.4, 68.0, 70.7),  # falls, then rises past its start
+            "cross_entropy seed 0": history(66.5, 67.3, 66.8),  # never below its start
+            "mse seed 0": history(66.5, 65.0, 66.0),  # falls and never comes back: its best is step 0
+            "one point": history(66.5),
+        },
+        "untrained",
+    )
+    lines = text.splitlines()
+    assert lines[0] == "1 of 3 runs fell below their untrained dev score before rising past it:"
+    assert lines[1] == (
+        "smooth_k2 seed 0: dev 66.50 at step 0, down to 64.40 at step 30 (-2.10), then up to its best 70.70 at step 60"
+    )
+    assert (
+        training_curves.dips({"flat": history(66.5, 67.0)})
+        == "0 of 1 runs fell below their step-0 dev score before rising past it."
+    )

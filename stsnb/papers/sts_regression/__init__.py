@@ -78,7 +78,6 @@ from .table1 import (
     arm_loss,
     arm_task,
     arms_on_seed,
-    dev_dips,
     headline_labels_note,
     isolates,
     losses_on_seed,

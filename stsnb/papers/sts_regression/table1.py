@@ -1,7 +1,7 @@
 """Table 1's runs (Section 4.1): which arms train on which seed, one run as a picklable job for
 ``stsnb.distributed.run``, and what the notebook keeps of each run (its kept predictions and scores, the STS-B dev
 curve and training history, the head's outputs and accuracy on held-out pairs of its task, the ``metrics.json`` entry
-and printed line); which runs' dev score fell below its start before rising (``dev_dips``).
+and printed line).
 
 An arm is a Table 1 loss trained on the notebook's task, or ``claims.ROUNDED_K2``: Smooth K2 trained on the class
 ids cross entropy learns (``tasks.same_labels_task``), the headline's regression arm on the STS analogue when
@@ -11,7 +11,7 @@ ids cross entropy learns (``tasks.same_labels_task``), the headline's regression
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from torch import Tensor
@@ -215,29 +215,6 @@ class Table1Runs:
             f"{result.weight_change:.1e})  held-out {self.task.name.upper()} acc {self.heldout_accuracy[key]:.1f}%  "
             f"[{seconds:.0f} s]"
         )
-
-
-def dev_dips(histories: Mapping[str, Sequence[Mapping]]) -> str:
-    """Which runs' STS-B dev score fell below its step-0 value (the untrained encoder) before reaching its best, by how
-    much and where, from the history rows of ``stsnb.train`` (``labelled_histories``); a sentence per such run and one
-    that counts them. A fall that comes back is what checkpoint selection from step 0 guards against."""
-    lines, dipped = [], 0
-    for name, history in histories.items():
-        dev = [(int(r["step"]), float(r["dev"])) for r in history if r.get("dev") is not None]
-        if len(dev) < 2:
-            continue
-        (start_step, start), (best_step, best) = dev[0], max(dev, key=lambda point: (point[1], -point[0]))
-        before_best = [point for point in dev if point[0] < best_step]
-        low_step, low = min(before_best, key=lambda point: point[1]) if before_best else dev[0]
-        if low < start and best > start:
-            dipped += 1
-            lines.append(
-                f"{name}: dev {start:.2f} at step {start_step}, down to {low:.2f} at step {low_step} "
-                f"({low - start:+.2f}), then up to its best {best:.2f} at step {best_step}"
-            )
-    counted = sum(1 for h in histories.values() if sum(r.get("dev") is not None for r in h) >= 2)
-    head = f"{dipped} of {counted} runs fell below their untrained dev score before rising past it"
-    return "\n".join([head + (":" if lines else "."), *lines])
 
 
 def plan_line(
