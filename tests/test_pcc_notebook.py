@@ -84,6 +84,7 @@ def test_results_read_each_templates_own_headline_run():
     assert {r["note"] for r in rows if "PromptEOL" in r["setting"]} == {"smoke: tiny, mean of 1 training seed(s)"}
     claims = notebook.stage_claims(res, "Mistral-7b", n_resamples=50, seed=0)
     assert [c["claim"].split(":")[0] for c in claims] == ["PromptSTH"] * 2 + ["PromptEOL"] * 2
+    assert [c["headline"] for c in claims] == [False, True, False, False]  # one headline: the first template's
 
 
 def test_stages_and_ceiling_keeps_its_legend_off_the_data_at_9_pt():

@@ -66,6 +66,8 @@ def test_table1_claims_give_each_verdict_when_the_baseline_moved(arms):
     assert rows["smooth_k2>cross_entropy"]["verdict"] == "supported"  # the paper's direction, interval above 0
     assert rows["mse>l1"]["verdict"] == "contradicted"  # the paper has mse > l1; ours is clearly below
     assert rows["smooth_k2>cross_entropy"]["paper_direction"] == 1 and rows["smooth_k2>cross_entropy"]["headline"]
+    second = claims.table1_claims(runs, arms["untrained"], "BERT-base", n_resamples=50, headline=False)
+    assert not any(r["headline"] for r in second)  # a second backbone's rows: one headline per notebook
     assert all(p["holds"] for p in rows["smooth_k2>cross_entropy"]["preconditions"])
     row = rows["smooth_k2>cross_entropy"]
     expected = stats.paired_predictions_difference(good, fair, n_resamples=300, seed=0)

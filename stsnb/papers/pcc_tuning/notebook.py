@@ -272,8 +272,9 @@ def beside_the_paper(results: Results, paper_row: str, backbone: str, note: str)
 
 
 def stage_claims(results: Results, paper_row: str, *, n_resamples: int, seed: int) -> list[dict]:
-    """``claims.stage_claims`` of every template (stage 1 vs untrained, the headline stage 2 vs stage 1), each
-    claim's text prefixed with the template's name."""
+    """``claims.stage_claims`` of every template (stage 1 vs untrained, stage 2 vs stage 1), each claim's text
+    prefixed with the template's name; the notebook's one headline (``headline``: True) is the first template's
+    stage 2 vs stage 1."""
     rows = []
     untrained, stage1, stage2 = results.untrained(), results.stage1_runs(), results.stage2_runs()
     for template in results.templates:
@@ -282,6 +283,7 @@ def stage_claims(results: Results, paper_row: str, *, n_resamples: int, seed: in
             untrained[template], stage1[template], stage2[template], paper_row, name, n_resamples=n_resamples, seed=seed
         ):
             row["claim"] = f"{name}: {row['claim']}"
+            row["headline"] = row["headline"] and template == results.t0
             rows.append(row)
     return rows
 

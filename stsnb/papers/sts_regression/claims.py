@@ -324,6 +324,7 @@ def table1_claims(
     n_resamples: int = 2000,
     backbone: str = "",
     task: Table1Task = NLI_TASK,
+    headline: bool = True,
 ) -> list[dict]:
     """Section 4.1's claims on our Table 1 runs ``{(arm, seed): Trained}`` (arms: the losses, and
     :data:`ROUNDED_K2`), the paper's differences from its ``row`` ("BERT-base" or "RoBERTa-base"). Each claim
@@ -333,7 +334,8 @@ def table1_claims(
     :data:`HEADLINE` where ``task`` gives both objectives the same labels; on a ``task`` where it does not, the
     continuous comparison is the check :data:`CONFOUNDED` (``confounded_with``: :data:`CONFOUND`).
     ``before``: the untrained encoder's predictions on the same pairs. ``backbone``, when given, is named in each
-    claim's text and stored in its row (``_opening``)."""
+    claim's text and stored in its row (``_opening``). ``headline=False`` marks no row (a backbone after the first:
+    a notebook has one headline, ``stsnb.claims.headline_of``)."""
     rows = _pair_claims(
         runs,
         "Table 1",
@@ -345,7 +347,9 @@ def table1_claims(
     )
     isolated = any(r["a"] == ISOLATED.a for r in rows)
     for r in rows:
-        r["headline"] = r["a"] == ISOLATED.a or (not isolated and (r["a"], r["b"]) == (HEADLINE.a, HEADLINE.b))
+        r["headline"] = headline and (
+            r["a"] == ISOLATED.a or (not isolated and (r["a"], r["b"]) == (HEADLINE.a, HEADLINE.b))
+        )
         if r["a"] == ISOLATED.a:
             r.update(labels=SAME_LABELS, mechanism_quote=quotes.MECHANISM)
         elif r["kind"] == claims.CHECK:
