@@ -77,6 +77,12 @@ TESTS: tuple[str, ...] = ("direction", "equivalence", "no direction")
 _WHERE = re.compile(r"\b(Section|Table|Figure|Appendix|Eq\.|Abstract|Introduction|Conclusion)", re.IGNORECASE)
 
 
+# the endings of the one-arm gates' names (left_start, baseline_moved, staying_put), read back by gated_arm
+LEFT_START = " is not its starting point"
+MOVED = " moved the encoder"
+STAYED_PUT = " staying put is the finding"
+
+
 @dataclass(frozen=True)
 class Precondition:
     """A named condition a claim needs, whether it holds, and the measured evidence (printed and stored)."""
@@ -136,7 +142,7 @@ def baseline_moved(intervals, what: str = "the baseline") -> Precondition:
     seeds = _per_seed(intervals)
     holds = all(low > 0 for _, _, low, _ in seeds)
     evidence = f"{what} minus untrained: " + "; ".join(_interval_text(*s) for s in seeds)
-    return Precondition(f"{what} moved the encoder", holds, evidence)
+    return Precondition(f"{what}{MOVED}", holds, evidence)
 
 
 def _as_mapping(values, name: str) -> dict:
@@ -168,7 +174,7 @@ def left_start(
         changes = _as_mapping(weight_changes, "weight_changes")
         holds = holds and all(float(v) > 0 for v in changes.values())
         parts.append(f"largest weight change {', '.join(f'{float(v):.1e}' for v in changes.values())}")
-    return Precondition(f"{what} is not its starting point", holds, "; ".join(parts))
+    return Precondition(f"{what}{LEFT_START}", holds, "; ".join(parts))
 
 
 Gate = Precondition | Sequence[Precondition]
@@ -187,7 +193,7 @@ def staying_put(arm: str, gate: Gate, reason: str) -> Precondition:
     gates = _gates(gate)
     measured = "it did train" if all(g.holds for g in gates) else "it stayed put"
     detail = "; ".join(f"{g.name}: {g.evidence}" for g in gates)
-    return Precondition(f"{arm} staying put is the finding", True, f"{reason}; measured: {measured} ({detail})")
+    return Precondition(f"{arm}{STAYED_PUT}", True, f"{reason}; measured: {measured} ({detail})")
 
 
 def own_arms_trained(
@@ -380,8 +386,7 @@ def verdict_counts_by_kind(rows: Iterable[Mapping]) -> dict[str, dict[str, int]]
     return {k: verdict_counts(rows, k) for k in KINDS}
 
 
-# the names a gate on one arm gets (left_start, baseline_moved, staying_put): "<arm> is not its starting point", ...
-GATE_SUFFIXES = (" is not its starting point", " moved the encoder", " staying put is the finding")
+GATE_SUFFIXES = (LEFT_START, MOVED, STAYED_PUT)  # the names a gate on one arm gets: "<arm>" + one of them
 
 
 def gated_arm(precondition_name: str) -> str | None:

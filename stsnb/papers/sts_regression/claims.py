@@ -689,7 +689,7 @@ def _finding_lines(rows: Iterable[Mapping]) -> list[str]:
     out = []
     for r in rows:
         for p in r.get("preconditions") or []:
-            if str(p.get("name", "")).endswith("staying put is the finding"):
+            if str(p.get("name", "")).endswith(claims.STAYED_PUT):
                 measured = str(p.get("evidence", "")).split("; measured: ", 1)[-1]
                 out.append(f"- {r['claim']}: {p['name']}; measured: {measured}.")
     return out
