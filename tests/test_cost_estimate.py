@@ -92,7 +92,7 @@ def test_4_and_8_gpus_train_on_the_same_global_batches(capsys):
 
 def test_a_notebook_estimated_past_its_timeout_fails_the_check(tmp_path):
     path = tmp_path / "short.yaml"
-    path.write_text("description: too short\ntimeout: 1\nnotebooks:\n  40_ccl_csts: {}\n")
+    path.write_text("description: too short\ntimeout: 1\nnotebooks:\n  40_ccl_csts: {profile: cpu}\n")
     report = plan_check.check(plans.load_plan(path), NOTEBOOKS, gpus=1)
     assert not report.ok
     assert any("40_ccl_csts: estimated" in p and "more than its plan timeout of" in p for p in report.problems)
