@@ -756,3 +756,26 @@ def test_the_notebooks_equivalence_margin_stays_below_the_papers_smallest_effect
     margin = float(parameters["equivalence_margin"]["default"])
     _, effect = ccl.robustness_margin("bi", "SimCSE-base", margin)
     assert 0 < margin < abs(effect)
+
+
+def test_table4_trains_on_the_seeds_ccl_trained_on():
+    assert ccl.ablation_seeds_of([0, 1, 2], 3) == [0, 1, 2]
+    assert ccl.ablation_seeds_of([0, 1, 2], 1) == [0]
+    assert ccl.ablation_seeds_of([5], 3) == [5]  # CCL on one seed: each ablation beside it, on that seed
+    with pytest.raises(ValueError, match="ablation_seeds must be at least 1"):
+        ccl.ablation_seeds_of([0], 0)
+
+
+def test_the_run_leads_with_table4_w_acl_or_falls_back_to_table3():
+    rows = [
+        {"claim": "Table 3, m bi-encoder: CCL > QuMSE"},
+        {"claim": "Table 3, m tri-encoder: CCL > QuMSE"},
+        {"claim": "Table 4, m bi-encoder: CCL > CCL w/o W-ACL"},
+        {"claim": "Table 4, m bi-encoder: CCL > CCL w/o BCL"},
+    ]
+    assert ccl.headline_row(rows, "Table 4", "m") is rows[2]
+    assert ccl.headline_row(rows, "Table 3", "m") is rows[0]
+    assert ccl.headline_row([rows[0], rows[3]], "Table 4", "m") is rows[0]  # W-ACL not removed in this run
+    assert ccl.headline_row(rows, "Table 4", "other") is None
+    with pytest.raises(ValueError, match="headline_table must be one of"):
+        ccl.headline_row(rows, "Table 5", "m")

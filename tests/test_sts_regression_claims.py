@@ -383,3 +383,43 @@ def test_a_real_run_whose_dev_selection_kept_step_0_is_not_tested(data_dir):
     assert (run.best_step, run.weight_change) == (0, 0.0) and claims.same_predictions(run.predictions, before)
     row = claims.improvement_claim("NLI fine-tuning improves MiniLM", "smooth_k2", {0: run}, before, table="T")
     assert row["verdict"] == "not tested" and "selected step 0" in row["not_tested_because"]
+
+
+def test_rounded_smooth_k2_check_reads_the_same_arm_in_either_task(arms):
+    """The cpu profile trains Smooth K2 on the rounded labels as the headline's own arm on three seeds; the class
+    profile trains it as Table 1's only loss on the rounded task. Both give one check with the same text, so a class
+    run finds the cpu run's row, and the class run's best-on-dev check is not the same runs counted twice."""
+    good, fair = _run(arms["good"]), _run(arms["fair"], dev=60.0)
+    cpu_runs = {
+        ("smooth_k2", 0): good,
+        ("cross_entropy", 0): fair,
+        **{(claims.ROUNDED_K2, s): good for s in (0, 1, 2)},
+    }
+    cpu = claims.raw_encoder_checks(cpu_runs, arms["untrained"], reg.STS_TASK, [0], backbone="b", n_resamples=100)
+    assert [r["claim"] for r in cpu] == [
+        "Table 1, b: STS fine-tuning with the loss best on dev (smooth_k2) improves the raw encoder",
+        f"Table 1, b: {claims.ROUNDED_K2_CHECK}",
+    ]
+    assert cpu[1]["seeds"] == 3 and all(r["kind"] == generic.CHECK for r in cpu)
+    class_runs = {("smooth_k2", 0): good}
+    only = claims.raw_encoder_checks(class_runs, arms["untrained"], reg.STS_ROUNDED_TASK, [0], backbone="b")
+    assert [r["claim"] for r in only] == [cpu[1]["claim"]] and only[0]["seeds"] == 1
+    assert claims.rounded_k2_runs(class_runs, reg.STS_TASK) == {}  # Smooth K2 on the score is another arm
+
+
+def test_a_run_without_the_papers_headline_leads_with_the_rounded_check(arms):
+    runs = {("smooth_k2", 0): _run(arms["good"])}
+    rows = claims.raw_encoder_checks(runs, arms["untrained"], reg.STS_ROUNDED_TASK, [0], backbone="b")
+    rows += claims.table1_claims(runs, arms["untrained"], "BERT-base", n_resamples=100, task=reg.STS_ROUNDED_TASK)
+    assert generic.headline_of(rows) is None
+    marked = claims.lead_with_check(rows)
+    assert marked is rows[0] and generic.headline_of(rows) is marked
+    text = claims.takeaway(rows)
+    assert text.startswith("Headline of this run, a check of our setting (not a claim of the paper):")
+    assert "supported (1 seed)" in text and "was not run in this profile" in text
+    # where the paper's headline ran, it stays the headline and the check is not marked
+    both = {**runs, ("cross_entropy", 0): _run(arms["fair"]), (claims.ROUNDED_K2, 0): _run(arms["good"])}
+    rows = claims.table1_claims(both, arms["untrained"], "BERT-base", n_resamples=100, task=reg.STS_TASK)
+    rows += claims.raw_encoder_checks(both, arms["untrained"], reg.STS_TASK, [0], backbone="b", n_resamples=100)
+    assert claims.lead_with_check(rows)["kind"] == generic.PAPER
+    assert sum(generic.is_headline(r) for r in rows) == 1

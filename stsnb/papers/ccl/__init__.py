@@ -16,8 +16,11 @@
 
 from . import figures, quotes
 from .claims import (
+    HEADLINE_TABLES,
+    ablation_seeds_of,
     count_claim,
     fewest_resolvable_count,
+    headline_row,
     left_start,
     moved,
     paired_count_difference,

@@ -1,9 +1,9 @@
 """Notebook 40's fits for ``stsnb run --check``'s time and disk estimate (``stsnb.cost_estimate``): Table 3's
 QuMSE and CCL on every backbone and architecture (``training_seeds`` seeds for ``seeded_architectures``, else one),
-the raw backbones' bi-encoder rows, Table 4's ablations (``ablation_terms`` x ``ablation_architectures``), Table 5's
-sigmas and Figure 2's temperatures besides Table 2's (x ``sweep_architectures``), those three on the first backbone
-with one seed; each backbone and architecture scored untrained once (seed-dependent new layers aside). Every fit
-runs in the notebook's kernel: one process, one GPU.
+the raw backbones' bi-encoder rows, Table 4's ablations (``ablation_terms`` x ``ablation_architectures``, on up to
+``ablation_seeds`` of CCL's seeds), Table 5's sigmas and Figure 2's temperatures besides Table 2's (x
+``sweep_architectures``), those three on the first backbone with one seed; each backbone and architecture scored
+untrained once (seed-dependent new layers aside). Every fit runs in the notebook's kernel: one process, one GPU.
 
 A quadruple is two C-STS rows; the bi-encoder encodes two texts per row (each sentence with the condition), the
 tri-encoder three (the sentences and the condition apart). The global batch is ``batch_size`` quadruples x
@@ -74,7 +74,9 @@ def fit_plan(params: Mapping[str, Any]) -> list[FitRow]:
     if backbones:
         first = backbones[0]
         for arch in p.get("ablation_architectures") or []:
-            rows.append(fit(f"Table 4 {arch} ablations", first, arch, len(p.get("ablation_terms") or []), True))
+            ccl_seeds = int(p.get("training_seeds", 1)) if arch in seeded else 1
+            runs = len(p.get("ablation_terms") or []) * min(int(p.get("ablation_seeds", 1)), ccl_seeds)
+            rows.append(fit(f"Table 4 {arch} ablations", first, arch, runs, True))
         for arch in p.get("sweep_architectures") or []:
             table2 = hyperparameters(arch, rows_of.get(first, "SimCSE-base"))
             sigmas = [s for s in p.get("sigmas") or [] if s != table2.sigma]

@@ -138,7 +138,8 @@ def protocol_rows(params: Mapping[str, Any]) -> list[ProtocolRow]:
         ProtocolRow(
             "training seeds",
             "one, seed 42 (Section 4.1)",
-            f"{_listing(seeds)} for Table 3's {_listing(p['seeded_architectures'])}-encoder; {p['seed']} elsewhere",
+            f"{_listing(seeds)} for Table 3's {_listing(p['seeded_architectures'])}-encoder (Table 4's ablations on "
+            f"the first {p.get('ablation_seeds', 1)} of them); {p['seed']} elsewhere",
             "a claim should hold across training seeds; the other runs get one seed for time",
         ),
         ProtocolRow(

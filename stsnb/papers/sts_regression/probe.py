@@ -236,6 +236,7 @@ def no_headline_note(losses: Sequence[str]) -> str:
     """What the "did the headline's baseline train?" cell prints when this run has no headline claim: which Table 1
     losses it trained instead (``losses``), so the cell never stands empty."""
     return (
-        f"This run has no headline claim, so there is no baseline to check: its Table 1 trains {', '.join(losses)}, "
-        "and the headline needs both cross entropy and Smooth K2 (the `cpu` profile trains them on three seeds)."
+        f"This run tests no headline of the paper, so there is no baseline to check: its Table 1 trains "
+        f"{', '.join(losses)}, and the paper's headline needs both cross entropy and Smooth K2 (the `cpu` profile "
+        "trains them on three seeds)."
     )
