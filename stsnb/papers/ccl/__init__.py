@@ -18,6 +18,7 @@ from . import figures, quotes
 from .claims import (
     HEADLINE_TABLES,
     ablation_seeds_of,
+    check_headline_choices,
     count_claim,
     fewest_resolvable_count,
     headline_row,

@@ -85,6 +85,12 @@ def headline_labels_note(
     the Table 1 runs per backbone of this design and of the design without the rounded arm, and the seconds the
     difference took at this run's mean time per run (``table1_seconds`` over ``runs_trained``)."""
     isolated = isolates(task, headline_targets, losses)
+    missing = [name for name in HEADLINE_LOSSES if name not in losses]
+    if missing:  # a run of one loss (the class profile): no comparison of the objectives at all
+        return (
+            f"**The headline's labels.** This run trains no {', no '.join(missing)} (`table1_losses`), so it compares "
+            "no regression with classification: the paper's headline is **not run** here, whatever the labels."
+        )
     if task.same_labels:
         return (
             f"**The headline's labels.** On `{task.name}` regression and cross entropy learn the same labels, so the "
