@@ -53,6 +53,16 @@ def cpu_result(notebook: str, claim: str, *, runs_dir: Path = DEFAULT_OUT) -> st
     return f"cpu: {result_text(row) if row is not None else NO_RUN}"
 
 
+def cpu_row_of(
+    notebook: str, row: Mapping[str, Any], profile: str, *, runs_dir: Path = DEFAULT_OUT
+) -> Mapping[str, Any] | None:
+    """The cpu profile's row of ``row``'s claim: in a cpu run the row itself, in any other profile the committed cpu
+    run's (``find_claim``; None when it has none)."""
+    if profile == "cpu":
+        return row
+    return find_claim(Path(runs_dir) / "cpu" / notebook, str(row["claim"]))
+
+
 def cpu_result_of(notebook: str, row: Mapping[str, Any], profile: str, *, runs_dir: Path = DEFAULT_OUT) -> str:
     """The cpu profile's result on ``row``'s claim, for a sentence that needs it in every profile: in a cpu run the
     row's own ("cpu: +4.98 [+1.88, +8.41], supported (3 seeds), this run"; the committed one is the run being

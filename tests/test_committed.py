@@ -81,6 +81,10 @@ def test_cpu_result_of_a_row_is_this_runs_own_in_a_cpu_run_and_the_committed_one
     assert committed_text == "cpu: +5.33 [+1.88, +9.49], supported (3 seeds)"  # the committed cpu run's row
     own = committed.cpu_result_of("10_x", fresh, "cpu", runs_dir=tmp_path)
     assert own == "cpu: +1.00 [+0.50, +1.50], supported (1 seed), this run"  # not the run it replaces
+    assert committed.cpu_row_of("10_x", fresh, "class", runs_dir=tmp_path)["seeds"] == 3  # the row, not its text
+    assert committed.cpu_row_of("10_x", fresh, "cpu", runs_dir=tmp_path) is fresh
+    other = claims.claim("another claim", {"seed 0": (1.0, 0.5, 1.5)}, paper_quote=Q)
+    assert committed.cpu_row_of("10_x", other, "class", runs_dir=tmp_path) is None
 
 
 def test_summary_marks_the_headline_claim_and_reads_old_rows_as_not_headlines(tmp_path):

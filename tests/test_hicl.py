@@ -609,10 +609,14 @@ def test_the_accuracy_headline_says_plainly_whether_the_cpu_seeds_reproduce_it()
         "seeds": 1,
         "paper_difference": 1.54,
     }
-    line = hicl.accuracy_headline_line(row, "cpu: +0.15 [-0.19, +0.64], unresolved (3 seeds)")
+    unresolved = {**row, "difference": 0.15, "low": -0.19, "high": 0.64, "verdict": "unresolved", "seeds": 3}
+    line = hicl.accuracy_headline_line(row, unresolved, "cpu: +0.15 [-0.19, +0.64], unresolved (3 seeds)")
     assert "was **not reproduced** at this scale: this run +0.44 [+0.24, +0.64], supported (1 seed)" in line
     assert "cpu: +0.15 [-0.19, +0.64], unresolved (3 seeds)" in line and "one training seed" in line
-    held = hicl.accuracy_headline_line(row, "cpu: +1.20 [+0.40, +2.00], supported (3 seeds)")
+    supported = {**row, "difference": 1.2, "low": 0.4, "high": 2.0, "seeds": 3}
+    held = hicl.accuracy_headline_line(row, supported, "cpu: +1.20 [+0.40, +2.00], supported (3 seeds)")
     assert "holds at cpu scale (cpu: +1.20" in held and "not reproduced" not in held
-    missing = hicl.accuracy_headline_line(row, "cpu: no committed run of this claim")
+    missing = hicl.accuracy_headline_line(row, None, "cpu: no committed run of this claim")
     assert "not reproduced" in missing
+    one_seed = hicl.accuracy_headline_line(row, row, "cpu: +0.44 [+0.24, +0.64], supported (1 seed), this run")
+    assert "not reproduced" in one_seed  # one supported seed is not the cpu profile's multi-seed support

@@ -17,7 +17,6 @@ early checkpoint).
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Mapping, Sequence
 
 from ... import claims, evaluate, stats
@@ -219,14 +218,14 @@ def surprises(outcome: RunOutcome, queue_size: int = 0, batch_size: int = 1) -> 
     return notes
 
 
-def accuracy_headline_line(row: Mapping, cpu_text: str) -> str:
-    """The paper's accuracy headline (Table 1: +HiCL beats its baseline) as this run measured it, beside the committed
-    cpu run's result on its seeds (``cpu_text``, ``stsnb.committed.cpu_result``), said plainly: reproduced only
-    where the cpu run supports it on two seeds or more; a verdict on one seed is that seed's test pairs alone."""
+def accuracy_headline_line(row: Mapping, cpu_row: Mapping | None, cpu_text: str) -> str:
+    """The paper's accuracy headline (Table 1: +HiCL beats its baseline) as this run measured it, beside the cpu
+    profile's row of the same claim (``cpu_row``, ``stsnb.committed.cpu_row_of``; None: no committed run) printed as
+    ``cpu_text``, said plainly: reproduced only where the cpu row is supported on two seeds or more; a verdict on one
+    seed is that seed's test pairs alone."""
     ours = f"{row['difference']:+.2f} [{row['low']:+.2f}, {row['high']:+.2f}], {claims.verdict_text(row)}"
     paper = f"paper {row['paper_difference']:+.2f}" if row.get("paper_difference") is not None else "paper: no row"
-    held = re.search(r"\bsupported \((\d+) seeds\)", cpu_text)
-    if held and int(held.group(1)) >= 2:
+    if cpu_row is not None and cpu_row.get("verdict") == stats.SUPPORTED and int(cpu_row.get("seeds") or 0) >= 2:
         return (
             f"The paper's accuracy headline, {row['claim']} ({paper}), holds at cpu scale ({cpu_text}); this run: "
             f"{ours}."
