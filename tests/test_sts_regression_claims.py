@@ -423,3 +423,11 @@ def test_a_run_without_the_papers_headline_leads_with_the_rounded_check(arms):
     rows += claims.raw_encoder_checks(both, arms["untrained"], reg.STS_TASK, [0], backbone="b", n_resamples=100)
     assert claims.lead_with_check(rows)["kind"] == generic.PAPER
     assert sum(generic.is_headline(r) for r in rows) == 1
+
+
+def test_a_class_takeaway_sets_the_cpu_result_beside_its_headline(arms):
+    runs = {("smooth_k2", 0): _run(arms["good"])}
+    rows = claims.raw_encoder_checks(runs, arms["untrained"], reg.STS_ROUNDED_TASK, [0], backbone="b")
+    claims.lead_with_check(rows)
+    text = claims.takeaway(rows, cpu="cpu: +3.00 [+2.00, +4.00], supported (3 seeds)")
+    assert "supported (1 seed) (cpu: +3.00 [+2.00, +4.00], supported (3 seeds)). The paper's" in text

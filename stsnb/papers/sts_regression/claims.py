@@ -710,16 +710,20 @@ def _controls(rows: Iterable[Mapping], top: Mapping) -> dict[str, list[str]]:
     return out
 
 
-def takeaway(rows: Sequence[Mapping]) -> str:
+def takeaway(rows: Sequence[Mapping], cpu: str = "") -> str:
     """One sentence for the overview: the paper's headline (Table 1) with our difference, its interval, the verdict
     with its seeds (and, when not tested, the first precondition that failed), then what our controls attribute it
-    to: the zero-gradient buffer and the adaptive gradient claims, each with its interval and verdict."""
+    to: the zero-gradient buffer and the adaptive gradient claims, each with its interval and verdict. ``cpu``: the
+    committed cpu run's result on the headline's claim, set beside ours in another profile's run
+    (``stsnb.committed.cpu_result``)."""
     top = headline(rows)
+    beside = f" ({cpu})" if cpu else ""
     if top is not None and top.get("kind") == claims.CHECK:  # the run trained no comparison of the paper's headline
         return (
             f"Headline of this run, a check of our setting (not a claim of the paper): "
-            f"{top['claim'].removeprefix('Table 1, ')}: ours {_short(top)}, {claims.verdict_text(top)}. The paper's "
-            f"headline ({HEADLINE.text}) was not run in this profile; {len(rows) - 1} other claims were checked."
+            f"{top['claim'].removeprefix('Table 1, ')}: ours {_short(top)}, {claims.verdict_text(top)}{beside}. The "
+            f"paper's headline ({HEADLINE.text}) was not run in this profile; {len(rows) - 1} other claims were "
+            "checked."
         )
     if top is None:
         confounded = next((r for r in rows if r.get("confounded_with")), None)
@@ -731,7 +735,7 @@ def takeaway(rows: Sequence[Mapping]) -> str:
             )
         return f"The paper's headline ({HEADLINE.text}) was not run; {len(rows)} other claims were checked."
     text = f"Paper's headline (Section 4.1): {top['claim'].removeprefix('Table 1, ')}: ours {_short(top)}, "
-    text += claims.verdict_text(top)
+    text += claims.verdict_text(top) + beside
     failed = claims.failed_preconditions(top)
     if failed:
         text += f", because '{failed[0]['name']}' does not hold"
