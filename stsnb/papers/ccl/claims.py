@@ -412,7 +412,8 @@ def ablation_seeds_of(ccl_seeds: Sequence[int], wanted: int) -> list[int]:
     """The training seeds of Table 4's ablations: the first ``wanted`` of the seeds full CCL trained on
     (``ccl_seeds``), since each ablation is compared with CCL on its own seed; fewer when CCL trained on fewer (the
     notebook prints how many it got)."""
-    check_headline_choices(HEADLINE_TABLES[0], wanted)
+    if wanted < 1:
+        raise ValueError(f"ablation_seeds must be at least 1, got {wanted}")
     return list(ccl_seeds)[:wanted]
 
 
@@ -421,15 +422,14 @@ def check_headline_choices(headline_table: str, ablation_seeds: int) -> None:
     ``ablation_seeds`` below 1 (a typo found after an hour of runs costs the hour)."""
     if headline_table not in HEADLINE_TABLES:
         raise ValueError(f"headline_table must be one of {HEADLINE_TABLES}, got {headline_table!r}")
-    if ablation_seeds < 1:
-        raise ValueError(f"ablation_seeds must be at least 1, got {ablation_seeds}")
+    ablation_seeds_of([], ablation_seeds)
 
 
 def headline_row(rows: Sequence[dict], headline_table: str, backbone: str) -> dict | None:
     """The claim a run leads with, on ``backbone``'s bi-encoder: ``headline_table`` "Table 4" is CCL > CCL w/o W-ACL
     (Table 4, the effect the cpu profile shows on 3 seeds), "Table 3" the paper's headline CCL > QuMSE (Section 4.3,
     unresolved at cpu scale); Table 3's when the W-ACL ablation did not run. None when neither ran."""
-    check_headline_choices(headline_table, 1)
+    check_headline_choices(headline_table, ablation_seeds=1)
     texts = {
         "Table 4": f"Table 4, {backbone} bi-encoder: CCL > CCL w/o W-ACL",
         "Table 3": f"Table 3, {backbone} bi-encoder: CCL > QuMSE",
