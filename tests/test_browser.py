@@ -71,7 +71,7 @@ def test_notebook_20_runs_in_jupyterlab_with_smoke_values_typed_in(lab, page):
     shown = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-CodeCell").nth(
         browser.parameters_code_cell_index(name) + 1
     )
-    assert "profile = 'smoke'" in shown.inner_text().replace('"', "'")
+    assert "profile = 'smoke'" in shown.text_content().replace('"', "'")
 
 
 def test_an_error_in_a_cell_is_seen(lab, page):

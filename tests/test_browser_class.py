@@ -59,7 +59,9 @@ def test_notebook_runs_in_jupyterlab_in_its_default_class_profile(lab, page, nam
 
     panel = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden)")
     parameters = panel.locator(".jp-CodeCell").nth(browser.parameters_code_cell_index(name))
-    assert "profile = 'class'" in parameters.inner_text().replace('"', "'"), "the cell's own default"
+    # text_content, not inner_text: JupyterLab 4 styles cells scrolled out of view `content-visibility: auto`, and the
+    # browser gives such a cell's innerText as "" (the screenshot above scrolled to the first figure)
+    assert "profile = 'class'" in parameters.text_content().replace('"', "'"), "the cell's own default"
     applied = panel.locator(".jp-OutputArea-output", has_text="profile 'class':")
     assert applied.count() >= 1, "the setup cell did not print which profile it applied (stsnb.profiles.describe)"
 
