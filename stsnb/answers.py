@@ -31,6 +31,7 @@ import yaml
 
 from . import claims, committed, runtimes, summary
 from .plans import DEFAULT_OUT, NOTEBOOKS_DIR, PLANS_DIR, PlanError, assigned_parameters, load_plan, plan_path
+from .profiles import CELL_PROFILE
 from .runs import REPO_ROOT
 
 TEMPLATES = Path(__file__).resolve().parent / "templates" / "answers"
@@ -200,6 +201,13 @@ def exercise_parameters(notebook: str, answer: Answer, plans_dir: Path = PLANS_D
         raise PlanError(f"{notebook}, exercise {answer.number}: answered without a run (overrides: none)")
     profile = str(answer.overrides.get("profile", BASE_PROFILE))
     base = load_plan(plan_path(profile, plans_dir)).notebooks[notebook]
+    put_back = sorted(key for key, value in answer.overrides.items() if key in base and base[key] != value)
+    if put_back and profile != CELL_PROFILE:
+        raise PlanError(
+            f"{notebook}, exercise {answer.number}: the {profile} plan sets {put_back}, so the notebook's setup cell"
+            f" (stsnb.profiles.apply) would put the plan's values back over the exercise's; in "
+            f"{notebook}.md give `profile: {CELL_PROFILE}` with the {profile} plan's other values instead"
+        )
     return {**base, "profile": profile, **answer.overrides}
 
 

@@ -150,6 +150,9 @@ def test_an_exercise_runs_the_class_values_with_its_overrides(world, tmp_path, m
     assert json.loads((folder / "exercise.json").read_text())["overrides"] == {"lr": 0.5}
     with pytest.raises(plans.PlanError, match="answered without a run"):
         answers.run_exercise("10_x", 2, templates=world["templates"], **kwargs)
+    (world["templates"] / "10_x.md").write_text(TEMPLATE.replace("{lr: 0.5}", "{seed: 2}"))
+    with pytest.raises(plans.PlanError, match=r"the class plan sets \['seed'\].*put the plan's values back"):
+        answers.run_exercise("10_x", 1, templates=world["templates"], **kwargs)
     (world["templates"] / "10_x.md").write_text(TEMPLATE.replace("{lr: 0.5}", "{lr: 0.5, epochs: 3}"))
     with pytest.raises(plans.PlanError, match=r"\['epochs'\] are not parameters of the notebook"):
         answers.run_exercise("10_x", 1, templates=world["templates"], **kwargs)
@@ -163,6 +166,8 @@ def test_every_notebook_has_an_answer_per_exercise_and_every_run_parameter_exist
         for answer in source.answers.values():
             unknown = set(answer.overrides or {}) - declared
             assert not unknown, f"{path.stem}, exercise {answer.number}: {unknown} are not parameters"
+            if answer.overrides is not None:
+                answers.exercise_parameters(path.stem, answer)  # no override that the profile's plan puts back
 
 
 def test_the_committed_sheet_is_what_the_committed_runs_write():
