@@ -42,6 +42,7 @@ NOT_MEASURED = "*not measured*"
 _EXERCISES_LINE = re.compile(r"^Exercises\b", re.M)
 _ITEM = re.compile(r"^(\d+)\. ")
 _ANSWER = re.compile(r"^## (\d+)\s*$", re.M)
+_ABSENT = object()  # what ``RunView._at`` returns for a path the run did not record
 
 
 # ---- the exercises, as the notebooks print them ---------------------------------------------------------------
@@ -124,11 +125,34 @@ def load_source(notebook: str, templates: Path = TEMPLATES) -> AnswerSource:
 # ---- the runs the prose reads -------------------------------------------------------------------------------------
 
 
+def _same_value(value: Any, wanted: str) -> bool:
+    """Whether ``value`` reads as ``wanted``: ``str(value)``, or for a number also ``format(value, "g")`` (so that
+    "3" matches 3.0)."""
+    if str(value) == wanted:
+        return True
+    return isinstance(value, int | float) and not isinstance(value, bool) and format(value, "g") == wanted
+
+
+def select(rows: Sequence[Any], selector: str) -> Mapping[str, Any] | None:
+    """The first mapping of ``rows`` with every ``field=value`` of ``selector`` (conditions joined by ``&``, each split
+    at its first ``=``: ``"ablation=alpha=0.0"``, ``"reading=multiplier&temperature=3"``; ``_same_value``), None when
+    none has them or ``selector`` has no ``=``."""
+    conditions = [part.partition("=") for part in selector.split("&")]
+    if not all(sep for _, sep, _ in conditions):
+        return None
+    matches = (
+        row
+        for row in rows
+        if isinstance(row, Mapping) and all(key in row and _same_value(row[key], want) for key, _, want in conditions)
+    )
+    return next(matches, None)
+
+
 @dataclass
 class RunView:
-    """What one committed run recorded, for the templates: ``metric``, ``param``, ``claim``, ``headline``,
-    ``seconds``, ``commit``. Anything it did not record renders as ``NOT_MEASURED`` with ``how`` (what would
-    measure it), and is listed in ``missing``."""
+    """What one committed run recorded, for the templates: ``metric``, ``param``, ``claim``, ``moved``,
+    ``headline``, ``seconds``, ``commit``. Anything it did not record renders as ``NOT_MEASURED`` with ``how`` (what
+    would measure it), and is listed in ``missing``."""
 
     label: str  # "the class run", "exercise 2's run"
     folder: Path
@@ -153,13 +177,32 @@ class RunView:
         self.missing.append(f"{self.notebook}: {self.label} has no {what} ({self.how})")
         return f"{NOT_MEASURED} ({self.label} has no {what}: {self.how})"
 
-    def metric(self, *path: str, fmt: str = "") -> str:
-        """The value at ``path`` in metrics.json (``metric("sth/untrained", "avg", fmt=".2f")``)."""
+    def _at(self, path: Sequence[str]) -> Any:
+        """The value at ``path`` in metrics.json, ``_ABSENT`` when the run did not record it: each element a key of a
+        mapping, or in a list the row a ``"field=value"`` selector picks (``select``)."""
         value: Any = self.metrics
         for key in path:
-            if not isinstance(value, Mapping) or key not in value:
-                return self._missing(f"`{' > '.join(path)}`")
-            value = value[key]
+            if isinstance(value, Mapping) and key in value:
+                value = value[key]
+            elif isinstance(value, list) and (row := select(value, key)) is not None:
+                value = row
+            else:
+                return _ABSENT
+        return value
+
+    def metric(self, *path: str, fmt: str = "") -> str:
+        """The value at ``path`` in metrics.json (``metric("sth/untrained", "avg", fmt=".2f")``; a row of a list by
+        its fields, ``metric("bcl_probe", "mean", "reading=divisor&temperature=3", "bcl_ratio", fmt=".2f")``). A row
+        itself takes ``fmt`` as a ``str.format`` template of its fields (``fmt="{difference:+.2f} [{low:+.2f},
+        {high:+.2f}]"``)."""
+        value = self._at(path)
+        if value is _ABSENT:
+            return self._missing(f"`{' > '.join(path)}`")
+        if isinstance(value, Mapping) and fmt:
+            try:
+                return fmt.format_map(value)
+            except KeyError as err:
+                return self._missing(f"`{' > '.join((*path, str(err.args[0])))}`")
         return format(value, fmt) if fmt else str(value)
 
     def param(self, name: str) -> str:
@@ -170,6 +213,15 @@ class RunView:
         """ "+4.98 [+1.88, +8.41], supported (3 seeds)" of the claim row ``text`` (``committed.find_claim``)."""
         row = committed.find_claim(self.folder, text)
         return committed.result_text(row) if row is not None else self._missing(f"claim '{text}'")
+
+    def moved(self, text: str) -> str:
+        """ "+0.29 [-0.10, +0.69], unresolved (1 seed)": how far the baseline of claim row ``text`` moved the encoder,
+        its ``baseline_minus_untrained`` row (the baseline minus the untrained backbone, a claim row's fields)."""
+        row = committed.find_claim(self.folder, text)
+        moved = row.get("baseline_minus_untrained") if row is not None else None
+        if not isinstance(moved, Mapping):
+            return self._missing(f"`baseline_minus_untrained` in claim '{text}'")
+        return committed.result_text(moved)
 
     def headline(self) -> str:
         """The run's headline claim (``claims.headline_of``) with its result."""

@@ -9,7 +9,7 @@ import nbformat
 import pytest
 import yaml
 
-from stsnb import answers, claims, cli, plans
+from stsnb import answers, claims, cli, plans, stats
 
 QUOTE = claims.quote("Section 4.2", "Stage 2 improves on stage 1.")
 
@@ -120,6 +120,83 @@ def test_what_no_run_recorded_is_marked_not_measured_with_the_command_that_measu
     assert "*not measured* (the committed class run of 10_x has no `scores > dev`:" in text
     assert "*Measured:* *not measured* yet (`stsnb answers --run 10_x:1` runs the notebook with `lr = 0.5`)." in text
     assert "10_x: exercise 1 has no run (`stsnb answers --run 10_x:1`)" in missing
+
+
+def probe_run(tmp_path) -> answers.RunView:
+    """A run whose metrics hold lists of rows (a probe per pooling, ablations) and claim rows, one with the
+    ``baseline_minus_untrained`` row of HiCL's Table 1 claims."""
+    probe = [
+        {"reading": "divisor", "temperature": 0.05, "bcl_ratio": 1.18},
+        {"reading": "divisor", "temperature": 3.0, "bcl_ratio": 0.135, "same_pair_share": 0.0705},
+        {"reading": "multiplier", "temperature": 1.0, "bcl_ratio": 0.71},
+        {"reading": "multiplier", "temperature": 3.0, "bcl_ratio": 1.454},
+    ]
+    ablations = [
+        {"ablation": "alpha=0.0", "avg": 35.5, "minus_reference": 1.0, "low": 0.0, "high": 2.0},
+        {"ablation": "alpha=1.0", "avg": 32.0, "minus_reference": -1.5, "low": -2.5, "high": -0.5},
+        {"ablation": "alpha=1.0", "avg": 99.0},
+    ]
+    moved = stats.claim_row("SimCSE improves the backbone", {"seed 0": (0.52, 0.10, 0.90)}, +1)
+    beats = claims.claim("+HiCL beats SimCSE", {"seed 0": (0.2, -0.8, 1.2)}, paper_quote=QUOTE)
+    metrics = {
+        "bcl_probe": {"mean": probe},
+        "ablations": ablations,
+        "claims": [
+            {**beats, "baseline_minus_untrained": moved},
+            claims.claim("plain", [(1, 0.5, 2)], paper_quote=QUOTE),
+        ],
+    }
+    write_run(tmp_path / "run", "10_x", metrics)
+    return answers.RunView("the run", tmp_path / "run", "10_x", "`make it`")
+
+
+def test_a_metric_path_picks_a_row_of_a_list_by_its_fields(tmp_path):
+    run = probe_run(tmp_path)
+    assert run.metric("ablations", "ablation=alpha=1.0", "avg", fmt=".2f") == "32.00"  # the first row that matches
+    assert run.metric("bcl_probe", "mean", "reading=multiplier&temperature=3.0", "bcl_ratio", fmt=".2f") == "1.45"
+    assert run.metric("bcl_probe", "mean", "reading=divisor&temperature=3", "same_pair_share", fmt=".1%") == "7.0%"
+    assert run.metric("bcl_probe", "mean", "temperature=0.05", "bcl_ratio") == "1.18"
+    row = "{minus_reference:+.2f} [{low:+.2f}, {high:+.2f}] (average {avg:.2f})"
+    assert run.metric("ablations", "ablation=alpha=0.0", fmt=row) == "+1.00 [+0.00, +2.00] (average 35.50)"
+    assert run.missing == []
+
+
+def test_a_row_no_run_recorded_is_not_measured_naming_the_selector(tmp_path):
+    run = probe_run(tmp_path)
+    text = run.metric("bcl_probe", "mean", "reading=multiplier&temperature=10", "bcl_ratio", fmt=".2f")
+    assert text == (
+        "*not measured* (the run has no `bcl_probe > mean > reading=multiplier&temperature=10 > bcl_ratio`: `make it`)"
+    )
+    assert run.metric("ablations", "alpha=0.5").startswith("*not measured* (the run has no `ablations > alpha=0.5`")
+    assert run.metric("ablations", "ablation", "avg").startswith("*not measured*")  # no "=": not a selector
+    assert run.metric("bcl_probe", "mean", "reading=divisor&temperature=0.05", fmt="{same_pair_share:.1%}") == (
+        "*not measured* (the run has no `bcl_probe > mean > reading=divisor&temperature=0.05 > same_pair_share`: "
+        "`make it`)"
+    )
+    assert run.missing == [
+        "10_x: the run has no `bcl_probe > mean > reading=multiplier&temperature=10 > bcl_ratio` (`make it`)",
+        "10_x: the run has no `ablations > alpha=0.5` (`make it`)",
+        "10_x: the run has no `ablations > ablation > avg` (`make it`)",
+        "10_x: the run has no `bcl_probe > mean > reading=divisor&temperature=0.05 > same_pair_share` (`make it`)",
+    ]
+
+
+def test_select_compares_numbers_as_they_read():
+    rows = [{"t": 3.0, "on": True}, {"t": 1e-3, "on": False}, {"t": "3"}]
+    assert answers.select(rows, "t=3") is rows[0] and answers.select(rows, "t=3.0") is rows[0]
+    assert answers.select(rows, "t=0.001") is rows[1] and answers.select(rows, "on=False") is rows[1]
+    assert answers.select(rows, "t=3&on=1") is None  # a bool reads as True/False, not as a number
+    assert answers.select(rows, "t") is None and answers.select([1, "t=3"], "t=3") is None
+
+
+def test_moved_reads_the_baseline_minus_untrained_row_of_a_claim(tmp_path):
+    run = probe_run(tmp_path)
+    assert run.moved("+HiCL beats SimCSE") == "+0.52 [+0.10, +0.90], supported (1 seed)"
+    assert run.moved("plain") == (
+        "*not measured* (the run has no `baseline_minus_untrained` in claim 'plain': `make it`)"
+    )
+    assert run.moved("absent").startswith("*not measured* (the run has no `baseline_minus_untrained` in claim 'absent'")
+    assert len(run.missing) == 2
 
 
 def test_answers_that_do_not_match_the_notebooks_exercises_are_refused(world):
