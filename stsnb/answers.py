@@ -260,7 +260,8 @@ def exercise_parameters(notebook: str, answer: Answer, plans_dir: Path = PLANS_D
             f" (stsnb.profiles.apply) would put the plan's values back over the exercise's; in "
             f"{notebook}.md give `profile: {CELL_PROFILE}` with the {profile} plan's other values instead"
         )
-    return {**base, "profile": profile, **answer.overrides}
+    labelled = {"profile": profile} if "profile" in base or "profile" in answer.overrides else {}  # 00, 01: none
+    return {**base, **labelled, **answer.overrides}
 
 
 def how_to_run(notebook: str, number: int) -> str:

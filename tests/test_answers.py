@@ -243,8 +243,9 @@ def test_every_notebook_has_an_answer_per_exercise_and_every_run_parameter_exist
         for answer in source.answers.values():
             unknown = set(answer.overrides or {}) - declared
             assert not unknown, f"{path.stem}, exercise {answer.number}: {unknown} are not parameters"
-            if answer.overrides is not None:
-                answers.exercise_parameters(path.stem, answer)  # no override that the profile's plan puts back
+            if answer.overrides is not None:  # no override that the profile's plan puts back, nothing undeclared
+                given = answers.exercise_parameters(path.stem, answer)
+                assert set(given) <= declared, f"{path.stem}, exercise {answer.number}: {set(given) - declared}"
 
 
 def test_the_committed_sheet_is_what_the_committed_runs_write():
