@@ -411,7 +411,7 @@ def run_exercise(
     if undeclared:
         raise PlanError(f"{notebook}, exercise {number}: {undeclared} are not parameters of the notebook")
     if timeout is None:
-        plan = load_plan(plan_path(str(parameters["profile"]), plans_dir))
+        plan = load_plan(plan_path(str(parameters.get("profile", BASE_PROFILE)), plans_dir))
         timeout = plan.timeouts.get(notebook)
     execution.check_kernel()
     folder = exercise_dir(notebook, number, out)

@@ -227,6 +227,12 @@ def test_an_exercise_runs_the_class_values_with_its_overrides(world, tmp_path, m
     assert json.loads((folder / "exercise.json").read_text())["overrides"] == {"lr": 0.5}
     with pytest.raises(plans.PlanError, match="answered without a run"):
         answers.run_exercise("10_x", 2, templates=world["templates"], **kwargs)
+    (plans_dir / "class.yaml").write_text("description: d\ntimeout: 300\nnotebooks: {10_x: {}}\n")  # 00, 01
+    answers.run_exercise("10_x", 1, templates=world["templates"], **kwargs)
+    assert calls[-1][1] == {"lr": 0.5} and calls[-1][4] == 300.0, "no profile where the plan names none"
+    (plans_dir / "class.yaml").write_text(
+        "description: d\ntimeout: 600\nnotebooks: {10_x: {profile: class, seed: 1}}\n"
+    )
     (world["templates"] / "10_x.md").write_text(TEMPLATE.replace("{lr: 0.5}", "{seed: 2}"))
     with pytest.raises(plans.PlanError, match=r"the class plan sets \['seed'\].*put the plan's values back"):
         answers.run_exercise("10_x", 1, templates=world["templates"], **kwargs)
