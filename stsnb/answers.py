@@ -29,7 +29,7 @@ from typing import Any
 
 import yaml
 
-from . import claims, committed, runtimes, summary
+from . import claims, committed, profiles, runtimes, summary
 from .plans import DEFAULT_OUT, NOTEBOOKS_DIR, PLANS_DIR, PlanError, assigned_parameters, load_plan, plan_path
 from .profiles import CELL_PROFILE
 from .runs import REPO_ROOT
@@ -253,15 +253,18 @@ def exercise_parameters(notebook: str, answer: Answer, plans_dir: Path = PLANS_D
         raise PlanError(f"{notebook}, exercise {answer.number}: answered without a run (overrides: none)")
     profile = str(answer.overrides.get("profile", BASE_PROFILE))
     base = load_plan(plan_path(profile, plans_dir)).notebooks[notebook]
-    put_back = sorted(key for key, value in answer.overrides.items() if key in base and base[key] != value)
-    if put_back and profile != CELL_PROFILE:
+    labelled = {"profile": profile} if "profile" in base or "profile" in answer.overrides else {}  # 00, 01: none
+    parameters = {**base, **labelled, **answer.overrides}
+    as_the_cell_sets_them = dict(parameters)
+    profiles.apply(as_the_cell_sets_them, notebook, plans_dir)  # what the notebook's setup cell will do
+    put_back = sorted(key for key in answer.overrides if as_the_cell_sets_them[key] != parameters[key])
+    if put_back:
         raise PlanError(
             f"{notebook}, exercise {answer.number}: the {profile} plan sets {put_back}, so the notebook's setup cell"
             f" (stsnb.profiles.apply) would put the plan's values back over the exercise's; in "
             f"{notebook}.md give `profile: {CELL_PROFILE}` with the {profile} plan's other values instead"
         )
-    labelled = {"profile": profile} if "profile" in base or "profile" in answer.overrides else {}  # 00, 01: none
-    return {**base, **labelled, **answer.overrides}
+    return parameters
 
 
 def how_to_run(notebook: str, number: int) -> str:
