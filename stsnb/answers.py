@@ -5,13 +5,15 @@ Three sources, none of them typed into the sheet:
 - **the exercises**, as each notebook's last "Exercises" list numbers them (``exercises``), quoted in full;
 - **the answers' prose**, ``stsnb/templates/answers/<notebook>.md``: the mechanism and the papers' numbers, written
   by hand (``AnswerSource``: an introduction, then ``## <n>`` per exercise, whose first line ``overrides: {...}``
-  names the parameters the exercise changes, or ``overrides: none`` for an exercise answered without a run). Every
+  names the parameters the exercise changes, or ``overrides: none`` for an exercise answered without a run; an
+  exercise that asks for a second run to compare with names it on the next line, ``second run: {...}``). Every
   number from our runs is a Jinja expression over the committed runs (``RunView``): ``cls`` the class run
   (``papermill_runs/class/<notebook>/``), ``cpu`` the cpu run, ``run(profile, notebook)`` any other, and in an
-  exercise's answer ``ex``, that exercise's own run;
+  exercise's answer ``ex``, that exercise's own run, and ``ex_b``, its second run;
 - **the exercises' runs**: the notebook in the class profile with the exercise's overrides
-  (``papermill_runs/exercises/<notebook>/<n>/<notebook>/``, made by ``run_exercise``: ``stsnb answers --run``). Its
-  duration is the exercise's measured runtime, and ``ex`` reads its results.
+  (``papermill_runs/exercises/<notebook>/<n>/<notebook>/``, and ``<n>b/`` for a second run, made by
+  ``run_exercise``: ``stsnb answers --run``). Its duration is the exercise's measured runtime, and ``ex`` reads its
+  results.
 
 A value no run recorded renders as "*not measured*" with what would measure it, never as a guess; ``missing``
 lists them. ``write_sheet`` rewrites the sheet (``stsnb answers``); a test keeps the committed sheet equal to it.
@@ -42,6 +44,8 @@ NOT_MEASURED = "*not measured*"
 _EXERCISES_LINE = re.compile(r"^Exercises\b", re.M)
 _ITEM = re.compile(r"^(\d+)\. ")
 _ANSWER = re.compile(r"^## (\d+)\s*$", re.M)
+_RUN = re.compile(r"^(\d+)(b?)$")  # an exercise's run ("2") or its second run ("2b")
+SECOND = "second run:"  # the line under ``overrides:`` naming a second run's overrides
 _ABSENT = object()  # what ``RunView._at`` returns for a path the run did not record
 
 
@@ -83,11 +87,17 @@ def title(notebook: Path) -> str:
 
 @dataclass(frozen=True)
 class Answer:
-    """One exercise's answer: the parameters its run changes (None: answered without a run) and its prose."""
+    """One exercise's answer: the parameters its run changes (None: answered without a run), its prose, and the
+    parameters of the second run it asks to compare with, if any."""
 
     number: int
     overrides: dict[str, Any] | None
     text: str
+    second: dict[str, Any] | None = None
+
+    def run_overrides(self, second: bool = False) -> dict[str, Any] | None:
+        """The overrides of the exercise's run, or of its second run."""
+        return self.second if second else self.overrides
 
 
 @dataclass(frozen=True)
@@ -98,9 +108,16 @@ class AnswerSource:
     answers: dict[int, Answer]
 
 
+def _mapping(value: str, where: str) -> dict[str, Any]:
+    overrides = yaml.safe_load(value)
+    if not isinstance(overrides, dict) or not overrides:
+        raise ValueError(f"{where}: expected a mapping of parameter -> value, got {value!r}")
+    return overrides
+
+
 def parse_source(text: str, where: str = "answers") -> AnswerSource:
     """Split an answers file at its ``## <n>`` lines; each answer's first line must be ``overrides: <YAML mapping>``
-    or ``overrides: none``."""
+    or ``overrides: none``, optionally followed by ``second run: <YAML mapping>``."""
     parts = _ANSWER.split(text)
     intro, answers = parts[0].strip(), {}
     for number, body in zip(parts[1::2], parts[2::2], strict=True):
@@ -108,12 +125,16 @@ def parse_source(text: str, where: str = "answers") -> AnswerSource:
         if not first.startswith("overrides:"):
             raise ValueError(f"{where}, answer {number}: its first line must be 'overrides: {{...}}' or '... none'")
         value = first.removeprefix("overrides:").strip()
-        overrides = None if value == "none" else yaml.safe_load(value)
-        if overrides is not None and (not isinstance(overrides, dict) or not overrides):
-            raise ValueError(f"{where}, answer {number}: overrides must be a mapping of parameter -> value, or none")
+        overrides = None if value == "none" else _mapping(value, f"{where}, answer {number}, overrides")
+        second = None
+        if rest.startswith(SECOND):
+            line, _, rest = rest.partition("\n")
+            if overrides is None:
+                raise ValueError(f"{where}, answer {number}: a second run needs a first ('overrides: none')")
+            second = _mapping(line.removeprefix(SECOND).strip(), f"{where}, answer {number}, second run")
         if int(number) in answers:
             raise ValueError(f"{where}: answer {number} appears twice")
-        answers[int(number)] = Answer(int(number), overrides, rest.strip())
+        answers[int(number)] = Answer(int(number), overrides, rest.strip(), second)
     return AnswerSource(intro, answers)
 
 
@@ -240,35 +261,48 @@ class RunView:
         return value or self._missing("recorded commit")
 
 
-def exercise_dir(notebook: str, number: int, out: Path = DEFAULT_OUT) -> Path:
-    """The folder ``run_exercise`` runs exercise ``number`` of ``notebook`` in (the run itself is its ``notebook``
-    subfolder, as ``stsnb run`` lays out a profile)."""
-    return Path(out) / EXERCISES / notebook / str(number)
+def exercise_dir(notebook: str, run: int | str, out: Path = DEFAULT_OUT) -> Path:
+    """The folder ``run_exercise`` runs exercise ``run`` of ``notebook`` in ("2", or "2b" for its second run; the
+    run itself is its ``notebook`` subfolder, as ``stsnb run`` lays out a profile)."""
+    return Path(out) / EXERCISES / notebook / str(run)
 
 
-def exercise_parameters(notebook: str, answer: Answer, plans_dir: Path = PLANS_DIR) -> dict[str, Any]:
-    """The parameters an exercise's run gets: its profile's plan values for ``notebook`` (``BASE_PROFILE`` unless
-    the overrides name one) with the overrides over them."""
-    if answer.overrides is None:
-        raise PlanError(f"{notebook}, exercise {answer.number}: answered without a run (overrides: none)")
-    profile = str(answer.overrides.get("profile", BASE_PROFILE))
+def parse_run(run: int | str) -> tuple[int, bool]:
+    """``"2"`` -> (2, False): exercise 2's run; ``"2b"`` -> (2, True): its second run."""
+    match = _RUN.match(str(run))
+    if match is None:
+        raise PlanError(f"expected an exercise's number, or its number and b for its second run (2, 2b), got {run!r}")
+    return int(match.group(1)), bool(match.group(2))
+
+
+def exercise_parameters(
+    notebook: str, answer: Answer, plans_dir: Path = PLANS_DIR, second: bool = False
+) -> dict[str, Any]:
+    """The parameters an exercise's run (or its ``second`` run) gets: its profile's plan values for ``notebook``
+    (``BASE_PROFILE`` unless the overrides name one) with the overrides over them."""
+    overrides = answer.run_overrides(second)
+    name = f"exercise {answer.number}" + ("'s second run" if second else "")
+    if overrides is None:
+        why = "its answer names none ('second run: {...}')" if second else "answered without a run (overrides: none)"
+        raise PlanError(f"{notebook}, {name}: {why}")
+    profile = str(overrides.get("profile", BASE_PROFILE))
     base = load_plan(plan_path(profile, plans_dir)).notebooks[notebook]
-    labelled = {"profile": profile} if "profile" in base or "profile" in answer.overrides else {}  # 00, 01: none
-    parameters = {**base, **labelled, **answer.overrides}
+    labelled = {"profile": profile} if "profile" in base or "profile" in overrides else {}  # 00, 01: none
+    parameters = {**base, **labelled, **overrides}
     as_the_cell_sets_them = dict(parameters)
     profiles.apply(as_the_cell_sets_them, notebook, plans_dir)  # what the notebook's setup cell will do
-    put_back = sorted(key for key in answer.overrides if as_the_cell_sets_them[key] != parameters[key])
+    put_back = sorted(key for key in overrides if as_the_cell_sets_them[key] != parameters[key])
     if put_back:
         raise PlanError(
-            f"{notebook}, exercise {answer.number}: the {profile} plan sets {put_back}, so the notebook's setup cell"
+            f"{notebook}, {name}: the {profile} plan sets {put_back}, so the notebook's setup cell"
             f" (stsnb.profiles.apply) would put the plan's values back over the exercise's; in "
             f"{notebook}.md give `profile: {CELL_PROFILE}` with the {profile} plan's other values instead"
         )
     return parameters
 
 
-def how_to_run(notebook: str, number: int) -> str:
-    return f"`stsnb answers --run {notebook}:{number}`"
+def how_to_run(notebook: str, run: int | str) -> str:
+    return f"`stsnb answers --run {notebook}:{run}`"
 
 
 def views(notebook: str, out: Path, missing: list[str]) -> dict[str, Any]:
@@ -318,17 +352,26 @@ def _render(template: str, names: Mapping[str, Any], where: str) -> str:
         raise ValueError(f"{where}: {err}") from err
 
 
-def exercise_header(notebook: str, answer: Answer, ex: RunView) -> str:
-    """The line under an exercise: its measured runtime and what the run changed, or that it needs no run."""
+def _measured_line(notebook: str, what: str, overrides: Mapping[str, Any], view: RunView) -> str:
+    """``what`` (e.g. "*Measured:*"), then the run's duration and cores, the parameters it changed and its commit."""
+    changes = ", ".join(f"`{key} = {value!r}`" for key, value in overrides.items())
+    if not view.exists:
+        view.missing.append(f"{notebook}: {view.label} is not there ({view.how})")
+        return f"{what} {NOT_MEASURED} yet ({view.how} runs the notebook with {changes})."
+    cores = summary.read_env(view.folder).get("cpu_count")
+    on = f" on {cores} CPU cores" if isinstance(cores, int) else ""
+    return f"{what} {view.seconds()}{on}, the whole notebook with {changes} (run at commit {view.commit()})."
+
+
+def exercise_header(notebook: str, answer: Answer, ex: RunView, ex_b: RunView | None = None) -> str:
+    """The lines under an exercise: the measured runtime of its run (and of its second run) and what each changed,
+    or that it needs no run."""
     if answer.overrides is None:
         return "*No run:* answered without training (its runtime is the notebook's own line)."
-    changes = ", ".join(f"`{key} = {value!r}`" for key, value in answer.overrides.items())
-    if not ex.exists:
-        ex.missing.append(f"{notebook}: exercise {answer.number} has no run ({ex.how})")
-        return f"*Measured:* {NOT_MEASURED} yet ({ex.how} runs the notebook with {changes})."
-    cores = summary.read_env(ex.folder).get("cpu_count")
-    on = f" on {cores} CPU cores" if isinstance(cores, int) else ""
-    return f"*Measured:* {ex.seconds()}{on}, the whole notebook with {changes} (run at commit {ex.commit()})."
+    lines = [_measured_line(notebook, "*Measured:*", answer.overrides, ex)]
+    if answer.second is not None and ex_b is not None:
+        lines.append(_measured_line(notebook, "*Second run, measured:*", answer.second, ex_b))
+    return "\n\n".join(lines)
 
 
 def notebook_section(
@@ -354,11 +397,14 @@ def notebook_section(
     lines = [f"## {title(path)}", *(["", intro] if intro else [])]
     for item, number in zip(items, numbers, strict=True):
         answer = source.answers[number]
-        folder = exercise_dir(notebook, number, out) / notebook
-        ex = RunView(f"exercise {number}'s run", folder, notebook, how_to_run(notebook, number), missing)
-        text = _render(answer.text, {**names, "ex": ex}, f"{notebook}.md, answer {number}")
+        ex, ex_b = (
+            RunView(label, exercise_dir(notebook, run, out) / notebook, notebook, how_to_run(notebook, run), missing)
+            for label, run in ((f"exercise {number}'s run", number), (f"exercise {number}'s second run", f"{number}b"))
+        )
+        text = _render(answer.text, {**names, "ex": ex, "ex_b": ex_b}, f"{notebook}.md, answer {number}")
         quoted = item.split(" ", 1)[1]
-        lines += ["", f"### Exercise {number}", "", f"> {quoted}", "", exercise_header(notebook, answer, ex), ""]
+        header = exercise_header(notebook, answer, ex, ex_b)
+        lines += ["", f"### Exercise {number}", "", f"> {quoted}", "", header, ""]
         lines.append(text)
     return "\n".join(lines)
 
@@ -394,31 +440,33 @@ def write_sheet(path: Path = SHEET, **kwargs: Any) -> list[str]:
 
 def run_exercise(
     notebook: str,
-    number: int,
+    run: int | str,
     out: Path = DEFAULT_OUT,
     notebooks_dir: Path = NOTEBOOKS_DIR,
     plans_dir: Path = PLANS_DIR,
     templates: Path = TEMPLATES,
     timeout: float | None = None,
 ) -> Any:
-    """Run exercise ``number`` of ``notebook``: the notebook with ``exercise_parameters`` into ``exercise_dir``, as
-    ``stsnb run`` runs one notebook (kept only when it ends ``ok``; ``execution.run_notebook``). ``timeout``: the
-    base profile's plan timeout when None. Refuses an override the parameters cell does not assign."""
+    """Run exercise ``run`` of ``notebook`` (``parse_run``: 2, or "2b" for its second run): the notebook with
+    ``exercise_parameters`` into ``exercise_dir``, as ``stsnb run`` runs one notebook (kept only when it ends ``ok``;
+    ``execution.run_notebook``). ``timeout``: the base profile's plan timeout when None. Refuses an override the
+    parameters cell does not assign."""
     from . import execution
 
+    number, second = parse_run(run)
     answer = load_source(notebook, templates).answers.get(number)
     if answer is None:
         raise PlanError(f"{notebook}: no answer {number} in {notebook}.md")
-    parameters = exercise_parameters(notebook, answer, plans_dir)
+    parameters = exercise_parameters(notebook, answer, plans_dir, second)
     undeclared = sorted(set(parameters) - set(assigned_parameters(Path(notebooks_dir) / f"{notebook}.ipynb")))
     if undeclared:
-        raise PlanError(f"{notebook}, exercise {number}: {undeclared} are not parameters of the notebook")
+        raise PlanError(f"{notebook}, exercise {run}: {undeclared} are not parameters of the notebook")
     if timeout is None:
         plan = load_plan(plan_path(str(parameters.get("profile", BASE_PROFILE)), plans_dir))
         timeout = plan.timeouts.get(notebook)
     execution.check_kernel()
-    folder = exercise_dir(notebook, number, out)
+    folder = exercise_dir(notebook, run, out)
     folder.mkdir(parents=True, exist_ok=True)
-    record = {"notebook": notebook, "number": number, "overrides": answer.overrides}
+    record = {"notebook": notebook, "number": number, "second_run": second, "overrides": answer.run_overrides(second)}
     (folder / "exercise.json").write_text(json.dumps(record, indent=1) + "\n")
     return execution.run_notebook(notebook, parameters, Path(notebooks_dir), folder, timeout)

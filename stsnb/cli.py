@@ -11,7 +11,7 @@ rewrites the instructor's answer sheet from the committed runs (``--run`` first 
     stsnb eval --model NAME [--pooling mean|cls|last] [--template TEXT] [--tasks all|sts12,...]
                [--text senteval|raw] [--data-dir DIR] [--json]
     stsnb book [--profile cpu] [--out DIR]
-    stsnb answers [--run NOTEBOOK:N[,N...]] [--check]
+    stsnb answers [--run NOTEBOOK:N[,N...]] [--check]   (Nb: exercise N's second run)
 
 Bad arguments exit with status 2; ``stsnb run`` exits 1 when a notebook failed, ``stsnb data`` when the data could not
 be fetched or does not verify.
@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -164,21 +165,22 @@ def build_parser() -> argparse.ArgumentParser:
         type=_exercises,
         action="append",
         default=[],
-        help="first run these exercises (the notebook with each exercise's change), e.g. 10_pcc_tuning:2,3",
+        help="first run these exercises (the notebook with each exercise's change; Nb: exercise N's second run), e.g."
+        " 10_pcc_tuning:2,3 or 20_sts_regression:5b",
     )
     answers.add_argument("--check", action="store_true", help="exit 1 if the sheet differs from what it would be")
     answers.set_defaults(handler=answers_command, parser=answers)
     return parser
 
 
-def _exercises(value: str) -> tuple[str, list[int]]:
-    notebook, _, numbers = value.partition(":")
-    try:
-        chosen = [int(n) for n in numbers.split(",") if n.strip()]
-    except ValueError:
-        chosen = []
-    if not notebook or not chosen:
-        raise argparse.ArgumentTypeError(f"expected NOTEBOOK:N[,N...], e.g. 10_pcc_tuning:2,3, got {value!r}")
+def _exercises(value: str) -> tuple[str, list[str]]:
+    """``NOTEBOOK:N[,N...]``: exercise N's run, or ``Nb`` for its second run."""
+    notebook, _, runs = value.partition(":")
+    chosen = [run.strip() for run in runs.split(",") if run.strip()]
+    if not notebook or not chosen or not all(re.fullmatch(r"\d+b?", run) for run in chosen):
+        raise argparse.ArgumentTypeError(
+            f"expected NOTEBOOK:N[,N...] (Nb: its second run), e.g. 10_pcc_tuning:2,3b, got {value!r}"
+        )
     return notebook.removesuffix(".ipynb"), chosen
 
 
@@ -382,13 +384,13 @@ def answers_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -
     from .plans import PlanError
 
     failed = 0
-    for notebook, numbers in args.run:
-        for number in numbers:
+    for notebook, runs in args.run:
+        for run in runs:
             try:
-                outcome = answers.run_exercise(notebook, number)
+                outcome = answers.run_exercise(notebook, run)
             except (PlanError, FileNotFoundError) as err:
                 parser.error(str(err))
-            print(f"stsnb answers: exercise {number} of {notebook}: {outcome.status} {outcome.reason}".rstrip())
+            print(f"stsnb answers: exercise {run} of {notebook}: {outcome.status} {outcome.reason}".rstrip())
             failed += outcome.status != "ok"
     if args.check:
         stale = answers.SHEET.read_text() != answers.sheet()

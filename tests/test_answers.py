@@ -119,7 +119,29 @@ def test_what_no_run_recorded_is_marked_not_measured_with_the_command_that_measu
     text = answers.notebook_section("10_x", missing=missing, **world)
     assert "*not measured* (the committed class run of 10_x has no `scores > dev`:" in text
     assert "*Measured:* *not measured* yet (`stsnb answers --run 10_x:1` runs the notebook with `lr = 0.5`)." in text
-    assert "10_x: exercise 1 has no run (`stsnb answers --run 10_x:1`)" in missing
+    assert "10_x: exercise 1's run is not there (`stsnb answers --run 10_x:1`)" in missing
+
+
+def test_a_second_run_is_read_as_ex_b_and_its_runtime_is_shown(world):
+    second = TEMPLATE.replace("overrides: {lr: 0.5}\n", "overrides: {lr: 0.5}\nsecond run: {lr: 0.25}\n").replace(
+        '{{ ex.claim("stage 2 beats stage 1") }}.', 'second {{ ex_b.metric("scores", "avg", fmt=".1f") }}.'
+    )
+    (world["templates"] / "10_x.md").write_text(second)
+    assert answers.load_source("10_x", world["templates"]).answers[1].second == {"lr": 0.25}
+    missing: list[str] = []
+    text = answers.notebook_section("10_x", missing=missing, **world)
+    assert "*Second run, measured:* *not measured* yet (`stsnb answers --run 10_x:1b` runs the notebook with" in text
+    assert "second *not measured* (exercise 1's second run has no `scores > avg`" in text
+    folder = answers.exercise_dir("10_x", "1b", world["out"]) / "10_x"
+    write_run(folder, "10_x", {"scores": {"avg": 57.25}}, 200.0)
+    missing = []
+    text = answers.notebook_section("10_x", missing=missing, **world)
+    assert "*Second run, measured:* 200 s (about 3 min) on 2 CPU cores, the whole notebook with `lr = 0.25`" in text
+    assert "second 57.2." in text and missing == []
+    with pytest.raises(ValueError, match="answer 1: a second run needs a first"):
+        answers.parse_source("## 1\noverrides: none\nsecond run: {lr: 1}\ntext\n")
+    with pytest.raises(ValueError, match="answer 1, second run: expected a mapping"):
+        answers.parse_source("## 1\noverrides: {lr: 1}\nsecond run: 3\ntext\n")
 
 
 def probe_run(tmp_path) -> answers.RunView:
@@ -239,6 +261,15 @@ def test_an_exercise_runs_the_class_values_with_its_overrides(world, tmp_path, m
     (world["templates"] / "10_x.md").write_text(TEMPLATE.replace("{lr: 0.5}", "{lr: 0.5, epochs: 3}"))
     with pytest.raises(plans.PlanError, match=r"\['epochs'\] are not parameters of the notebook"):
         answers.run_exercise("10_x", 1, templates=world["templates"], **kwargs)
+    with pytest.raises(plans.PlanError, match="exercise 1's second run: its answer names none"):
+        answers.run_exercise("10_x", "1b", templates=world["templates"], **kwargs)
+    (world["templates"] / "10_x.md").write_text(TEMPLATE.replace("{lr: 0.5}\n", "{lr: 0.5}\nsecond run: {lr: 0.1}\n"))
+    answers.run_exercise("10_x", "1b", templates=world["templates"], **kwargs)
+    assert calls[-1][1] == {"profile": "class", "seed": 1, "lr": 0.1}
+    assert calls[-1][3] == answers.exercise_dir("10_x", "1b", world["out"])
+    assert json.loads((calls[-1][3] / "exercise.json").read_text())["second_run"] is True
+    with pytest.raises(plans.PlanError, match="expected an exercise's number"):
+        answers.run_exercise("10_x", "1c", templates=world["templates"], **kwargs)
 
 
 def test_every_notebook_has_an_answer_per_exercise_and_every_run_parameter_exists():
@@ -249,9 +280,10 @@ def test_every_notebook_has_an_answer_per_exercise_and_every_run_parameter_exist
         for answer in source.answers.values():
             unknown = set(answer.overrides or {}) - declared
             assert not unknown, f"{path.stem}, exercise {answer.number}: {unknown} are not parameters"
-            if answer.overrides is not None:  # no override that the profile's plan puts back, nothing undeclared
-                given = answers.exercise_parameters(path.stem, answer)
-                assert set(given) <= declared, f"{path.stem}, exercise {answer.number}: {set(given) - declared}"
+            for second in (False, True):  # no override the profile's plan puts back, nothing undeclared
+                if answer.run_overrides(second) is not None:
+                    given = answers.exercise_parameters(path.stem, answer, second=second)
+                    assert set(given) <= declared, f"{path.stem}, exercise {answer.number}: {set(given) - declared}"
 
 
 def test_the_committed_sheet_is_what_the_committed_runs_write():
@@ -260,9 +292,10 @@ def test_the_committed_sheet_is_what_the_committed_runs_write():
 
 
 def test_stsnb_answers_parses_exercises_and_checks_the_sheet(capsys):
-    args = cli.build_parser().parse_args(["answers", "--run", "10_pcc_tuning:2,3", "--check"])
-    assert args.run == [("10_pcc_tuning", [2, 3])] and args.check
-    with pytest.raises(SystemExit):
-        cli.build_parser().parse_args(["answers", "--run", "10_pcc_tuning"])
+    args = cli.build_parser().parse_args(["answers", "--run", "10_pcc_tuning:2,3b", "--check"])
+    assert args.run == [("10_pcc_tuning", ["2", "3b"])] and args.check
+    for wrong in ("10_pcc_tuning", "10_pcc_tuning:2,x"):
+        with pytest.raises(SystemExit):
+            cli.build_parser().parse_args(["answers", "--run", wrong])
     assert cli.main(["answers", "--check"]) == 0
     assert "exercises_answers.md is up to date" in capsys.readouterr().out
