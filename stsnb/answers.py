@@ -335,6 +335,7 @@ run when the sheet is written. Each exercise is quoted as its notebook prints it
 
 - **Measured:** the exercise's own run, the notebook in the `class` profile with the exercise's change
   (`papermill_runs/exercises/<notebook>/<n>/`, made by `stsnb answers --run <notebook>:<n>`), on the cores it names;
+  where the exercise asks for a second run to compare with, that run too (`<n>b/`, `--run <notebook>:<n>b`);
 - *not measured* marks a number no committed run records yet, with the command that would measure it; an answer
   that says "expected" is what the paper and the mechanism predict, for the students' runs to decide;
 - "computed here" marks a number computed for this sheet in a few lines (no training), with how.
