@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -175,9 +174,17 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _exercises(value: str) -> tuple[str, list[str]]:
     """``NOTEBOOK:N[,N...]``: exercise N's run, or ``Nb`` for its second run."""
+    from .answers import parse_run
+    from .plans import PlanError
+
     notebook, _, runs = value.partition(":")
     chosen = [run.strip() for run in runs.split(",") if run.strip()]
-    if not notebook or not chosen or not all(re.fullmatch(r"\d+b?", run) for run in chosen):
+    try:
+        for run in chosen:
+            parse_run(run)
+    except PlanError:
+        chosen = []
+    if not notebook or not chosen:
         raise argparse.ArgumentTypeError(
             f"expected NOTEBOOK:N[,N...] (Nb: its second run), e.g. 10_pcc_tuning:2,3b, got {value!r}"
         )

@@ -280,6 +280,7 @@ def test_every_notebook_has_an_answer_per_exercise_and_every_run_parameter_exist
         for answer in source.answers.values():
             unknown = set(answer.overrides or {}) - declared
             assert not unknown, f"{path.stem}, exercise {answer.number}: {unknown} are not parameters"
+            assert ("ex_b." in answer.text) == (answer.second is not None), f"{path.stem} {answer.number}: ex_b"
             for second in (False, True):  # no override the profile's plan puts back, nothing undeclared
                 if answer.run_overrides(second) is not None:
                     given = answers.exercise_parameters(path.stem, answer, second=second)
