@@ -691,8 +691,8 @@ def _short(row: Mapping) -> str:
 
 def headline(rows: Iterable[Mapping]) -> Mapping | None:
     """The headline claim's row (Table 1: Smooth K2 vs cross entropy, the first of several backbones; in a run
-    without cross entropy the check :func:`lead_with_check` marks)."""
-    return next((r for r in rows if r.get("headline")), None)
+    without cross entropy the check :func:`lead_with_check` marks; ``stsnb.claims.headline_of``)."""
+    return claims.headline_of(rows)
 
 
 def _controls(rows: Iterable[Mapping], top: Mapping) -> dict[str, list[str]]:
