@@ -171,7 +171,7 @@ def select(rows: Sequence[Any], selector: str) -> Mapping[str, Any] | None:
 
 @dataclass
 class RunView:
-    """What one committed run recorded, for the templates: ``metric``, ``param``, ``claim``, ``moved``,
+    """What one committed run recorded, for the templates: ``metric``, ``param``, ``claim``, ``width``, ``moved``,
     ``headline``, ``seconds``, ``commit``. Anything it did not record renders as ``NOT_MEASURED`` with ``how`` (what
     would measure it), and is listed in ``missing``."""
 
@@ -234,6 +234,11 @@ class RunView:
         """ "+4.98 [+1.88, +8.41], supported (3 seeds)" of the claim row ``text`` (``committed.find_claim``)."""
         row = committed.find_claim(self.folder, text)
         return committed.result_text(row) if row is not None else self._missing(f"claim '{text}'")
+
+    def width(self, text: str) -> str:
+        """ "2.44": the width of claim row ``text``'s interval (high minus low), for comparing two runs' intervals."""
+        row = committed.find_claim(self.folder, text)
+        return f"{row['high'] - row['low']:.2f}" if row is not None else self._missing(f"claim '{text}'")
 
     def moved(self, text: str) -> str:
         """ "+0.29 [-0.10, +0.69], unresolved (1 seed)": how far the baseline of claim row ``text`` moved the encoder,

@@ -123,6 +123,12 @@ def test_what_no_run_recorded_is_marked_not_measured_with_the_command_that_measu
 
 
 def test_a_second_run_is_read_as_ex_b_and_its_runtime_is_shown(world):
+    assert (
+        answers.RunView("r", answers.exercise_dir("10_x", 1, world["out"]) / "10_x", "10_x", "h").width(
+            "stage 2 beats stage 1"
+        )
+        == "2.00"
+    )  # [-0.80, +1.20]
     second = TEMPLATE.replace("overrides: {lr: 0.5}\n", "overrides: {lr: 0.5}\nsecond run: {lr: 0.25}\n").replace(
         '{{ ex.claim("stage 2 beats stage 1") }}.', 'second {{ ex_b.metric("scores", "avg", fmt=".1f") }}.'
     )
