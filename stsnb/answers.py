@@ -369,13 +369,13 @@ def _measured_line(notebook: str, what: str, overrides: Mapping[str, Any], view:
     return f"{what} {view.seconds()}{on}, the whole notebook with {changes} (run at commit {view.commit()})."
 
 
-def exercise_header(notebook: str, answer: Answer, ex: RunView, ex_b: RunView | None = None) -> str:
+def exercise_header(notebook: str, answer: Answer, ex: RunView, ex_b: RunView) -> str:
     """The lines under an exercise: the measured runtime of its run (and of its second run) and what each changed,
     or that it needs no run."""
     if answer.overrides is None:
         return "*No run:* answered without training (its runtime is the notebook's own line)."
     lines = [_measured_line(notebook, "*Measured:*", answer.overrides, ex)]
-    if answer.second is not None and ex_b is not None:
+    if answer.second is not None:
         lines.append(_measured_line(notebook, "*Second run, measured:*", answer.second, ex_b))
     return "\n\n".join(lines)
 
