@@ -21,7 +21,8 @@ import numpy as np
 import torch
 from scipy.stats import spearmanr
 
-from stsnb import evaluate, models
+from stsnb.evaluation import evaluate
+from stsnb.models import loading as models
 
 
 def baseline_scores(model, task_pairs) -> dict[str, float]:

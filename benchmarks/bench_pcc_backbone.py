@@ -15,10 +15,12 @@ import argparse
 import json
 import time
 
-from stsnb import data, evaluate, models
+from stsnb.data import loading as data
+from stsnb.evaluation import evaluate
+from stsnb.models import loading as models
 from stsnb.papers import pcc_tuning
 from stsnb.papers.pcc_tuning import claims, corpora, pipeline
-from stsnb.train import TrainConfig
+from stsnb.training.train import TrainConfig
 
 
 def measure(backbone: str, args: argparse.Namespace) -> dict:

@@ -15,7 +15,8 @@ import time
 
 import torch
 
-from stsnb import data, models
+from stsnb.data import loading as data
+from stsnb.models import loading as models
 
 
 def sentences_per_second(freeze_embeddings: bool, batches: list, threads: int) -> float:

@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import argparse
 
-from stsnb import data, probe_tables
+from stsnb.data import loading as data
 from stsnb.papers import hicl
+from stsnb.runs import probe_tables
 
 DEFAULT_GRID = [
     "3e-5,0.1,mean",

@@ -24,9 +24,10 @@ from __future__ import annotations
 import argparse
 import random
 
-from stsnb import data, probe_tables
+from stsnb.data import loading as data
 from stsnb.papers import sts_regression as reg
 from stsnb.papers.sts_regression.probe import ProbeSetting, table1_moves
+from stsnb.runs import probe_tables
 
 DEFAULT_GRID = [
     "nli,cross_entropy,5e-4,960,16,256",  # the earlier cpu profile: did not move the slice

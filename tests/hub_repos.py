@@ -12,7 +12,7 @@ from pathlib import Path
 
 from hub_server import Repo, gzip_jsonl, parquet
 
-from stsnb import data
+from stsnb.data import loading as data
 
 SNLI_IDS = {"entailment": 0, "neutral": 1, "contradiction": 2}  # stanfordnlp/snli's label ids
 
@@ -48,7 +48,7 @@ def _blocks_reordered(rows: list[dict], key: str, seed: int) -> list[dict]:
 
 
 def build_repos(root: Path, *, tar_prefix: str = "SentEval/data/downstream/", nli_rows: int = 400) -> dict[str, Repo]:
-    """Every repo of ``stsnb.data_fetch.PARTS`` (the ``--paper`` ones included), from the data folder ``root``."""
+    """Every repo of ``stsnb.data.fetch.PARTS`` (the ``--paper`` ones included), from the data folder ``root``."""
     snli_dev = list(data.load_snli("dev", root, hub=False))
     snli_test = list(data.load_snli("test", root, hub=False))
     wiki = (root / "wiki1m_subset" / data.WIKI_FILE).read_bytes()

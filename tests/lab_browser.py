@@ -22,7 +22,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from stsnb import plans
+from stsnb.runs import plans
 
 CHROMIUM_CANDIDATES = ("/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome")
 # flags for a root user on a machine with no network beyond loopback (no background traffic, no sandbox as root)

@@ -1,4 +1,4 @@
-"""``stsnb.answers``: the answer sheet written from the notebooks' exercises, the answers' templates and the committed
+"""``stsnb.teaching.answers``: the answer sheet written from the notebooks' exercises, the answers' templates and the committed
 runs (no notebook is executed here: exercise runs are faked as folders, and ``run_exercise``'s runner is replaced)."""
 
 from __future__ import annotations
@@ -9,7 +9,10 @@ import nbformat
 import pytest
 import yaml
 
-from stsnb import answers, claims, cli, plans, stats
+from stsnb import cli
+from stsnb.evaluation import claims, stats
+from stsnb.runs import plans
+from stsnb.teaching import answers
 
 QUOTE = claims.quote("Section 4.2", "Stage 2 improves on stage 1.")
 
@@ -237,7 +240,7 @@ def test_answers_that_do_not_match_the_notebooks_exercises_are_refused(world):
 
 
 def test_an_exercise_runs_the_class_values_with_its_overrides(world, tmp_path, monkeypatch):
-    from stsnb import execution
+    from stsnb.runs import execution
 
     plans_dir = tmp_path / "plans"
     plans_dir.mkdir()

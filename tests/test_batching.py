@@ -1,13 +1,13 @@
-"""Global batches shared out over processes (``stsnb.batching``): the same global batch on any GPU count, and the
+"""Global batches shared out over processes (``stsnb.training.batching``): the same global batch on any GPU count, and the
 process count ``"auto"`` picks. Pure arithmetic; the losses on two processes are in tests/test_distributed.py."""
 
 from __future__ import annotations
 
 import pytest
 
-from stsnb import batching
-from stsnb.batching import BatchError, BatchSplit, resolve_processes, split_batch
 from stsnb.papers.pcc_tuning import protocol
+from stsnb.training import batching
+from stsnb.training.batching import BatchError, BatchSplit, resolve_processes, split_batch
 
 
 def test_a_global_batch_is_processes_times_share_times_accumulation():

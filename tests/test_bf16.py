@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from stsnb import models, train
+from stsnb.models import loading as models
+from stsnb.training import train
 
 
 def test_the_switch_sets_training_and_evaluation_to_bf16_on_the_cpu(monkeypatch):

@@ -11,8 +11,10 @@ import lab_browser as browser
 import markdown_tables as md
 import pytest
 
-from stsnb import book, claims, plans
-from stsnb.summary import OVERVIEW_COLUMNS, comparison_rows, overview_rows, recorded_outcome
+from stsnb.evaluation import claims
+from stsnb.runs import plans
+from stsnb.runs.summary import OVERVIEW_COLUMNS, comparison_rows, overview_rows, recorded_outcome
+from stsnb.teaching import book
 
 
 @pytest.fixture(scope="module")

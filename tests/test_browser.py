@@ -16,7 +16,7 @@ import lab_browser as browser
 import pytest
 import yaml
 
-from stsnb import plans
+from stsnb.runs import plans
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.long]
 

@@ -2,7 +2,7 @@
 
 Each test opens the notebook in headless Chromium and, changing nothing, runs all cells through the menu: the
 parameters cell's default ``profile = "class"`` must run the class profile. It checks: no cell shows an error, every
-figure loaded, the setup cell applied the class plan (``stsnb.profiles``; the run recorded the plan's values), nothing
+figure loaded, the setup cell applied the class plan (``stsnb.runs.profiles``; the run recorded the plan's values), nothing
 was asked of the network.
 
 In the long tier: marked ``long`` (and ``browser``, ``slow``), skipped unless pytest gets ``--long``
@@ -12,7 +12,7 @@ minutes; CI runs the long tier after the default run (``.ci/run``). Run these al
     .venv/bin/python -m pytest tests/test_browser_class.py --long -v -s
 
 The copied notebooks find the class plan, the data folder and the packaged models through the installed package
-(``stsnb.plans.PLANS_DIR``, ``$STSNB_DATA_DIR`` or ``data/`` at the repository root, ``stsnb.models``), not through
+(``stsnb.runs.plans.PLANS_DIR``, ``$STSNB_DATA_DIR`` or ``data/`` at the repository root, ``stsnb.models``), not through
 the working directory, so they run from the temporary root JupyterLab serves. Needs what ``tests/test_browser.py``
 needs (Debian's ``chromium`` and ``playwright``); screenshots go to ``test-output/browser/<notebook>-class.png``.
 """
@@ -26,7 +26,7 @@ import lab_browser as browser
 import pytest
 import yaml
 
-from stsnb import plans
+from stsnb.runs import plans
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.long]
 
@@ -63,7 +63,7 @@ def test_notebook_runs_in_jupyterlab_in_its_default_class_profile(lab, page, nam
     # browser gives such a cell's innerText as "" (the screenshot above scrolled to the first figure)
     assert "profile = 'class'" in parameters.text_content().replace('"', "'"), "the cell's own default"
     applied = panel.locator(".jp-OutputArea-output", has_text="profile 'class':")
-    assert applied.count() >= 1, "the setup cell did not print which profile it applied (stsnb.profiles.describe)"
+    assert applied.count() >= 1, "the setup cell did not print which profile it applied (stsnb.runs.profiles.describe)"
 
     params = yaml.safe_load(recorded.read_text())
     differing = {key: (params.get(key), value) for key, value in plan_values.items() if params.get(key) != value}

@@ -10,11 +10,14 @@ import pytest
 import torch
 from torch import nn
 
-from stsnb import claims as stsnb_claims
-from stsnb import data, losses, models, stats
-from stsnb import evaluate as stsnb_evaluate
-from stsnb.data import CSTSRecord
+from stsnb.data import loading as data
+from stsnb.data.loading import CSTSRecord
+from stsnb.evaluation import claims as stsnb_claims
+from stsnb.evaluation import evaluate as stsnb_evaluate
+from stsnb.evaluation import stats
+from stsnb.models import loading as models
 from stsnb.papers import ccl
+from stsnb.training import losses
 
 Q = ccl.quotes.TABLE3  # the sentence a synthetic claim quotes
 
@@ -450,7 +453,7 @@ def test_tri_encoder_scores_distinct_sentences_and_conditions_once_with_the_same
 
 @pytest.mark.slow
 def test_a_short_training_run_on_real_rows(data_dir):
-    from stsnb.train import TrainConfig
+    from stsnb.training.train import TrainConfig
 
     pairing = ccl.pair_conditions(data.load_csts("train", data_dir))
     rows = data.load_csts("validation", data_dir)[:40]
@@ -555,7 +558,7 @@ def test_reported_numbers_match_the_papers_differences():
 
 def _outcome(name, rows, predictions, *, seed=0, best_step=10, weight_change=1e-3, arch="bi"):
     """A scored run on real rows with given predictions (the statistics under test need nothing else)."""
-    from stsnb.train import TrainResult
+    from stsnb.training.train import TrainResult
 
     gold = ccl.gold_labels(rows)
     spearman, pearson = stsnb_evaluate.correlations(predictions, gold)
@@ -750,7 +753,7 @@ def test_the_notebooks_equivalence_margin_stays_below_the_papers_smallest_effect
     """Issue 28: a robustness margin that contains an effect the paper reads as real could not tell it from none."""
     import papermill
 
-    from stsnb import plans
+    from stsnb.runs import plans
 
     parameters = papermill.inspect_notebook(str(plans.NOTEBOOKS_DIR / "40_ccl_csts.ipynb"))
     margin = float(parameters["equivalence_margin"]["default"])

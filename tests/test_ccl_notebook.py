@@ -11,8 +11,10 @@ import numpy as np
 import pytest
 from matplotlib.text import Text
 
-from stsnb import data, plans, plots
+from stsnb.data import loading as data
 from stsnb.papers import ccl
+from stsnb.runs import plans
+from stsnb.teaching import plots
 
 NOTEBOOK = plans.NOTEBOOKS_DIR / "40_ccl_csts.ipynb"
 
@@ -306,7 +308,7 @@ def test_one_step_of_ccl_by_hand_as_notebook_40_shows_it(data_dir):
     loss on that batch goes down, and the printed terms add up to it."""
     import torch
 
-    from stsnb import training_step
+    from stsnb.training import training_step
 
     quads = ccl.pair_conditions(data.load_csts("train", data_dir)).quadruples[:8]
     table2 = ccl.hyperparameters("bi", "SimCSE-base")

@@ -1,4 +1,4 @@
-"""stsnb.claims: preconditions, the five verdicts, seeds; stats' equivalence rule and grouped bootstrap."""
+"""stsnb.evaluation.claims: preconditions, the five verdicts, seeds; stats' equivalence rule and grouped bootstrap."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy.stats import spearmanr
 
-from stsnb import claims, stats
+from stsnb.evaluation import claims, stats
 
 UP, DOWN, ACROSS = (1.0, 0.4, 1.6), (-1.0, -1.6, -0.4), (0.2, -0.5, 0.9)
 Q = claims.quote("Section 4.1", "A beats B.")

@@ -1,4 +1,4 @@
-"""``stsnb.committed``: a claim's result in the committed cpu runs (read-only), as a class notebook prints it beside
+"""``stsnb.runs.committed``: a claim's result in the committed cpu runs (read-only), as a class notebook prints it beside
 its own; and summary.md's mark on a notebook's headline claim."""
 
 from __future__ import annotations
@@ -10,8 +10,9 @@ from pathlib import Path
 import markdown_tables as md
 import yaml
 
-from stsnb import claims, committed, summary
-from stsnb.plans import DEFAULT_OUT, load_plan
+from stsnb.evaluation import claims
+from stsnb.runs import committed, summary
+from stsnb.runs.plans import DEFAULT_OUT, load_plan
 
 Q = claims.quote("Section 4.2", "Stage 2 improves on stage 1.")
 RESULT = re.compile(

@@ -15,9 +15,11 @@ import markdown_tables as md
 import pytest
 import yaml
 
-from stsnb import claims, plans, runs, stats
-from stsnb.notebook_noise import output_noise
-from stsnb.summary import (
+from stsnb.evaluation import claims, stats
+from stsnb.runs import context as runs
+from stsnb.runs import plans
+from stsnb.runs.notebook_noise import output_noise
+from stsnb.runs.summary import (
     CHECKS_COLUMN,
     MISSING,
     average_rows,
@@ -208,7 +210,7 @@ def test_every_claim_states_its_preconditions_and_training_seeds(profile, name):
 
 @pytest.mark.parametrize(("profile", "name"), CLAIMING)
 def test_no_claim_is_gated_on_an_arm_it_does_not_compare(profile, name):
-    """A claim is gated on its own arms (stsnb.claims): no precondition names an arm the claim's statement leaves
+    """A claim is gated on its own arms (stsnb.evaluation.claims): no precondition names an arm the claim's statement leaves
     out (tests/test_claims.py shows the guard catching the old Table 1 rows gated on cross entropy)."""
     rows = claim_rows(committed(profile).folders[name])
     stray = {row["claim"]: claims.arms_not_compared(row) for row in rows if claims.arms_not_compared(row)}

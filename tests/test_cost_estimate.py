@@ -1,4 +1,4 @@
-"""stsnb.cost_estimate and the time, batch and disk tables of ``stsnb run --check`` (nothing runs a notebook)."""
+"""stsnb.gpu.cost_estimate and the time, batch and disk tables of ``stsnb run --check`` (nothing runs a notebook)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,10 @@ from pathlib import Path
 import papermill
 import pytest
 
-from stsnb import cost_estimate, plan_check, plans
-from stsnb.cost_estimate import FitRow
-from stsnb.memory_estimate import KNOWN_SHAPES, ModelShape
+from stsnb.gpu import cost_estimate, plan_check
+from stsnb.gpu.cost_estimate import FitRow
+from stsnb.gpu.memory_estimate import KNOWN_SHAPES, ModelShape
+from stsnb.runs import plans
 
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
 PLANS = Path(__file__).resolve().parents[1] / "papermill_runs" / "plans"
@@ -80,7 +81,7 @@ def test_4_and_8_gpus_train_on_the_same_global_batches(capsys):
     out = {}
     for gpus in ("4", "8"):
         main(["run", "--check", "--profile", "paper", "--gpus", gpus])
-        out[gpus] = _table(capsys.readouterr().out, "Global batch per fit (stsnb.batching):")
+        out[gpus] = _table(capsys.readouterr().out, "Global batch per fit (stsnb.training.batching):")
     four, eight = ({tuple(r[:4]): r[4] for r in out[g]} for g in ("4", "8"))
     assert four and four == eight  # every fit, every global batch
     processes = {g: {r[0]: int(r[5]) for r in out[g]} for g in out}

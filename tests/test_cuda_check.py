@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from stsnb import cuda_check
+from stsnb.gpu import cuda_check
 
 PLANS_DIR = Path(__file__).resolve().parent.parent / "papermill_runs" / "plans"
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from stsnb import data
+from stsnb.data import loading as data
 
 STS_COUNTS = {
     "STS12": {"MSRpar": 750, "MSRvid": 750, "SMTeuroparl": 459, "surprise.OnWN": 750, "surprise.SMTnews": 399},

@@ -17,7 +17,8 @@ import pytest
 from hub_repos import build_repos
 from hub_server import Fault, LocalHub, gzip_jsonl
 
-from stsnb import data_fetch, data_manifest
+from stsnb.data import fetch as data_fetch
+from stsnb.data import manifest as data_manifest
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
@@ -266,7 +267,7 @@ def test_paper_adds_the_paper_corpora_and_prints_their_sizes_first(hub, tmp_path
     listed = next(i for i, line in enumerate(lines) if "nli_for_simcse.csv" in line)
     assert listed < next(i for i, line in enumerate(lines) if line.startswith("  building"))
     assert not data_fetch.paper_problems(tmp_path / "data")
-    from stsnb import data
+    from stsnb.data import loading as data
 
     assert len(data.load_simcse_triplets(tmp_path / "data" / "paper" / "nli_for_simcse.csv")) == 400
     snli = data._read_nli_csv(tmp_path / "data" / "paper" / "snli_train.csv")

@@ -1,4 +1,4 @@
-"""stsnb.data_look: the rank arithmetic on hand-checkable examples, and the text lined up with the scores on real
+"""stsnb.teaching.data_look: the rank arithmetic on hand-checkable examples, and the text lined up with the scores on real
 STS-B test pairs scored by the real packaged MiniLM."""
 
 from __future__ import annotations
@@ -6,8 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from stsnb import data_look, evaluate
-from stsnb.data import STSPair
+from stsnb.data.loading import STSPair
+from stsnb.evaluation import evaluate
+from stsnb.teaching import data_look
 
 
 def _pairs(n: int) -> list[STSPair]:

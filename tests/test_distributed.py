@@ -1,4 +1,4 @@
-"""Two CPU processes (``stsnb.distributed.launch``: accelerate's ``debug_launcher``, gloo): global-batch losses and
+"""Two CPU processes (``stsnb.training.distributed.launch``: accelerate's ``debug_launcher``, gloo): global-batch losses and
 even batches across ranks.
 
 Marked ``distributed``. What is checked inside the launched processes raises there, which fails the launcher and so
@@ -11,8 +11,8 @@ import pytest
 import torch
 from torch import nn
 
-from stsnb import losses
-from stsnb.distributed import gather_with_grad, world_size
+from stsnb.training import losses
+from stsnb.training.distributed import gather_with_grad, world_size
 
 pytestmark = pytest.mark.distributed
 
@@ -73,7 +73,7 @@ def _two_process_gradients_equal_one_process() -> None:
 
 
 def _uneven_data_trains_on_both_ranks() -> None:
-    from stsnb.train import TrainConfig, fit
+    from stsnb.training.train import TrainConfig, fit
 
     data = [(torch.randn(3), torch.randn(())) for _ in range(13)]  # 13 examples, batches of 4: 4 batches for 2 ranks
 
@@ -100,7 +100,7 @@ def _uneven_data_trains_on_both_ranks() -> None:
 
 
 def _killed_two_process_run_resumes_to_the_same_weights(folder: str) -> None:
-    from stsnb.train import TrainConfig, fit
+    from stsnb.training.train import TrainConfig, fit
 
     generator = torch.Generator().manual_seed(0)
     data = [(torch.randn(3, generator=generator), torch.randn((), generator=generator)) for _ in range(48)]
@@ -146,19 +146,19 @@ def _killed_two_process_run_resumes_to_the_same_weights(folder: str) -> None:
 
 
 def test_a_killed_two_process_run_resumes_to_the_same_weights(tmp_path):
-    from stsnb.distributed import launch
+    from stsnb.training.distributed import launch
 
     launch(_killed_two_process_run_resumes_to_the_same_weights, (str(tmp_path / "ckpt"),), num_processes=2)
 
 
 def test_gathered_losses_give_the_single_process_gradient_on_two_processes():
-    from stsnb.distributed import launch
+    from stsnb.training.distributed import launch
 
     launch(_two_process_gradients_equal_one_process, num_processes=2)
 
 
 def test_uneven_data_does_not_hang_two_processes():
-    from stsnb.distributed import launch
+    from stsnb.training.distributed import launch
 
     launch(_uneven_data_trains_on_both_ranks, num_processes=2)
 
@@ -177,7 +177,7 @@ def _gather_ranks(path: str) -> None:
 
 
 def test_launch_runs_a_function_on_two_processes(tmp_path):
-    from stsnb.distributed import launch
+    from stsnb.training.distributed import launch
 
     assert launch(lambda: 7) == 7  # one process: called here
     launch(_gather_ranks, (str(tmp_path / "ranks.txt"),), num_processes=2)
@@ -190,7 +190,7 @@ def _rank_and_square(x: int) -> dict:
 
 
 def test_run_hands_back_the_main_processes_result():
-    from stsnb.distributed import run
+    from stsnb.training.distributed import run
 
     assert run(_rank_and_square, (3,), num_processes=1) == {"rank": None, "square": 9}  # one process: in this one
     assert run(_rank_and_square, (3,), num_processes=2) == {"rank": 0, "square": 9}
@@ -206,7 +206,7 @@ def _ddp_world(x: int) -> dict:
 @pytest.fixture
 def kernel_accelerator():
     """An Accelerator in this process, as a notebook's training cell leaves one; reset afterwards, or the forked
-    workers of later tests would inherit it (the very failure stsnb.distributed.run avoids)."""
+    workers of later tests would inherit it (the very failure stsnb.training.distributed.run avoids)."""
     from accelerate import Accelerator
     from accelerate.state import AcceleratorState
 
@@ -217,7 +217,7 @@ def kernel_accelerator():
 def test_run_starts_a_child_and_ignores_the_kernels_accelerator(kernel_accelerator):
     """The kernel holds an Accelerator (as after notebook 10's speed probe): run() still gets two real DDP workers,
     because it starts a fresh child through torchrun instead of forking this process."""
-    from stsnb.distributed import run
+    from stsnb.training.distributed import run
 
     out = run(_ddp_world, (5,), num_processes=2)
     assert out["processes"] == 2 and out["x"] == 5 and "MULTI" in out["type"]
@@ -225,7 +225,7 @@ def test_run_starts_a_child_and_ignores_the_kernels_accelerator(kernel_accelerat
 
 _MULTITHREADED_PARENT = """
 import torch
-from stsnb.distributed import launch
+from stsnb.training.distributed import launch
 
 
 def products():
@@ -242,7 +242,7 @@ launch(products, num_processes=2)
 
 def test_forked_workers_of_a_multithreaded_parent_finish():
     """A parent that ran multi-threaded matrix products forks two workers that multiply too: they finish. (Without
-    one thread per worker, stsnb.distributed.launch's docstring, the workers' first product waited forever.)"""
+    one thread per worker, stsnb.training.distributed.launch's docstring, the workers' first product waited forever.)"""
     import os
     import signal
     import subprocess
@@ -261,14 +261,14 @@ def test_forked_workers_of_a_multithreaded_parent_finish():
 
 
 def test_fork_launch_refuses_a_process_with_accelerate_state(kernel_accelerator):
-    from stsnb.distributed import LaunchError, launch
+    from stsnb.training.distributed import LaunchError, launch
 
     with pytest.raises(LaunchError, match="already holds accelerate state"):
         launch(_gather_ranks, ("unused",), num_processes=2)
 
 
 def test_a_job_that_cannot_pickle_is_refused_with_the_reason():
-    from stsnb.distributed import LaunchError, run
+    from stsnb.training.distributed import LaunchError, run
 
     with pytest.raises(LaunchError, match="the job must pickle"):
         run(lambda: 1, (), num_processes=2)
@@ -279,14 +279,14 @@ def _fails() -> None:
 
 
 def test_a_failing_worker_is_reported_with_its_last_lines():
-    from stsnb.distributed import LaunchError, run
+    from stsnb.training.distributed import LaunchError, run
 
     with pytest.raises(LaunchError, match="worker exploded on purpose"):
         run(_fails, (), num_processes=2)
 
 
 def _train_with_one_bad_example() -> int:
-    from stsnb.train import TrainConfig, fit
+    from stsnb.training.train import TrainConfig, fit
 
     torch.manual_seed(0)
     model = nn.Linear(3, 1)
@@ -305,15 +305,15 @@ def _train_with_one_bad_example() -> int:
 
 def test_a_nan_on_one_process_stops_every_process_with_the_step_named():
     """Without the shared check the healthy process would wait forever in the next gradient all-reduce."""
-    from stsnb.distributed import LaunchError, run
+    from stsnb.training.distributed import LaunchError, run
 
     with pytest.raises(LaunchError, match=r"loss is not finite on process \d of 2 .* at optimizer step \d"):
         run(_train_with_one_bad_example, (), num_processes=2)
 
 
 def _lora_with_checkpointing_steps(folder: str) -> dict:
-    from stsnb.models import LoraSettings, load_encoder
-    from stsnb.train import TrainConfig, fit
+    from stsnb.models.loading import LoraSettings, load_encoder
+    from stsnb.training.train import TrainConfig, fit
 
     encoder = load_encoder(
         folder, pooling="last", lora=LoraSettings(r=4, alpha=8), gradient_checkpointing=True, max_length=16
@@ -335,7 +335,7 @@ def test_lora_with_non_reentrant_checkpointing_trains_under_ddp(tmp_path):
     from conftest import save_tiny_causal_lm
     from transformers import MistralConfig
 
-    from stsnb.distributed import run
+    from stsnb.training.distributed import run
 
     folder = save_tiny_causal_lm(tmp_path / "tiny-mistral", MistralConfig)
     out = run(_lora_with_checkpointing_steps, (str(folder),), num_processes=2)
@@ -349,10 +349,10 @@ def test_a_table1_run_trains_on_two_processes(data_dir):
     import functools
     import math
 
-    from stsnb import data
-    from stsnb.distributed import run
+    from stsnb.data import loading as data
     from stsnb.papers import sts_regression as reg
-    from stsnb.train import TrainConfig
+    from stsnb.training.distributed import run
+    from stsnb.training.train import TrainConfig
 
     pairs = reg.nli_training_pairs(list(data.load_snli("dev", data_dir=data_dir))[:40])
     job = functools.partial(
@@ -387,7 +387,7 @@ class _TextEncoder(nn.Module):
 
 
 def _pcc_batches():
-    from stsnb import data
+    from stsnb.data import loading as data
 
     triplets = [data.Triplet(f"anchor {i}", f"positive {i}", f"negative {i}") for i in range(GLOBAL_BATCH)]
     pairs = [
@@ -420,7 +420,7 @@ def _pcc_two_processes_equal_one() -> None:
         expected.backward()
         model = accelerator.prepare(_TextEncoder())
         shard = batches[name][rank * GLOBAL_BATCH // size : (rank + 1) * GLOBAL_BATCH // size]
-        loss = loss_fn(model, shard)  # the DDP-wrapped model, as stsnb.train.fit hands it to the loss
+        loss = loss_fn(model, shard)  # the DDP-wrapped model, as stsnb.training.train.fit hands it to the loss
         accelerator.backward(loss)
         assert abs(loss.item() - expected.item()) < 1e-5, (name, rank, loss.item(), expected.item())
         got = accelerator.unwrap_model(model).linear.weight.grad
@@ -432,7 +432,7 @@ def _pcc_two_processes_equal_one() -> None:
 def test_pcc_tuning_stage_losses_on_two_processes_equal_the_global_batch_on_one():
     """Pcc-tuning's Eq. 8 and Eq. 9 as the package computes them (stsnb.papers.pcc_tuning.stage1_loss / stage2_loss),
     each process holding half the batch: the gathered loss and gradient equal one process on the whole batch."""
-    from stsnb.distributed import launch
+    from stsnb.training.distributed import launch
 
     launch(_pcc_two_processes_equal_one, num_processes=2)
 
@@ -441,8 +441,8 @@ def _contrast_two_processes_equal_one() -> None:
     """Notebook 20's +Contrast (Eq. 3 of STS-Regression): each process embeds its share, the negatives are gathered."""
     from accelerate import Accelerator
 
-    from stsnb import distributed
     from stsnb.papers import sts_regression as reg
+    from stsnb.training import distributed
 
     accelerator = Accelerator(cpu=True)
     rank, size = torch.distributed.get_rank(), torch.distributed.get_world_size()
@@ -465,7 +465,7 @@ def _contrast_two_processes_equal_one() -> None:
 def test_the_contrast_baseline_on_two_processes_sees_the_global_batch():
     """+Contrast (Table 3) through the launcher: its InfoNCE over two processes' halves equals one process on the
     whole batch, loss and gradient, so `stage2_batch_size` is the same global batch on any GPU count."""
-    from stsnb.distributed import launch
+    from stsnb.training.distributed import launch
 
     launch(_contrast_two_processes_equal_one, num_processes=2)
 
@@ -475,9 +475,9 @@ def test_section42_arms_run_through_the_launcher_on_two_processes(data_dir):
     """Notebook 20's Section 4.2 on two processes: +Ours (stage 1 on the frozen real MiniLM, stage 2 jointly) and
     +Contrast each start as one torchrun job, share the global batch of 8 (4 per process) and hand back the main
     process's scored run."""
-    from stsnb import data
+    from stsnb.data import loading as data
     from stsnb.papers import sts_regression as reg
-    from stsnb.train import TrainConfig
+    from stsnb.training.train import TrainConfig
 
     nli = reg.nli_training_pairs(list(data.load_snli("dev", data_dir=data_dir))[:40])
     sts = [reg.TrainingPair(p.sent1, p.sent2, p.score) for p in list(data.load_stsb("train", data_dir=data_dir))[:32]]
@@ -499,7 +499,7 @@ def test_section42_arms_run_through_the_launcher_on_two_processes(data_dir):
 def _counting_scores(calls: str, job):
     """``job()`` with each call of ``evaluate.task_predictions`` (every test-set scoring goes through it) in this
     process appended to the file ``calls`` as this process's rank."""
-    from stsnb import evaluate
+    from stsnb.evaluation import evaluate
 
     rank = torch.distributed.get_rank() if torch.distributed.is_initialized() else 0
     real = evaluate.task_predictions
@@ -519,7 +519,7 @@ def _counting_scores(calls: str, job):
 def _scored_on_one_and_two_processes(tmp_path, job) -> tuple[object, object, list[str], list[str]]:
     import functools
 
-    from stsnb.distributed import run
+    from stsnb.training.distributed import run
 
     one, two = tmp_path / "one.txt", tmp_path / "two.txt"
     single = run(functools.partial(_counting_scores, str(one), job), (), num_processes=1)
@@ -542,9 +542,9 @@ def test_a_table1_run_scores_the_test_sets_once_on_the_main_process(tmp_path, da
     the comparison is of the scoring alone."""
     import functools
 
-    from stsnb import data
+    from stsnb.data import loading as data
     from stsnb.papers import sts_regression as reg
-    from stsnb.train import TrainConfig
+    from stsnb.training.train import TrainConfig
 
     pairs = reg.nli_training_pairs(list(data.load_snli("dev", data_dir=data_dir))[:24])
     job = functools.partial(
@@ -572,9 +572,11 @@ def test_pcc_tuning_scores_every_stage_once_on_the_main_process(tmp_path, data_d
     comes back equals the one-process run's (lr 0, as above)."""
     import functools
 
-    from stsnb import data, evaluate, models
+    from stsnb.data import loading as data
+    from stsnb.evaluation import evaluate
+    from stsnb.models import loading as models
     from stsnb.papers.pcc_tuning import pipeline
-    from stsnb.train import TrainConfig
+    from stsnb.training.train import TrainConfig
 
     config = TrainConfig(batch_size=4, lr=0.0, progress=False)
     triplets = list(data.nli_triplets(list(data.load_snli("dev", data_dir=data_dir))[:200]))[:8]

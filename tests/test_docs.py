@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from stsnb import book
+from stsnb.teaching import book
 
 REPO = Path(__file__).resolve().parent.parent
 README = REPO / "README.md"

@@ -13,7 +13,7 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
-from stsnb import runs
+from stsnb.runs import context as runs
 
 ROOT = runs.REPO_ROOT
 LOCK = ROOT / runs.LOCK_FILE

@@ -7,7 +7,8 @@ import pytest
 import torch
 from scipy.stats import pearsonr, spearmanr
 
-from stsnb import data, evaluate
+from stsnb.data import loading as data
+from stsnb.evaluation import evaluate
 
 
 def test_task_names_parse_case_insensitively():
@@ -71,7 +72,7 @@ def test_stsnb_eval_equals_sentence_transformers_plus_scipy_on_all_seven_tasks(d
 
     from sentence_transformers import SentenceTransformer
 
-    from stsnb.models import resolve
+    from stsnb.models.loading import resolve
 
     # an empty cache of its own: the embeddings compared are computed now, not read from an earlier run
     env = {**os.environ, "STSNB_CACHE": str(tmp_path / "cache")}
@@ -127,7 +128,7 @@ def test_nan_embeddings_raise_with_their_count():
 
 
 def _fresh_minilm():
-    from stsnb.models import load_encoder
+    from stsnb.models.loading import load_encoder
 
     return load_encoder("minilm-l6", device="cpu")
 
@@ -150,7 +151,7 @@ def test_cache_key_changes_with_load_state_dict_of_other_weights_on_the_real_min
 
 
 def test_cache_key_changes_with_a_lora_merge_and_unload_on_the_real_minilm():
-    from stsnb.models import LoraSettings, add_lora
+    from stsnb.models.loading import LoraSettings, add_lora
 
     encoder = _fresh_minilm()
     before = encoder.fingerprint()
@@ -166,7 +167,7 @@ def test_cache_key_changes_with_a_lora_merge_and_unload_on_the_real_minilm():
 
 
 def test_an_untouched_model_keeps_its_key_and_the_folder_key_matches_it():
-    from stsnb.models import folder_cache_key
+    from stsnb.models.loading import folder_cache_key
 
     encoder = _fresh_minilm()
     assert encoder.fingerprint() == encoder.fingerprint()

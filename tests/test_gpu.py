@@ -6,8 +6,9 @@ from __future__ import annotations
 import pytest
 import torch
 
-from stsnb import losses, models
-from stsnb.train import TrainConfig, fit
+from stsnb.models import loading as models
+from stsnb.training import losses
+from stsnb.training.train import TrainConfig, fit
 
 pytestmark = [
     pytest.mark.gpu,
@@ -61,7 +62,8 @@ def test_the_run_record_then_a_two_process_launch(tmp_path, monkeypatch):
     record reads the GPU names through nvidia-smi, and the launch starts a fresh torchrun child."""
     if torch.cuda.device_count() < 2:
         pytest.skip("needs 2 GPUs")
-    from stsnb import distributed, runs
+    from stsnb.runs import context as runs
+    from stsnb.training import distributed
 
     monkeypatch.setenv("STSNB_RUN_DIR", str(tmp_path))
     runs.start("gpu-tier", params={"seed": 0})
@@ -71,7 +73,7 @@ def test_the_run_record_then_a_two_process_launch(tmp_path, monkeypatch):
 
 
 def _qlora_checkpointing_ddp(folder: str) -> dict:
-    from stsnb.models import LoraSettings, load_encoder
+    from stsnb.models.loading import LoraSettings, load_encoder
 
     encoder = load_encoder(
         folder,
@@ -93,7 +95,7 @@ def test_qlora_with_checkpointing_under_ddp_on_two_gpus(tiny_mistral):
     """Issue: reentrant checkpointing under DDP failed with "Expected to mark a variable ready only once"."""
     if torch.cuda.device_count() < 2:
         pytest.skip("needs 2 GPUs")
-    from stsnb import distributed
+    from stsnb.training import distributed
 
     out = distributed.run(_qlora_checkpointing_ddp, (str(tiny_mistral),), num_processes=2)
     assert out["steps"] == 2 and out["change"] > 0

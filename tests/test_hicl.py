@@ -11,11 +11,12 @@ import numpy as np
 import pytest
 import torch
 
-from stsnb import claims as stsnb_claims
-from stsnb import evaluate, plots
-from stsnb import losses as L
+from stsnb.evaluation import claims as stsnb_claims
+from stsnb.evaluation import evaluate
 from stsnb.papers import hicl
 from stsnb.papers.hicl import efficiency, objectives, segments, variants
+from stsnb.teaching import plots
+from stsnb.training import losses as L
 
 
 def cos_np(a, b):
@@ -308,7 +309,7 @@ def test_package_exports():
 
 @pytest.mark.slow
 def test_simcse_probe_scores_last_weights_against_the_untrained_backbone_on_the_same_pairs(data_dir):
-    from stsnb import data
+    from stsnb.data import loading as data
 
     sentences = data.sample(data.load_wiki(), 16, 0)
     dev = data.sample(list(data.load_stsb("dev")), 24, 0)
@@ -333,7 +334,7 @@ def test_simcse_probe_scores_last_weights_against_the_untrained_backbone_on_the_
 @pytest.fixture(scope="module")
 def gold_by_task(data_dir):
     """Gold scores of the first 300 pairs of the real STS-B and SICK-R test sets."""
-    from stsnb import data
+    from stsnb.data import loading as data
 
     return {
         "STSBenchmark": np.array([p.score for p in list(data.load_stsb("test", data_dir=data_dir))[:300]]),
@@ -348,7 +349,7 @@ def _noisy(gold_by_task, noise: float, seed: int) -> dict:
 
 def _run(predictions, *, seed=0, best_step=20, weight_change=1e-3, method="simcse", on=False):
     """A scored run with given predictions on real test pairs (the claim logic under test needs nothing else)."""
-    from stsnb.train import TrainResult
+    from stsnb.training.train import TrainResult
 
     result = TrainResult(40, 60.0, best_step, 10.0, weight_change=weight_change)
     scores = hicl.spearman_scores(predictions)
@@ -356,7 +357,7 @@ def _run(predictions, *, seed=0, best_step=20, weight_change=1e-3, method="simcs
 
 
 def test_histories_are_grouped_by_method_and_labelled_by_arm_and_seed():
-    from stsnb.train import TrainResult
+    from stsnb.training.train import TrainResult
 
     def outcome(method, on, seed, dev):
         history = [{"step": 0, "dev": dev}, {"step": 10, "epoch": 0, "loss": 3.2}, {"step": 10, "dev": dev + 1}]
@@ -468,8 +469,8 @@ def test_comparability_says_direction_only_unless_the_papers_setting():
 
 @pytest.mark.slow
 def test_a_real_run_records_training_time_apart_from_its_dev_evaluations(data_dir):
-    from stsnb import data
-    from stsnb.train import TrainConfig
+    from stsnb.data import loading as data
+    from stsnb.training.train import TrainConfig
 
     sentences = data.sample(data.load_wiki(), 16, 0)
     dev = data.sample(list(data.load_stsb("dev")), 24, 0)

@@ -7,7 +7,7 @@ import dataclasses
 import pytest
 import torch
 
-from stsnb import models
+from stsnb.models import loading as models
 from stsnb.papers import hicl
 
 SENTENCES = [
@@ -60,7 +60,7 @@ class WordTokenizer:
 
 
 def _protocol(**kw) -> hicl.TrainingProtocol:
-    from stsnb.train import TrainConfig
+    from stsnb.training.train import TrainConfig
 
     backbone = hicl.BackboneSettings("minilm-l6", "mean", None, False, 64)
     return hicl.TrainingProtocol(backbone, TrainConfig(lr=1e-4, seed=7), {"simcse": 0.15, "esimcse": 0.01}, **kw)
@@ -110,7 +110,7 @@ def test_truncation_summary_counts_what_only_hicl_reads_by_hand():
 
 
 def test_training_sample_is_the_plain_draw_unless_enriched():
-    from stsnb import data
+    from stsnb.data import loading as data
 
     sentences = [f"s{i}" for i in range(100)]
     counts = [40 if i % 4 == 0 else 10 for i in range(100)]  # 25 long ones
@@ -142,11 +142,11 @@ def test_the_training_time_ratio_is_set_beside_table12_only_like_for_like():
 @pytest.mark.slow
 def test_a_real_baseline_reads_32_input_tokens_and_hicl_the_whole_sentence(data_dir):
     """On the real MiniLM tokenizer ([CLS] + [SEP]): the baseline's longest example has 30 sentence tokens."""
-    from stsnb import data
+    from stsnb.data import loading as data
 
     long = [s for s in data.load_wiki(400) if len(s.split()) > 45][:4]
     dev = data.sample(list(data.load_stsb("dev")), 16, 0)
-    from stsnb.train import TrainConfig
+    from stsnb.training.train import TrainConfig
 
     config = TrainConfig(batch_size=2, lr=1e-5, max_steps=1, eval_every=1, drop_last=True, progress=False)
     protocol = dataclasses.replace(_protocol(max_length=64, eval_tasks="stsb", eval_max_pairs=16), config=config)
@@ -349,7 +349,7 @@ def test_queue_fill_losses_hold_the_weights_and_fill_the_queue():
 def test_the_memory_plan_sees_each_arms_forward_under_either_truncation():
     """``stsnb run --check``'s rows for notebook 30: the baselines' views cut at 32 tokens under the paper's
     truncation (at ``max_length`` under "alike"), +HiCL's segments of at most L tokens, SNCSE's three views."""
-    from stsnb import plan_check
+    from stsnb.gpu import plan_check
 
     params = _notebook_params("paper")
     rows = {r.label: r for r in plan_check.memory_rows("30_hicl", params)}
@@ -372,7 +372,7 @@ def test_one_hicl_step_with_the_same_dropout_masks_is_what_changes_the_loss():
     """Notebook 30's visible step: SimCSE+HiCL's loss (Eq. 1-2) on one batch with dropout on is the same number on
     two calls inside ``training_step.same_dropout`` with one seed (another seed gives another), and after one AdamW
     step it is lower; ``terms_text`` prints the terms ``last_parts`` holds."""
-    from stsnb import train, training_step
+    from stsnb.training import train, training_step
 
     encoder = _minilm()  # its own copy: the step changes its weights
     model = hicl.ContrastiveModel(encoder, "simcse", hicl.HiclSettings(True, 8), hicl.ObjectiveSettings(alpha=0.15))

@@ -1,4 +1,4 @@
-"""stsnb.losses against plain transcriptions of the papers' equations (numpy / loops, float64), plus edge cases.
+"""stsnb.training.losses against plain transcriptions of the papers' equations (numpy / loops, float64), plus edge cases.
 
 Every reference below is written from the equation, not by calling the function under test.
 """
@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import torch
 
-from stsnb import losses as L
+from stsnb.training import losses as L
 
 RTOL, ATOL = 1e-6, 1e-9
 
@@ -505,11 +505,11 @@ def test_every_per_example_loss_returns_one_value_per_row():
     assert L.softmax_cross_entropy(torch.randn(n, 3), torch.zeros(n, dtype=torch.long), "none").shape == (n,)
 
 
-# ---- stsnb.loss_curves (the notebook's grid evaluation) ---------------------------------------------------------
+# ---- stsnb.teaching.loss_curves (the notebook's grid evaluation) ---------------------------------------------------------
 
 
 def test_loss_curves_evaluate_values_and_gradients():
-    from stsnb import loss_curves as lc
+    from stsnb.teaching import loss_curves as lc
 
     xs = np.linspace(-1, 1, 21)
     curve = lc.evaluate(lc.regression_fn(L.smooth_k2, k=2.0, x0=0.25), xs)
@@ -525,7 +525,7 @@ def test_loss_curves_evaluate_values_and_gradients():
 
 
 def test_loss_curves_hicl_helpers():
-    from stsnb import loss_curves as lc
+    from stsnb.teaching import loss_curves as lc
 
     matrix = lc.hicl_participation([0, 0, 1])
     np.testing.assert_array_equal(matrix, [[1, 0, -1], [0, 1, -1], [-1, -1, 1]])
@@ -537,7 +537,7 @@ def test_loss_curves_hicl_helpers():
 
 
 def test_bcl_gradient_curves_agree_with_eq13_and_eq14():
-    from stsnb import loss_curves as lc
+    from stsnb.teaching import loss_curves as lc
 
     grid = np.linspace(-0.9, 0.9, 13)
     for knob, values in (("same_pair", (0.2, 0.4, 0.6)), ("positive", (0.05, 1.0, 3.0))):
@@ -552,7 +552,7 @@ def test_bcl_gradient_curves_agree_with_eq13_and_eq14():
 
 
 def test_bcl_eq15_ratio_is_one_for_any_weights():
-    from stsnb import loss_curves as lc
+    from stsnb.teaching import loss_curves as lc
 
     for sigma, tau, label in ((0.5, 3.0, 0.2), (1.0, 0.05, 0.9), (0.0, 10.0, 0.0)):
         ratio, value = lc.bcl_eq15_ratio(sigma, tau, label=label, other_cosines=(0.3, -0.2))
@@ -565,8 +565,8 @@ def test_plot_curves_pull_panel_is_a_log_axis_with_each_plateau_dotted():
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from stsnb import loss_curves as lc
-    from stsnb import plots
+    from stsnb.teaching import loss_curves as lc
+    from stsnb.teaching import plots
 
     grid = np.linspace(-0.99, 0.99, 81)
     taus = (0.05, 1.0)
@@ -589,7 +589,7 @@ def test_plot_curves_pull_panel_is_a_log_axis_with_each_plateau_dotted():
 
 
 def test_bcl_same_pair_curve_names_the_dropped_label():
-    from stsnb import loss_curves as lc
+    from stsnb.teaching import loss_curves as lc
 
     curves, _ = lc.bcl_gradient_curves("same_pair", np.linspace(-0.5, 0.5, 5), (0.2, 0.6), sigma=0.5, temperature=3.0)
     assert curves[0].label == "$l$ = 0.2" and "alpha_{ii}$ = 0" in curves[1].label

@@ -1,4 +1,4 @@
-"""stsnb.memory_estimate: the estimate against a measured peak on the CPU (small random models: mechanics only),
+"""stsnb.gpu.memory_estimate: the estimate against a measured peak on the CPU (small random models: mechanics only),
 and the parts of the estimate on the papers' shapes."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ import os
 
 import pytest
 
-from stsnb import memory_estimate as me
-from stsnb.memory import measure_in_fresh_process
+from stsnb.gpu import memory_estimate as me
+from stsnb.gpu.memory import measure_in_fresh_process
 
 
 @pytest.fixture(scope="module")
@@ -53,7 +53,7 @@ def test_estimate_is_within_25_percent_of_the_measured_peak_on_the_cpu(small_mod
     # a fixed mmap threshold: glibc's adaptive one keeps freed blocks resident, which would count them twice
     monkeypatch.setitem(os.environ, "MALLOC_MMAP_THRESHOLD_", "65536")
     out = measure_in_fresh_process(
-        "stsnb.memory_estimate:measure_step",
+        "stsnb.gpu.memory_estimate:measure_step",
         {"folder": str(small_models / family), "sequences": 6, "length": 320, **settings},
     )
     ratio = out["estimated_bytes"] / out["measured_bytes"]
@@ -83,7 +83,7 @@ def deep_decoder(tmp_path_factory):
 def _measured_ratio(folder, monkeypatch, **settings) -> float:
     monkeypatch.setitem(os.environ, "MALLOC_MMAP_THRESHOLD_", "65536")
     out = measure_in_fresh_process(
-        "stsnb.memory_estimate:measure_step", {"folder": str(folder), "sequences": 8, "length": 320, **settings}
+        "stsnb.gpu.memory_estimate:measure_step", {"folder": str(folder), "sequences": 8, "length": 320, **settings}
     )
     return out["estimated_bytes"] / out["measured_bytes"]
 
@@ -176,7 +176,7 @@ def test_scoring_a_4bit_run_counts_its_16bit_copy_beside_the_training_model():
 
 
 def _pcc_rows(**params) -> dict:
-    from stsnb import plan_check
+    from stsnb.gpu import plan_check
 
     base = {"backbone": "mistralai/Mistral-7B-v0.1", "num_processes": 4, "profile": "paper", "paper_row": "Mistral-7b"}
     return {r.label.split(",")[0]: r for r in plan_check.memory_rows("10_pcc_tuning", {**base, **params})}
@@ -213,7 +213,7 @@ def test_pcc_memory_uses_the_recipes_batch_per_gpu_and_counts_the_scoring_copy()
 def test_auto_checkpointing_is_chosen_by_the_gpus_memory_and_is_off_on_the_cpu():
     """HiCL's paper plan (notebook 30, gradient_checkpointing "auto"): on only where a setting without it does not
     fit; --check shows the choice for --gpu-memory, the notebook makes the same one from its GPU."""
-    from stsnb import plan_check
+    from stsnb.gpu import plan_check
     from stsnb.papers.hicl import memory as hicl_memory
 
     assert me.auto_checkpointing([22 * me.GIB], 24) and not me.auto_checkpointing([22 * me.GIB], 80)

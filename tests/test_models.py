@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from stsnb import models
+from stsnb.models import loading as models
 
 
 @pytest.fixture(scope="module")
@@ -214,7 +214,7 @@ def test_fingerprint_covers_template_text_length_and_adapters(tiny_llama):
     ],
 )
 def test_tiny_models_are_built_offline_in_their_family_and_reproducibly(name, model_class, tmp_path, monkeypatch):
-    from stsnb import tiny_models
+    from stsnb.models import tiny as tiny_models
 
     tokenizer_source = models.resolve(tiny_models.TINY_MODELS[name].tokenizer_from)  # before the cache moves
     monkeypatch.setenv("STSNB_CACHE", str(tmp_path / "cache"))
@@ -238,7 +238,7 @@ def test_adding_lora_shows_no_library_future_warning():
     """peft reads transformers' old checkpointing names (a FutureWarning per call in a notebook's output)."""
     import warnings
 
-    from stsnb import models
+    from stsnb.models import loading as models
 
     encoder = models.load_encoder("tiny-random-mistral", pooling="last")
     with warnings.catch_warnings():

@@ -8,8 +8,8 @@ import nbformat
 import papermill
 import pytest
 
-from stsnb import plans
-from stsnb.answers import exercises
+from stsnb.runs import plans
+from stsnb.teaching.answers import exercises
 
 NOTEBOOKS = sorted(plans.NOTEBOOKS_DIR.glob("*.ipynb"))
 PROFILES = ("smoke", "class", "cpu", "paper", "rehearsal")

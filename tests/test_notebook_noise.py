@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from stsnb.notebook_noise import output_noise
+from stsnb.runs.notebook_noise import output_noise
 
 
 def _cell(*outputs: dict) -> dict:

@@ -1,4 +1,4 @@
-"""Runs of one profile side by side (``stsnb.locks``, ``stsnb.parallel``): different notebooks at once, the same one
+"""Runs of one profile side by side (``stsnb.runs.locks``, ``stsnb.runs.parallel``): different notebooks at once, the same one
 refused naming its holder, a dead run's lock taken over, summary.md from every run's folders, and ``stsnb run
 --parallel``: each child on its own ``CUDA_VISIBLE_DEVICES``, bad groups refused, the worst exit code. Tiny fixture
 notebooks only (no model): seconds each."""
@@ -17,8 +17,9 @@ import pytest
 import yaml
 from nbformat.v4 import new_code_cell, new_notebook
 
-from stsnb import cli, execution, locks
-from stsnb.parallel import Group, parse_groups, run_parallel
+from stsnb import cli
+from stsnb.runs import execution, locks
+from stsnb.runs.parallel import Group, parse_groups, run_parallel
 
 FIXTURES = Path(__file__).parent / "fixtures" / "notebooks"
 # ``stsnb run --only`` on a fixture plan, as a child process: argv = notebooks, out, plans folder, notebooks folder
@@ -171,7 +172,7 @@ def test_a_bad_parallel_spec_is_refused_with_a_clear_message(spec, message, caps
 
 
 def test_parallel_refuses_only_and_unknown_notebooks_before_starting_a_child(capsys, monkeypatch):
-    monkeypatch.setattr("stsnb.parallel.run_parallel", lambda *a: pytest.fail("a child was started"))
+    monkeypatch.setattr("stsnb.runs.parallel.run_parallel", lambda *a: pytest.fail("a child was started"))
     for argv, message in (
         (["--parallel", "0:10_pcc_tuning", "--only", "20_sts_regression"], "leave out --only"),
         (["--parallel", "0:10_pcc_tuning 1:no_such_notebook"], "no_such_notebook"),
@@ -188,7 +189,7 @@ def test_parallel_starts_one_stsnb_run_only_per_group_with_the_same_options(tmp_
         started.update({group.gpus: command(group) for group in groups})
         return 0
 
-    monkeypatch.setattr("stsnb.parallel.run_parallel", fake_run_parallel)
+    monkeypatch.setattr("stsnb.runs.parallel.run_parallel", fake_run_parallel)
     spec = "0,1,2,3:10_pcc_tuning 4,5,6,7:20_sts_regression,30_hicl,40_ccl_csts"
     argv = ["run", "--profile", "cpu", "--parallel", spec, "--out", str(tmp_path), "--timeout", "none", "--resume"]
     assert cli.main(argv) == 0

@@ -9,9 +9,10 @@ import pickle
 import numpy as np
 import pytest
 
-from stsnb import evaluate, plots
+from stsnb.evaluation import evaluate
 from stsnb.papers.pcc_tuning import figures, notebook, pipeline, protocol
-from stsnb.train import TrainResult
+from stsnb.teaching import plots
+from stsnb.training.train import TrainResult
 
 
 def _profile(profile: str) -> dict:
@@ -116,8 +117,9 @@ def test_one_step_of_eq9_by_hand_as_notebook_10_shows_it(tmp_path, smoke_inputs)
     from conftest import save_tiny_causal_lm
     from transformers import LlamaConfig
 
-    from stsnb import models, training_step
+    from stsnb.models import loading as models
     from stsnb.papers import pcc_tuning
+    from stsnb.training import training_step
 
     folder = save_tiny_causal_lm(tmp_path / "tiny-llama", LlamaConfig)
     demo = pcc_tuning.load_prompt_encoder(str(folder), "sth", lora=models.LoraSettings(r=4))

@@ -10,9 +10,11 @@ from pathlib import Path
 import pytest
 import torch
 
-from stsnb import data, models, plans
+from stsnb.data import loading as data
+from stsnb.models import loading as models
 from stsnb.papers import pcc_tuning
 from stsnb.papers.pcc_tuning import protocol
+from stsnb.runs import plans
 
 NOTEBOOK = Path(__file__).resolve().parent.parent / "notebooks" / "10_pcc_tuning.ipynb"
 
@@ -99,7 +101,7 @@ def test_a_4bit_run_is_scored_on_the_unquantized_base_with_its_trained_adapter(t
     from conftest import save_tiny_causal_lm
     from transformers import MistralConfig
 
-    from stsnb.train import trainable_state
+    from stsnb.training.train import trainable_state
 
     folder = save_tiny_causal_lm(tmp_path / "tiny-mistral", MistralConfig)
     lora = models.LoraSettings(r=4)
@@ -173,7 +175,7 @@ def test_the_warmup_fit_counts_is_the_recipes_100_steps(monkeypatch):
     """``fit`` builds its scheduler from the ratio: with the recipe it warms up for exactly 100 optimizer steps."""
     import transformers
 
-    from stsnb.train import fit
+    from stsnb.training.train import fit
 
     seen = {}
 

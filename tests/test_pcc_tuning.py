@@ -9,7 +9,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from stsnb import data, models
+from stsnb.data import loading as data
+from stsnb.models import loading as models
 from stsnb.papers import pcc_tuning
 
 
@@ -33,13 +34,13 @@ def test_reported_numbers_are_labelled_as_the_papers():
 
 def test_qlora_on_a_tiny_mistral_takes_a_training_step_on_cpu(tmp_path):
     """Stage 1's setting on the CPU: 4-bit NF4 base with double quantization, LoRA on every linear layer, Eq. 8
-    InfoNCE with a hard negative through stsnb.train.fit (mechanics: a tiny random Mistral-architecture model)."""
+    InfoNCE with a hard negative through stsnb.training.train.fit (mechanics: a tiny random Mistral-architecture model)."""
     import torch
     from conftest import save_tiny_causal_lm
     from transformers import MistralConfig
 
-    from stsnb import losses
-    from stsnb.train import TrainConfig, fit
+    from stsnb.training import losses
+    from stsnb.training.train import TrainConfig, fit
 
     folder = save_tiny_causal_lm(tmp_path / "tiny-mistral", MistralConfig)
     encoder = models.load_encoder(
@@ -122,7 +123,7 @@ def test_stage2_loss_is_one_minus_pearson_of_the_cosines():
 
 
 def test_stage2_refuses_gradient_accumulation():
-    from stsnb.train import TrainConfig
+    from stsnb.training.train import TrainConfig
 
     with pytest.raises(ValueError, match="statistic of the whole batch"):
         pcc_tuning.train_stage(_StubEncoder(), 2, PAIRS, TrainConfig(batch_size=2, grad_accum=2, progress=False))
@@ -183,7 +184,7 @@ def test_stage2_starts_again_from_the_stage1_adapter(tmp_path):
     from conftest import save_tiny_causal_lm
     from transformers import LlamaConfig
 
-    from stsnb.train import TrainConfig, trainable_state
+    from stsnb.training.train import TrainConfig, trainable_state
 
     folder = save_tiny_causal_lm(tmp_path / "tiny-llama", LlamaConfig)
     encoder = pcc_tuning.load_prompt_encoder(str(folder), "sth", lora=models.LoraSettings(r=4))
@@ -215,14 +216,14 @@ def _eq8_by_hand(first, second, gold, threshold, tau):
 
 
 def test_the_controls_loss_is_eq8_on_the_positive_pairs_with_every_second_sentence_a_candidate():
-    from stsnb import losses
+    from stsnb.training import losses
 
     g = torch.Generator().manual_seed(0)
     first, second = torch.randn(6, 5, generator=g), torch.randn(6, 5, generator=g)
     gold = torch.tensor([4.6, 1.0, 4.0, 3.9, 0.2, 5.0])
     loss = pcc_tuning.scored_pairs_info_nce(first, second, gold, positive_score=4.0, temperature=0.05)
     assert loss.item() == pytest.approx(_eq8_by_hand(first, second, gold, 4.0, 0.05).item(), rel=1e-5)
-    # every pair a positive: exactly the in-batch InfoNCE of stsnb.losses (Eq. 8 without hard negatives)
+    # every pair a positive: exactly the in-batch InfoNCE of stsnb.training.losses (Eq. 8 without hard negatives)
     every = pcc_tuning.scored_pairs_info_nce(first, second, torch.full((6,), 5.0), 4.0, 0.05)
     assert every.item() == pytest.approx(losses.info_nce(first, second, temperature=0.05).item(), rel=1e-6)
     # no positive in the batch: a loss of 0 that still back-propagates (no gradient)
@@ -247,7 +248,7 @@ def test_the_control_encodes_the_pairs_as_stage_2_does():
 
 
 def _config(**changes):
-    from stsnb.train import TrainConfig
+    from stsnb.training.train import TrainConfig
 
     base = dict(batch_size=2, lr=1e-2, warmup_ratio=0.0, eval_at_start=False, progress=False)
     return TrainConfig(**{**base, **changes})
@@ -259,7 +260,7 @@ def test_the_control_trains_from_the_same_start_in_the_same_steps_as_pearson(tmp
     from conftest import save_tiny_causal_lm
     from transformers import LlamaConfig
 
-    from stsnb.train import trainable_state
+    from stsnb.training.train import trainable_state
 
     folder = save_tiny_causal_lm(tmp_path / "tiny-llama", LlamaConfig)
     embeddings = []
@@ -356,7 +357,7 @@ def test_plan_runs_the_headline_and_section_6_on_every_seed_and_the_sweeps_on_th
 
 
 def _stage_run(predictions, best_step=4, weight_change=1e-2, steps=4):
-    from stsnb.train import TrainResult
+    from stsnb.training.train import TrainResult
 
     result = TrainResult(steps, 50.0, best_step, 1.0, weight_change=weight_change)
     return pcc_tuning.StageRun(result, predictions)
@@ -377,7 +378,7 @@ def _system(gold, noise, seed):
 
 
 def test_stage_claims_carry_preconditions_and_seeds_and_are_not_tested_when_stage_1_kept_step_0(sts_gold):
-    from stsnb import stats
+    from stsnb.evaluation import stats
 
     untrained = _system(sts_gold, 3.0, 0)
     stage1 = {s: _stage_run(_system(sts_gold, 1.0, 10 + s)) for s in (0, 1, 2)}
@@ -413,8 +414,8 @@ def test_stage_claims_carry_preconditions_and_seeds_and_are_not_tested_when_stag
 
 
 def test_the_control_and_dedup_claims_need_their_runs_and_their_phenomenon(sts_gold):
-    from stsnb import claims as stsnb_claims
-    from stsnb import stats
+    from stsnb.evaluation import claims as stsnb_claims
+    from stsnb.evaluation import stats
 
     claims = pcc_tuning.claims
     untrained = _system(sts_gold, 3.0, 0)
@@ -459,8 +460,8 @@ def test_the_takeaway_names_what_the_control_attributes_the_headline_to():
 
 
 def test_robustness_claims_are_judged_by_equivalence_within_the_margin(sts_gold):
-    from stsnb import claims as stsnb_claims
-    from stsnb import stats
+    from stsnb.evaluation import claims as stsnb_claims
+    from stsnb.evaluation import stats
 
     claims = pcc_tuning.claims
     base = _system(sts_gold, 0.2, 1)
@@ -492,7 +493,7 @@ def test_stage1_reads_simcse_nli_for_simcse_csv_from_the_data_folder(tmp_path, m
     `stsnb data fetch --paper` fetches; missing, the error names the command."""
     import shutil
 
-    from stsnb import data as stsdata
+    from stsnb.data import loading as stsdata
     from stsnb.papers.pcc_tuning import corpora
 
     folder = tmp_path / "data"

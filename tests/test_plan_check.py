@@ -1,4 +1,4 @@
-"""stsnb.plan_check: plan values against the notebooks' parameters, GPUs, model ids and the memory estimate."""
+"""stsnb.gpu.plan_check: plan values against the notebooks' parameters, GPUs, model ids and the memory estimate."""
 
 from __future__ import annotations
 
@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from stsnb import plan_check, plans
-from stsnb.memory_estimate import TrainingSetup
+from stsnb.gpu import plan_check
+from stsnb.gpu.memory_estimate import TrainingSetup
+from stsnb.runs import plans
 
 PLANS = Path(__file__).resolve().parents[1] / "papermill_runs" / "plans"
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"

@@ -1,4 +1,4 @@
-"""``stsnb.plots``: ``figure`` hands back axes shaped as notebooks index them; ``figure_problems`` finds what makes a
+"""``stsnb.teaching.plots``: ``figure`` hands back axes shaped as notebooks index them; ``figure_problems`` finds what makes a
 figure hard to read (overlapping text, text under 9 pt, a legend over the data) and ``save`` refuses such a figure
 when ``STSNB_CHECK_FIGURES=1``."""
 
@@ -9,7 +9,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 
-from stsnb import plots
+from stsnb.teaching import plots
 
 matplotlib.use("Agg")
 

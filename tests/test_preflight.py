@@ -15,7 +15,7 @@ import pytest
 from hub_repos import build_repos
 from hub_server import LocalHub, Repo
 
-from stsnb import tiny_models
+from stsnb.models import tiny as tiny_models
 
 REMOTE_CONFIG = """from transformers import BertConfig
 
@@ -104,7 +104,7 @@ def test_preflight_names_the_gated_model_and_the_missing_package_of_remote_code(
 def test_remote_code_the_plan_does_not_trust_is_not_run(model_repos, tmp_path):
     """A model with remote code outside the plan's trust_remote_code list: named, and its code never imported."""
     code = (
-        "from stsnb.preflight import run_preflight\n"
+        "from stsnb.gpu.preflight import run_preflight\n"
         "r = run_preflight({'20_sts_regression': {'backbones': ['jinaai/jina-embeddings-v2-base-en']}}, say=print)\n"
         "print('OK' if r.ok else 'PROBLEMS')\n"
     )

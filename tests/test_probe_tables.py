@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from stsnb import probe_tables
+from stsnb.runs import probe_tables
 
 ROW = {
     "setting": "sts smooth_k2, lr 5e-05, 960 pairs, batch 16, length 64",

@@ -1,11 +1,11 @@
-"""``profile = "class"`` in a parameters cell applies the class plan's values (stsnb.profiles)."""
+"""``profile = "class"`` in a parameters cell applies the class plan's values (stsnb.runs.profiles)."""
 
 from __future__ import annotations
 
 import pytest
 
-from stsnb import profiles
-from stsnb.plans import NOTEBOOKS_DIR, PlanError, load_plan, plan_path
+from stsnb.runs import profiles
+from stsnb.runs.plans import NOTEBOOKS_DIR, PlanError, load_plan, plan_path
 
 
 @pytest.fixture
@@ -36,7 +36,7 @@ def test_cpu_is_the_cell_itself_and_bad_profiles_are_refused_by_name(plans):
 
 
 def test_use_applies_prints_one_line_and_leaves_no_variable(plans, capsys):
-    from stsnb import runs
+    from stsnb.runs import context as runs
 
     namespace = {"profile": "class", "train_pairs": 560, "seeds": [0, 1, 2]}
     profiles.use(namespace, "nb", plans)
@@ -104,7 +104,7 @@ def test_a_notebook_opened_as_it_is_runs_the_class_profile_and_the_cpu_plan_runs
 
 
 def test_a_plan_that_sets_no_profile_for_a_notebook_declaring_one_is_refused(tmp_path):
-    from stsnb.plans import check_plan
+    from stsnb.runs.plans import check_plan
 
     path = tmp_path / "mine.yaml"
     path.write_text("description: d\nnotebooks: {30_hicl: {seeds: [0]}, 01_loss_functions: {}}\n")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from stsnb.progress import progress
+from stsnb.training.progress import progress
 
 
 def test_the_notebook_bar_is_off_in_a_batch_run_and_on_otherwise(monkeypatch):

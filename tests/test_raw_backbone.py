@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from stsnb import models, raw_backbone
+from stsnb.models import loading as models
+from stsnb.models import raw_backbone
 
 pytestmark = pytest.mark.slow
 

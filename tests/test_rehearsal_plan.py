@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from stsnb import plans, summary
+from stsnb.runs import plans, summary
 
 STSNB = Path(sys.executable).with_name("stsnb")
 

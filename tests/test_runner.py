@@ -11,9 +11,11 @@ import markdown_tables as md
 import pytest
 import yaml
 
-from stsnb import claims, execution, runs, stats
-from stsnb.plans import Plan, PlanError, load_plan, plan_path
-from stsnb.summary import (
+from stsnb.evaluation import claims, stats
+from stsnb.runs import context as runs
+from stsnb.runs import execution
+from stsnb.runs.plans import Plan, PlanError, load_plan, plan_path
+from stsnb.runs.summary import (
     CLAIM_COLUMNS,
     MISSING,
     OVERVIEW_COLUMNS,
@@ -151,7 +153,7 @@ def test_failed_rerun_keeps_the_earlier_good_result(tmp_path):
 def test_git_sha_is_dirty_for_changed_source_and_plans_but_not_for_run_outputs(tmp_path):
     import subprocess
 
-    from stsnb.runs import git_sha
+    from stsnb.runs.context import git_sha
 
     def git(*args: str) -> None:
         subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=tmp_path, check=True)
@@ -213,7 +215,7 @@ def test_a_result_set_aside_by_a_crash_is_restored(tmp_path):
 
 
 def test_sections_recorded_before_a_failure_are_kept_and_shown(tmp_path):
-    from stsnb import runs
+    from stsnb.runs import context as runs
 
     run_dir = tmp_path / "run"
     os.environ[runs.RUN_DIR_ENV] = str(run_dir)
@@ -311,7 +313,7 @@ def test_kernel_death_names_the_signal_and_plan_timeouts_must_be_finite(tmp_path
 def test_attempt_records_cpu_and_cuda_out_of_memory_but_raises_other_errors(tmp_path, monkeypatch, capsys):
     import torch
 
-    from stsnb import runs
+    from stsnb.runs import context as runs
 
     monkeypatch.setenv(runs.RUN_DIR_ENV, str(tmp_path / "run"))
     run_ = runs.start("fixture", params={"seed": 0})
@@ -353,7 +355,7 @@ def write_run(folder: Path, sha: str, seconds: float | None, metrics: dict, resu
 
 
 def new_claims() -> list[dict]:
-    """Rows as ``stsnb.claims.claim`` writes them: supported on 2 seeds, not tested, equivalent within 1 point."""
+    """Rows as ``stsnb.evaluation.claims.claim`` writes them: supported on 2 seeds, not tested, equivalent within 1 point."""
     moved = claims.precondition("the baseline moved the encoder", True, "stage 1 minus untrained: +18.55")
     still = claims.precondition(
         "the baseline moved the encoder", False, "baseline minus untrained: +0.07 [-0.68, +0.78]"
@@ -531,7 +533,7 @@ def test_stsnb_summary_rewrites_summary_md_from_the_run_folders(fake_profile, ca
     plan, profile_dir = fake_profile
     before = {p: p.stat().st_mtime_ns for p in profile_dir.rglob("*")}
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr("stsnb.plans.PLANS_DIR", plan.path.parent)
+        patch.setattr("stsnb.runs.plans.PLANS_DIR", plan.path.parent)
         path = write_summary("fake", profile_dir.parent, plan.path.parent)
     assert path == profile_dir / "summary.md"
     assert {p: p.stat().st_mtime_ns for p in profile_dir.rglob("*") if p != path} == before  # nothing else touched
@@ -596,7 +598,7 @@ def test_a_plan_that_extends_another_overlays_its_values_in_the_base_order(tmp_p
 
 
 def test_the_rehearsal_is_the_paper_plan_with_tiny_models_and_two_processes():
-    from stsnb import tiny_models
+    from stsnb.models import tiny as tiny_models
 
     paper = load_plan(plan_path("paper"))
     rehearsal = load_plan(plan_path("rehearsal"))

@@ -10,7 +10,7 @@ import stat
 
 import torch
 
-from stsnb import runs
+from stsnb.runs import context as runs
 
 
 def _fake_nvidia_smi(folder, output: str):
@@ -57,7 +57,7 @@ def test_recording_and_saving_return_nothing_so_a_cell_shows_no_out_prompt(tmp_p
     import matplotlib
 
     matplotlib.use("Agg")
-    from stsnb import plots
+    from stsnb.teaching import plots
 
     run = runs.Run("nb", tmp_path, {}, 0, "cpu")
     assert run.record("section", {"a": 1.0}, [{"setting": "x", "ours": 1.0}]) is None

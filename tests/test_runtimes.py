@@ -1,4 +1,4 @@
-"""stsnb.runtimes: each notebook's measured runtime per profile, read from its kept runs, and every notebook's
+"""stsnb.runs.runtimes: each notebook's measured runtime per profile, read from its kept runs, and every notebook's
 opening (the venue, a section map, the runtimes printed before the parameters cell)."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import nbformat
 import pytest
 import yaml
 
-from stsnb import plans, runtimes, summary
+from stsnb.runs import plans, runtimes, summary
 
 NOTEBOOKS = sorted(plans.NOTEBOOKS_DIR.glob("*.ipynb"))
 SHA = "6753319741eefd98550fc4b349d259ca0b12037f"
@@ -39,7 +39,7 @@ def test_runtimes_come_from_kept_runs_only(tmp_path):
 def test_during_a_run_its_profiles_kept_run_is_named_the_previous_one(tmp_path, monkeypatch):
     """Inside ``stsnb run`` (STSNB_RUN_DIR = <profile>/.partial-<notebook>) the kept run of that profile is the one
     before: its duration is never printed as this run's (notebook 40's cpu run printed 1,053 s for a 720 s run)."""
-    from stsnb.runs import RUN_DIR_ENV
+    from stsnb.runs.context import RUN_DIR_ENV
 
     _kept_run(tmp_path, "cpu", "40_ccl_csts", 1053.0, cores=2)
     _kept_run(tmp_path, "class", "40_ccl_csts", 183.0, cores=2)
@@ -101,7 +101,7 @@ def test_a_class_run_names_the_committed_class_run_it_follows(path, monkeypatch)
     """The committed class runs printed "class  no run of this profile yet": each was the first class run, made in a
     checkout that held none yet, by a runtimes module that could not tell "none kept" from "this is the first". Now a
     kept class run is read as such, and a class run made beside it names it as the run before itself."""
-    from stsnb.runs import RUN_DIR_ENV
+    from stsnb.runs.context import RUN_DIR_ENV
 
     folder = plans.DEFAULT_OUT / "class" / path.stem
     if summary.run_seconds(folder, path.stem) is None:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from stsnb import data
-from stsnb.senteval_text import ptb_tokenize, snli_rows
+from stsnb.data import loading as data
+from stsnb.data.senteval_text import ptb_tokenize, snli_rows
 
 
 @pytest.mark.parametrize(

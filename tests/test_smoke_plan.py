@@ -1,6 +1,6 @@
 """CI's end-to-end check: ``stsnb run --profile smoke`` executes every notebook of the smoke plan successfully, and
-the executed notebooks show a reader no output noise (``stsnb.notebook_noise``), and every figure they save is readable
-(``STSNB_CHECK_FIGURES=1``: ``stsnb.plots.save`` raises on ``plots.figure_problems``, so the notebook fails)."""
+the executed notebooks show a reader no output noise (``stsnb.runs.notebook_noise``), and every figure they save is readable
+(``STSNB_CHECK_FIGURES=1``: ``stsnb.teaching.plots.save`` raises on ``plots.figure_problems``, so the notebook fails)."""
 
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from stsnb import plans
-from stsnb.notebook_noise import output_noise
-from stsnb.summary import read_status
+from stsnb.runs import plans
+from stsnb.runs.notebook_noise import output_noise
+from stsnb.runs.summary import read_status
 
 STSNB = Path(sys.executable).with_name("stsnb")
 

@@ -1,4 +1,4 @@
-"""Paired bootstrap intervals of Spearman differences, seed spread and the verdict rule (stsnb.stats)."""
+"""Paired bootstrap intervals of Spearman differences, seed spread and the verdict rule (stsnb.evaluation.stats)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from scipy.stats import bootstrap, spearmanr
 
-from stsnb import stats
+from stsnb.evaluation import stats
 
 
 def _spearman100(pred, gold) -> float:
@@ -44,7 +44,7 @@ def test_identical_predictions_give_exactly_zero(method):
 
 
 def test_point_difference_is_scipy_spearman_difference_x100():
-    from stsnb.evaluate import correlations
+    from stsnb.evaluation.evaluate import correlations
 
     gold, a, b = _synthetic(500, 1)
     result = stats.paired_spearman_difference(gold, a, b, n_resamples=200)
@@ -195,7 +195,8 @@ def _jaccard(first: str, second: str) -> float:
 @pytest.fixture(scope="module")
 def stsb_predictions(minilm, data_dir):
     """The first 400 STS-B test pairs: gold, MiniLM cosine similarity, word-overlap Jaccard."""
-    from stsnb import data, evaluate
+    from stsnb.data import loading as data
+    from stsnb.evaluation import evaluate
 
     pairs = list(data.load_stsb("test", data_dir=data_dir))[:400]
     gold = np.array([p.score for p in pairs])

@@ -1,5 +1,5 @@
 """Seeds-and-pairs (hierarchical) bootstrap, the smallest detectable effect and the multiplicity count
-(stsnb.stats), on synthetic data."""
+(stsnb.evaluation.stats), on synthetic data."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from scipy.stats import norm, spearmanr
 
-from stsnb import stats
+from stsnb.evaluation import stats
 
 
 def _task(n: int, rng: np.random.Generator, noise_a: float, noise_b: float):

@@ -7,10 +7,13 @@ import math
 import pytest
 import torch
 
-from stsnb import data, evaluate, losses, models, train
+from stsnb.data import loading as data
+from stsnb.evaluation import evaluate
+from stsnb.models import loading as models
 from stsnb.papers import sts_regression as reg
 from stsnb.papers.sts_regression import memory as table4_memory
-from stsnb.train import TrainConfig
+from stsnb.training import losses, train
+from stsnb.training.train import TrainConfig
 
 
 @pytest.fixture(scope="module")
@@ -209,7 +212,7 @@ def test_one_smooth_k2_step_on_real_pairs_lowers_the_loss_of_that_batch(filtered
     """Notebook 20's visible step: Eq. 2 on a real batch with dropout on (``training_step.same_dropout``: the same
     masks before and after), backward, one AdamW step with Table 1's groups, and the same batch's loss after it is
     lower; the head gets ``head_lr``, the encoder's top layer ``lr``."""
-    from stsnb import training_step
+    from stsnb.training import training_step
 
     encoder = reg.load_backbone("minilm-l6", max_length=64)  # its own copy: the step changes its weights
     model = reg.seeded_model(encoder, seed=0).train()  # dropout on (MiniLM has 0.1), as in training
@@ -397,7 +400,7 @@ def kept_for_backward_bytes(run: table4_memory.MemoryRun) -> int:
     """
     from transformers import AutoConfig
 
-    from stsnb import models
+    from stsnb.models import loading as models
 
     config = AutoConfig.from_pretrained(models.resolve(run.model).path)
     tokens = 3 * run.batch_size * run.max_length  # anchor, positive, hard negative, padded to max_length

@@ -14,11 +14,13 @@ import numpy as np
 import pytest
 import torch
 
-from stsnb import data, evaluate, plots
-from stsnb.batching import BatchError
+from stsnb.data import loading as data
+from stsnb.evaluation import evaluate
 from stsnb.papers import sts_regression as reg
 from stsnb.papers.sts_regression import claims, figures, memory, sweeps, two_stage
-from stsnb.train import TrainConfig, TrainResult
+from stsnb.teaching import plots
+from stsnb.training.batching import BatchError
+from stsnb.training.train import TrainConfig, TrainResult
 
 matplotlib.use("Agg")
 

@@ -3,8 +3,8 @@ and the committed probe rows (synthetic rows: pure text logic), and the committe
 
 from __future__ import annotations
 
-from stsnb import probe_tables
 from stsnb.papers.sts_regression.probe import BASELINE_PROBES, ProbeSetting, baseline_note
+from stsnb.runs import probe_tables
 
 CPU = ProbeSetting("sts", "cross_entropy", 2e-4, 2880)
 

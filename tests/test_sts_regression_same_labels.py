@@ -16,10 +16,12 @@ import numpy as np
 import pytest
 import torch
 
-from stsnb import claims as generic
-from stsnb import data, evaluate, plans, probe_tables
+from stsnb.data import loading as data
+from stsnb.evaluation import claims as generic
+from stsnb.evaluation import evaluate
 from stsnb.papers import sts_regression as reg
 from stsnb.papers.sts_regression import claims, probe, recipes, table1
+from stsnb.runs import plans, probe_tables
 
 REPO = Path(__file__).resolve().parents[1]
 NOTEBOOK = REPO / "notebooks" / "20_sts_regression.ipynb"

@@ -11,8 +11,8 @@ import pytest
 import torch
 from torch import nn
 
-from stsnb import train
-from stsnb.train import NonFiniteLossError, TrainConfig, accelerator, fit, relative_change
+from stsnb.training import train
+from stsnb.training.train import NonFiniteLossError, TrainConfig, accelerator, fit, relative_change
 
 
 def make_data(n: int = 64, seed: int = 0) -> list[tuple[torch.Tensor, torch.Tensor]]:
@@ -104,7 +104,7 @@ def test_the_start_can_be_the_best_checkpoint():
     )
     assert result.best_step == 0 and result.best_score == 9.0
     assert torch.equal(model.weight.detach(), start)  # the untouched weights came back
-    assert result.weight_change == 0.0  # and the result says so (stsnb.claims.left_start reads it)
+    assert result.weight_change == 0.0  # and the result says so (stsnb.evaluation.claims.left_start reads it)
 
 
 def test_weight_change_is_the_largest_change_of_the_returned_weights():
@@ -354,7 +354,7 @@ def test_bad_config_is_refused():
 
 def test_a_batch_the_loss_refuses_is_named_by_step():
     """pearson_loss raises on constant gold scores (r undefined); fit says at which step and batch."""
-    from stsnb.losses import pearson_loss
+    from stsnb.training.losses import pearson_loss
 
     data = [(torch.randn(3), torch.tensor(1.0)) for _ in range(8)]
 
@@ -366,7 +366,7 @@ def test_a_batch_the_loss_refuses_is_named_by_step():
         fit(fresh_model(), pearson, data, TrainConfig(batch_size=4), collate=collate)
 
 
-# The steps of fit, one at a time, on a run as fit starts it (stsnb.train._start: no step taken yet).
+# The steps of fit, one at a time, on a run as fit starts it (stsnb.training.train._start: no step taken yet).
 
 
 @pytest.fixture
@@ -572,7 +572,8 @@ def test_a_killed_qlora_fit_resumes_to_the_uninterrupted_weights_and_saves_only_
     """A tiny Mistral in 4-bit (bitsandbytes' Linear4bit on the CPU) with a LoRA adapter: ``last/`` holds the adapter,
     its optimizer state and the RNGs, never the 4-bit base (whose quantisation keys a strict load could not take back),
     and a fit killed after a checkpoint resumes to the weights of the uninterrupted one."""
-    from stsnb import data, models
+    from stsnb.data import loading as data
+    from stsnb.models import loading as models
 
     pairs = list(data.load_stsb("train", data_dir=data_dir))[:24]
     items = [(p.sent1, p.sent2, p.score / 5.0) for p in pairs]

@@ -1,11 +1,11 @@
-"""stsnb.training_step: the one training step the notebooks show by hand (a batch, the loss, backward, a step)."""
+"""stsnb.training.training_step: the one training step the notebooks show by hand (a batch, the loss, backward, a step)."""
 
 from __future__ import annotations
 
 import pytest
 import torch
 
-from stsnb import training_step
+from stsnb.training import training_step
 
 
 def test_same_dropout_replays_the_mask_and_leaves_the_callers_random_state():

@@ -1,5 +1,5 @@
 """The paper's claims checked on our runs: paired intervals over sentence pairs, training seeds, preconditions and
-the verdicts of ``stsnb.claims``, in one place (a change of the statistics touches only this module).
+the verdicts of ``stsnb.evaluation.claims``, in one place (a change of the statistics touches only this module).
 
 **The independent unit is the sentence pair.** C-STS scores every sentence pair under two conditions (Section 3.1),
 so its two rows share both sentences and are not two independent draws. Every Spearman interval here is a paired
@@ -9,10 +9,10 @@ Appendix A count is one flag per quadruple, i.e. per sentence pair; its bootstra
 way (:func:`paired_count_difference`).
 
 **Training seeds.** A claim takes one run per training seed on each side (``{seed: RunOutcome}``, or one run); the
-verdict needs every seed's interval on the same side (``stsnb.claims.claim``).
+verdict needs every seed's interval on the same side (``stsnb.evaluation.claims.claim``).
 
 **Preconditions** (a failed one makes the verdict *not tested*), on each claim's own arms
-(``stsnb.claims.own_arms_trained``): the reference arm moved the encoder (its interval against the untrained encoder
+(``stsnb.evaluation.claims.own_arms_trained``): the reference arm moved the encoder (its interval against the untrained encoder
 of the same architecture, on the same rows, excludes 0 upward for every seed), both arms left their start (selected
 step > 0, weights changed), and for Appendix A enough over-estimated quadruples to count
 (:func:`fewest_resolvable_count`); for Table 5, rows whose Eq. 11 weight differs between the two sigmas, with the
@@ -33,8 +33,8 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import torch
 
-from ... import claims, stats
-from ...losses import bcl_weights
+from ...evaluation import claims, stats
+from ...training.losses import bcl_weights
 from . import quotes
 from .probes import GradientShare
 from .quadruples import Quadruple, scale_label
@@ -134,7 +134,7 @@ def trained_preconditions(
     n_resamples: int = 2000,
     seed: int = 0,
 ) -> list[claims.Precondition]:
-    """A comparison's gates on its own two arms (``stsnb.claims.own_arms_trained``): the reference arm (QuMSE for
+    """A comparison's gates on its own two arms (``stsnb.evaluation.claims.own_arms_trained``): the reference arm (QuMSE for
     Table 3, full CCL for Tables 4-5 and Figure 2) moved the encoder, and both arms left their start."""
     gates = {
         reference_label: [
@@ -150,7 +150,7 @@ def sigma_changes_weights(
     quadruples: Sequence[Quadruple], sigma_a: float, sigma_b: float, share: GradientShare | None = None
 ) -> claims.Precondition:
     """Precondition for a Table 5 claim: some training rows get another same-pair weight (Eq. 11,
-    ``stsnb.losses.bcl_weights``) under ``sigma_a`` than under ``sigma_b``; otherwise the two runs train alike. With
+    ``stsnb.training.losses.bcl_weights``) under ``sigma_a`` than under ``sigma_b``; otherwise the two runs train alike. With
     ``share`` (the probe of ``gradient_shares`` at the run's tau, before training) the evidence also says how much
     of the gradient those weights can reach: the same-pair negative's share of BCL's push on the negatives, times
     BCL's part of the gradient at h, r / (1 + r) with r = ``bcl_ratio`` (norms, so a rough upper bound)."""
@@ -212,7 +212,7 @@ def spearman_claim(
     seed: int = 0,
 ) -> dict:
     """``a - b`` in Spearman x100 per training seed, each with its interval over sentence pairs, as a
-    ``stsnb.claims.claim`` row quoting the paper (``paper_quote``): ``direction`` +1 when the paper's words have
+    ``stsnb.evaluation.claims.claim`` row quoting the paper (``paper_quote``): ``direction`` +1 when the paper's words have
     a > b; ``margin`` (with ``margin_reason`` and the paper's own effect ``paper_effect``) makes it a robustness
     claim (verdict ``equivalent`` when every seed's interval lies inside +-margin); ``headline`` marks the
     notebook's headline claim (Table 3's CCL > QuMSE on the bi-encoder). The row also carries both arms' mean

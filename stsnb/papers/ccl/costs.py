@@ -1,4 +1,4 @@
-"""Notebook 40's fits for ``stsnb run --check``'s time and disk estimate (``stsnb.cost_estimate``): Table 3's
+"""Notebook 40's fits for ``stsnb run --check``'s time and disk estimate (``stsnb.gpu.cost_estimate``): Table 3's
 QuMSE and CCL on every backbone and architecture (``training_seeds`` seeds for ``seeded_architectures``, else one),
 the raw backbones' bi-encoder rows, Table 4's ablations (``ablation_terms`` x ``ablation_architectures``, on up to
 ``ablation_seeds`` of CCL's seeds), Table 5's sigmas and Figure 2's temperatures besides Table 2's (x
@@ -18,9 +18,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ... import data
-from ...cost_estimate import FitRow, evaluations
-from ...plan_check import measured_or_cap
+from ...data import loading as data
+from ...gpu.cost_estimate import FitRow, evaluations
+from ...gpu.plan_check import measured_or_cap
 from .quadruples import pair_conditions, split_quadruples
 from .reported import hyperparameters
 

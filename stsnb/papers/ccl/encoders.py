@@ -27,8 +27,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from ... import models
-from ...data import CSTSRecord
+from ...data.loading import CSTSRecord
+from ...models import loading as models
 
 Architecture = Literal["bi", "tri"]
 ARCHITECTURES: tuple[Architecture, ...] = ("bi", "tri")
@@ -237,7 +237,7 @@ def build_encoder(
     """Load ``backbone`` (``stsnb.models.load_encoder``) and wrap it as a bi- or tri-encoder.
 
     ``dropout``: for Llama-family backbones without dropout (``smollm2-135m-l6``), which BCL's dropout positives
-    need (``stsnb.raw_backbone.set_dropout``); BERT-style encoders keep their own. ``gradient_checkpointing``
+    need (``stsnb.models.raw_backbone.set_dropout``); BERT-style encoders keep their own. ``gradient_checkpointing``
     (non-reentrant) recomputes activations in the backward pass: less memory, the same gradients. The new layers
     (``g``, the condition transform) are drawn from ``seed``, so two runs with the same seed start from the same model.
     """

@@ -1,4 +1,4 @@
-"""Notebook 40's figures in the ``stsnb.plots`` style: text at 9 pt or more, mathtext for symbols, legends off the
+"""Notebook 40's figures in the ``stsnb.teaching.plots`` style: text at 9 pt or more, mathtext for symbols, legends off the
 data, bars from zero, one quantity per axis. Each function takes plain results and returns a figure.
 
 - :func:`labels`: the C-STS label distributions and the label gaps of the training quadruples (Section 3.1).
@@ -19,8 +19,9 @@ import torch
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from ... import losses, plots
-from ...data import CSTSRecord
+from ...data.loading import CSTSRecord
+from ...teaching import plots
+from ...training import losses
 from .objectives import acl, fdl, rdl
 from .quadruples import Quadruple
 from .reported import SIGMAS

@@ -1,4 +1,4 @@
-"""Notebook 40's memory plan for ``stsnb run --check`` (``stsnb.plan_check``): what a micro-batch of C-STS
+"""Notebook 40's memory plan for ``stsnb run --check`` (``stsnb.gpu.plan_check``): what a micro-batch of C-STS
 quadruples holds on one GPU, for each backbone and encoder architecture the notebook trains."""
 
 from __future__ import annotations
@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ... import data
-from ...memory_estimate import TrainingSetup
-from ...plan_check import MemoryPlanRow, activation_bytes, measured_length
+from ...data import loading as data
+from ...gpu.memory_estimate import TrainingSetup
+from ...gpu.plan_check import MemoryPlanRow, activation_bytes, measured_length
 
 
 def memory_plan(params: Mapping[str, Any]) -> list[MemoryPlanRow]:

@@ -6,10 +6,10 @@ lower-condition partners (the c-sts ``TripletBatchSampler`` layout). Labels are 
 
 | term | equation | what it compares |
 |---|---|---|
-| ``quad`` | Eq. 1 / 4, ``stsnb.losses.quad_loss`` | ``cos_pos - cos_neg`` against the margin ``lambda`` (1 in c-sts) |
+| ``quad`` | Eq. 1 / 4, ``stsnb.training.losses.quad_loss`` | ``cos_pos - cos_neg`` against the margin ``lambda`` (1 in c-sts) |
 | ``mse`` | Eq. 3 ``l_MSE`` | ``cos(h1, h2)`` of every row against its label |
-| ``w_acl`` | Eq. 9, ``stsnb.losses.w_acl`` | ``cos_pos - cos_neg`` against ``l_pos - l_neg``, weighted by that gap |
-| ``bcl`` | Eq. 10-12, ``stsnb.losses.bcl`` | ``g(f(s1, c))`` vs its dropout view and every ``g(f(s2^j, c^j))`` |
+| ``w_acl`` | Eq. 9, ``stsnb.training.losses.w_acl`` | ``cos_pos - cos_neg`` against ``l_pos - l_neg``, weighted by that gap |
+| ``bcl`` | Eq. 10-12, ``stsnb.training.losses.bcl`` | ``g(f(s1, c))`` vs its dropout view and every ``g(f(s2^j, c^j))`` |
 | ``c_mse`` | Eq. 3 ``l_C-MSE`` | see ``CMseTarget`` (the paper gives no formula) |
 
 QuMSE (Deshpande et al. 2023, c-sts ``triplet_mse``) = ``quad + mse``. CCL = ``l1 w_acl + l2 bcl + l3 mse +
@@ -36,8 +36,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from ... import losses
-from ...losses import Reduction
+from ...training import losses
+from ...training.losses import Reduction
 from .quadruples import Quadruple, scale_label
 
 CMseTarget = Literal["projected", "gap"]
@@ -96,7 +96,7 @@ def acl(cos_pos: Tensor, cos_neg: Tensor, label_pos: Tensor, label_neg: Tensor, 
 
     .. math:: l_{ACL} = |l_{pos} - l_{neg} + \cos(h_1^{neg}, h_2^{neg}) - \cos(h_1^{pos}, h_2^{pos})|
 
-    W-ACL (Eq. 9, ``stsnb.losses.w_acl``) multiplies this by ``l_pos - l_neg``.
+    W-ACL (Eq. 9, ``stsnb.training.losses.w_acl``) multiplies this by ``l_pos - l_neg``.
     """
     per_pair = fdl(cos_pos, cos_neg, label_pos, label_neg, "none") + rdl(cos_pos, cos_neg, label_pos, label_neg, "none")
     return _reduce(per_pair, reduction)  # Eq. 7 (equal to Eq. 8 term by term)
@@ -272,7 +272,7 @@ def terms_text(terms: Mapping[str, Tensor], objective: Objective) -> str:
 
 
 def loss_function(objective: Objective):
-    """``loss_fn(model, quadruples) -> scalar`` for ``stsnb.train.fit``."""
+    """``loss_fn(model, quadruples) -> scalar`` for ``stsnb.training.train.fit``."""
 
     def loss_fn(model, batch: Sequence[Quadruple]) -> Tensor:
         return total(batch_terms(model, batch, objective), objective)

@@ -20,7 +20,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from ... import losses
+from ...training import losses
 from .encoders import ConditionalEncoder
 from .objectives import Objective, TemperatureReading, c_mse
 from .quadruples import Quadruple, scale_label

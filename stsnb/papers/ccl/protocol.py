@@ -1,5 +1,5 @@
 """What notebook 40 tells a reader before it trains: the paper (title, authors, venue, link) and the protocol table,
-i.e. every detail in which a run differs from the paper and why (the measured runtimes: ``stsnb.runtimes``).
+i.e. every detail in which a run differs from the paper and why (the measured runtimes: ``stsnb.runs.runtimes``).
 
 The table is built from the run's parameters (``Run.params``), so a profile that changes a value changes its row;
 nothing in it is typed into the notebook.

@@ -1,9 +1,9 @@
-"""The paper's sentences each claim of notebook 40 tests, as the paper prints them (``stsnb.claims.quote``): the
+"""The paper's sentences each claim of notebook 40 tests, as the paper prints them (``stsnb.evaluation.claims.quote``): the
 ``paper_quote`` of every claim row, with its section and table."""
 
 from __future__ import annotations
 
-from ...claims import quote
+from ...evaluation.claims import quote
 
 TABLE3 = quote(
     "Section 4.3, Table 3",

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ...comparison import PaperNumber, ReportedNumbers
+from ...evaluation.comparison import PaperNumber, ReportedNumbers
 
 PAPER = "ccl-csts"
 MODELS = ("RoBERTa-base", "RoBERTa-large", "DiffCSE-base", "SimCSE-base", "SimCSE-large")

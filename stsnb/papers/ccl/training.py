@@ -4,7 +4,7 @@ that scores best on a selection set, and score it on evaluation rows (Spearman a
 Section 4.1: the paper validates after every epoch on the C-STS validation set, keeps the best model and reports
 the test split. Test labels are withheld (REFERENCE_NOTES A4), so here the validation split is the evaluation set
 and selection uses rows held out of the training split (or the validation rows, on request, as the paper did;
-then the validation numbers are optimistic). Training goes through ``stsnb.train.fit``.
+then the validation numbers are optimistic). Training goes through ``stsnb.training.train.fit``.
 """
 
 from __future__ import annotations
@@ -16,10 +16,10 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from ... import evaluate
-from ...data import CSTSRecord
-from ...models import Pooling
-from ...train import TrainConfig, TrainResult, fit
+from ...data.loading import CSTSRecord
+from ...evaluation import evaluate
+from ...models.loading import Pooling
+from ...training.train import TrainConfig, TrainResult, fit
 from .encoders import Architecture, ConditionalEncoder, Projection, build_encoder
 from .objectives import Objective, loss_function
 from .quadruples import Quadruple, scale_label

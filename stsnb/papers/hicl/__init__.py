@@ -2,11 +2,11 @@
 
 - ``segments``: Section 3.1, the queue rule, segment framing and encoding, weighted / unweighted pooling (Table 3),
   Table 2's length distribution.
-- ``objectives``: Eq. 1 (+ ESimCSE's queue, + SNCSE's margin loss), Eq. 2 via ``stsnb.losses.hicl_local_loss``
+- ``objectives``: Eq. 1 (+ ESimCSE's queue, + SNCSE's margin loss), Eq. 2 via ``stsnb.training.losses.hicl_local_loss``
   (Table 4's same-sequence relation, Appendix A.8's summation / averaging), ``alpha L_l + (1 - alpha) L_g``.
 - ``variants``: Table 1's baselines, SimCSE, ESimCSE (word repetition, momentum queue), SNCSE (negation, prompts).
-- ``training``: one model / loss per (baseline, HiCL on/off) trained with ``stsnb.train.fit`` and STS-B dev selection.
-- ``step``: the terms of a batch's loss in words, for the training step by hand (``stsnb.training_step``).
+- ``training``: one model / loss per (baseline, HiCL on/off) trained with ``stsnb.training.train.fit`` and STS-B dev selection.
+- ``step``: the terms of a batch's loss in words, for the training step by hand (``stsnb.training.training_step``).
 - ``protocol``: what the notebook's runs share (``TrainingProtocol``) and the paper's truncation (Appendix A.1,
   Section 5.4: baselines cut at 32 tokens, +HiCL slicing the whole sentence) or both arms alike; the ablations.
 - ``differences``: where a run's parameters depart from the paper's protocol, and why (the notebook's table).
@@ -14,7 +14,7 @@
   segments, time and peak memory in fresh processes.
 - ``records``: ``RunOutcome``, the record of one training run (written by ``training``, read by ``results``).
 - ``results``: per-pair STS predictions, paired intervals per training seed, the Table 1 claims with the paper's
-  direction and their preconditions (``stsnb.claims``), and whether our levels are comparable.
+  direction and their preconditions (``stsnb.evaluation.claims``), and whether our levels are comparable.
 - ``memory``: the notebook's memory plan for ``stsnb run --check`` (each arm's forward, whole or in segments).
 - ``probe``: does plain unsupervised SimCSE move the backbone at all (last step vs untrained, paired interval)?
 - ``reported``: the paper's numbers.

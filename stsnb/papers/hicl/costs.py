@@ -1,4 +1,4 @@
-"""Notebook 30's fits for ``stsnb run --check``'s time and disk estimate (``stsnb.cost_estimate``): each method of
+"""Notebook 30's fits for ``stsnb run --check``'s time and disk estimate (``stsnb.gpu.cost_estimate``): each method of
 ``methods`` on its seeds (``headline_seeds`` for ``headline_method``, ``seeds`` for the others), baseline and
 +HiCL arm, then one +HiCL fit of ``ablation_method`` per entry of ``ablations``; the untrained backbone scored
 (plain, and with SNCSE's prompt). Every fit runs in the notebook's kernel: one process, one GPU.
@@ -19,10 +19,10 @@ import functools
 from collections.abc import Mapping
 from typing import Any
 
-from ... import data
-from ...cost_estimate import FitRow, dev_sentences, evaluations, sts_test_sentences
-from ...memory_estimate import KNOWN_SHAPES
-from ...plan_check import measured_length, measured_or_cap
+from ...data import loading as data
+from ...gpu.cost_estimate import FitRow, dev_sentences, evaluations, sts_test_sentences
+from ...gpu.memory_estimate import KNOWN_SHAPES
+from ...gpu.plan_check import measured_length, measured_or_cap
 from .variants import SNCSE_ANCHOR_PROMPT
 
 WIKI1M_SENTENCES = 1_000_000
@@ -35,7 +35,7 @@ def _segments_per_sentence(cap: int, slice_length: int) -> tuple[float, bool]:
     """Mean segment count of a sentence cut at ``cap`` tokens (measured; else every sentence at the cap)."""
     from transformers import AutoTokenizer
 
-    from ...models import resolve
+    from ...models.loading import resolve
 
     try:
         texts = data.load_wiki(2000)

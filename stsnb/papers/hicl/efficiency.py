@@ -12,7 +12,7 @@ Two different quantities, never set side by side:
   segments, "``(l_i - 1)`` times" less. That counts self-attention only; every transformer layer also has work
   linear in ``n`` (projections, MLP), which slicing does not reduce. ``step_cost`` measures one forward + backward
   of a SimCSE step (two dropout views, Eq. 1) on ``batch_size`` sequences of exactly ``n_tokens`` tokens, whole or
-  sliced, on the same backbone; ``measure`` runs each (length, mode) in a fresh process (``stsnb.memory``) so that
+  sliced, on the same backbone; ``measure`` runs each (length, mode) in a fresh process (``stsnb.gpu.memory``) so that
   each peak memory is its own. ``predictions`` sets the measurements beside (a) the pure-quadratic reading of
   Section 3.3 and (b) a fit ``t(n) = a n + b n^2`` of the whole-sequence times, whose segment prediction is
   ``a n + b n L`` (from three lengths on: through two it is exact). The paper reports no per-step time.
@@ -30,7 +30,8 @@ from typing import Literal
 
 import numpy as np
 
-from ... import claims, plots
+from ...evaluation import claims
+from ...teaching import plots
 from .quotes import SECTION_3_3
 
 Mode = Literal["whole", "segments"]
@@ -38,7 +39,7 @@ Mode = Literal["whole", "segments"]
 
 def _token_block(tokenizer, n_tokens: int, batch_size: int) -> list[list[int]]:
     """``batch_size`` sequences of exactly ``n_tokens`` real Wikipedia tokens (sentences joined end to end)."""
-    from ...data import load_wiki
+    from ...data.loading import load_wiki
 
     stream: list[int] = []
     for ids in tokenizer(load_wiki(limit=4000), add_special_tokens=False)["input_ids"]:
@@ -69,9 +70,9 @@ def step_cost(
     """
     import torch
 
-    from ... import losses
-    from ...memory import PeakMemory
-    from ...models import load_encoder
+    from ...gpu.memory import PeakMemory
+    from ...models.loading import load_encoder
+    from ...training import losses
     from .segments import build_segments, encode_segments, pool_sequences
 
     if mode not in ("whole", "segments"):
@@ -81,7 +82,7 @@ def step_cost(
     torch.manual_seed(0)
     encoder = load_encoder(model, device=device, max_length=n_tokens)
     if hasattr(encoder.backbone, "layers"):  # a Llama-family decoder: no dropout of its own
-        from ...raw_backbone import set_dropout
+        from ...models.raw_backbone import set_dropout
 
         set_dropout(encoder.backbone, attention=dropout, hidden=dropout)
     encoder.train()
@@ -135,7 +136,7 @@ def measure(
     threads: int | None = None,
 ) -> list[dict]:
     """``step_cost`` of every length, whole and in segments, each in its own fresh process."""
-    from ...memory import measure_in_fresh_process
+    from ...gpu.memory import measure_in_fresh_process
 
     rows = []
     for n in lengths:
@@ -237,7 +238,7 @@ STEP_CLAIM = (
 
 
 def step_claim(cost: Mapping[int, dict], rows: Sequence[dict]) -> dict:
-    """Section 3.3's efficiency as a claim row (``stsnb.claims.claim``), the notebook's headline (``headline``: True):
+    """Section 3.3's efficiency as a claim row (``stsnb.evaluation.claims.claim``), the notebook's headline (``headline``: True):
     at the longest length of ``cost`` (``predictions`` of ``rows``), the median seconds of a step whole minus in
     segments, with the **range over the timed steps** (lowest whole minus highest segments, highest whole minus
     lowest segments; not a confidence interval). Supported when the whole range lies above 0. Tested only where each

@@ -1,4 +1,4 @@
-"""Notebook 30's memory plan for ``stsnb run --check`` (``stsnb.plan_check``): what each arm's forward holds on one
+"""Notebook 30's memory plan for ``stsnb run --check`` (``stsnb.gpu.plan_check``): what each arm's forward holds on one
 GPU, sentences whole (the baselines) or in segments (+HiCL), measured on the Wikipedia sentences it trains on; and
 its ``gradient_checkpointing = "auto"`` resolved from that plan against the GPU (:func:`checkpointing`)."""
 
@@ -7,9 +7,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ... import data
-from ...memory_estimate import GIB, TrainingSetup, auto_checkpointing, gpu_memory_gib
-from ...plan_check import MemoryPlanRow, activation_bytes, measured_length, memory_rows
+from ...data import loading as data
+from ...gpu.memory_estimate import GIB, TrainingSetup, auto_checkpointing, gpu_memory_gib
+from ...gpu.plan_check import MemoryPlanRow, activation_bytes, measured_length, memory_rows
 from .variants import SNCSE_ANCHOR_PROMPT
 
 
@@ -19,7 +19,7 @@ def _segments_per_batch(texts, tokenizer: str, batch: int, cap: int, slice_lengt
     import numpy as np
     from transformers import AutoTokenizer
 
-    from ...models import resolve
+    from ...models.loading import resolve
 
     ids = AutoTokenizer.from_pretrained(resolve(tokenizer).path)(list(texts), add_special_tokens=False)["input_ids"]
     counts = np.array([1 + (max(1, min(len(x), cap)) - 1) // slice_length for x in ids])
@@ -81,5 +81,5 @@ def checkpointing(params: Mapping[str, Any], gpu_gib: float | None = None) -> tu
     )
     return on, (
         f'gradient_checkpointing = "auto": {"on" if on else "off"} on this {gpu_gib:.0f} GiB GPU (estimated peak '
-        f"per GPU, stsnb.memory_estimate: {figures}; it must fit within 90% less 1 GiB of CUDA context)"
+        f"per GPU, stsnb.gpu.memory_estimate: {figures}; it must fit within 90% less 1 GiB of CUDA context)"
     )

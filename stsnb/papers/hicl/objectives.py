@@ -1,7 +1,7 @@
 """HiCL Section 3.2 and the three baselines' global objectives, on embeddings.
 
 - ``global_loss``: Eq. 1, InfoNCE over sequence embeddings with the other sequences' positive views as negatives
-  (``stsnb.losses.info_nce``, unsupervised SimCSE when the positive is a second dropout view), plus
+  (``stsnb.training.losses.info_nce``, unsupervised SimCSE when the positive is a second dropout view), plus
   ESimCSE's queue of momentum-encoder embeddings as extra negatives (``queue``) and SNCSE's bidirectional margin
   loss on the soft negative (``soft_negative``, weighted by ``bml_weight``).
 - ``queue_info_nce``: Eq. 1 with extra negative columns (ESimCSE's momentum contrast).
@@ -9,7 +9,7 @@
   ``d = cos(h, h_neg) - cos(h, h^+)`` (Sense-GVT/SNCSE ``simcse/models.py``; alpha 0.1, beta 0.3, lambda 1e-3 BERT,
   5e-4 RoBERTa).
 - ``hicl_objective``: ``alpha * L_l + (1 - alpha) * L_g`` (Section 3.2) with ``L_l`` = Eq. 2
-  (``stsnb.losses.hicl_local_loss``: same-sequence relation of Table 4, summation / averaging of Appendix A.8).
+  (``stsnb.training.losses.hicl_local_loss``: same-sequence relation of Table 4, summation / averaging of Appendix A.8).
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from ... import losses
-from ...losses import NegativeWeighting, SameSequence
+from ...training import losses
+from ...training.losses import NegativeWeighting, SameSequence
 
 
 def queue_info_nce(anchor: Tensor, positive: Tensor, queue: Tensor | None, temperature: float = 0.05) -> Tensor:
@@ -29,7 +29,7 @@ def queue_info_nce(anchor: Tensor, positive: Tensor, queue: Tensor | None, tempe
 
     .. math:: \ell_i = -\log \frac{e^{s(h_i, h_i^+)/\tau}}{\sum_j e^{s(h_i, h_j^+)/\tau} + \sum_q e^{s(h_i, q)/\tau}}
 
-    Without a queue (or an empty one) this is ``stsnb.losses.info_nce``. The queue holds no gradient.
+    Without a queue (or an empty one) this is ``stsnb.training.losses.info_nce``. The queue holds no gradient.
     """
     if queue is None or queue.shape[0] == 0:
         return losses.info_nce(anchor, positive, temperature=temperature)
@@ -102,7 +102,7 @@ def hicl_objective(
     """``(alpha * L_l + (1 - alpha) * L_g, L_l)``, Section 3.2, with ``L_l`` = Eq. 2 over the segments.
 
     ``global_term`` is the baseline's ``L_g`` (``global_loss``). A batch whose segments all come from one sequence
-    has no local negative; then ``L_l`` is undefined and raises (``stsnb.losses.hicl_local_loss``).
+    has no local negative; then ``L_l`` is undefined and raises (``stsnb.training.losses.hicl_local_loss``).
     """
     local = losses.hicl_local_loss(
         segments,

@@ -1,10 +1,10 @@
-"""The paper's sentences each claim of notebook 30 tests, as the paper prints them (``stsnb.claims.quote``): the
+"""The paper's sentences each claim of notebook 30 tests, as the paper prints them (``stsnb.evaluation.claims.quote``): the
 ``paper_quote`` of every claim row, with its section and table: Table 1's accuracy claims (``TABLE1``) and Section
 3.3's efficiency (``SECTION_3_3``), the headline this notebook can show at its scale."""
 
 from __future__ import annotations
 
-from ...claims import quote
+from ...evaluation.claims import quote
 
 TABLE1 = quote(
     "Section 4.2, Table 1",

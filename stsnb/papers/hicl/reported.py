@@ -1,12 +1,12 @@
 """The numbers HiCL (Wu, Xiao, Vydiswaran, EMNLP 2023 Findings) reports: Tables 1-4, 6, 7, 12, 13 and the abstract.
 
 Copied from ../shared/papers/hicl.md; never a result of ours. Notebook 30 prints them beside ours with
-``REPORTED.compare`` (``stsnb.comparison``).
+``REPORTED.compare`` (``stsnb.evaluation.comparison``).
 """
 
 from __future__ import annotations
 
-from ...comparison import PaperNumber, ReportedNumbers, average, seven
+from ...evaluation.comparison import PaperNumber, ReportedNumbers, average, seven
 
 PAPER = "hicl"
 _NUMBERS: list[PaperNumber] = []

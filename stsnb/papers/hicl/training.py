@@ -1,5 +1,5 @@
 """Training a baseline (SimCSE / ESimCSE / SNCSE) with or without HiCL on unlabelled sentences, through
-``stsnb.train.fit`` with STS-B dev selection every ``eval_every`` steps, step 0 included (HiCL Appendix A.3: "we
+``stsnb.training.train.fit`` with STS-B dev selection every ``eval_every`` steps, step 0 included (HiCL Appendix A.3: "we
 evaluate the model every 125 training steps on the development set of STS-B and select the best checkpoint").
 
 One optimizer step: the batch's sentences (token ids, truncated to ``max_length``) are cut into segments of
@@ -23,10 +23,10 @@ from dataclasses import dataclass, field
 import torch
 from torch import nn
 
-from ... import models
-from ...evaluate import dev_evaluator
-from ...models import SentenceEncoder
-from ...train import TrainConfig, TrainResult, fit
+from ...evaluation.evaluate import dev_evaluator
+from ...models import loading as models
+from ...models.loading import SentenceEncoder
+from ...training.train import TrainConfig, TrainResult, fit
 from .objectives import ObjectiveSettings, global_loss, hicl_objective
 from .records import RunOutcome
 from .results import spearman_scores, task_predictions
@@ -269,7 +269,7 @@ def train_method(
     mlp_head: bool = False,
 ) -> TrainedModel:
     """Train ``encoder`` in place with ``fit``; ``evaluate(model) -> STS-B dev Spearman`` selects the checkpoint
-    (``stsnb.evaluate.dev_evaluator``: it reads ``model.encoder``, never SimCSE's training-only ``mlp_head``).
+    (``stsnb.evaluation.evaluate.dev_evaluator``: it reads ``model.encoder``, never SimCSE's training-only ``mlp_head``).
     Trainable parameters: those of ``encoder`` that require a gradient (the momentum copy does not) and the head.
     The time spent in ``evaluate`` is kept apart (``TrainedModel.evaluation_seconds``), so that ``train_seconds`` is
     the training alone (Table 12's quantity)."""

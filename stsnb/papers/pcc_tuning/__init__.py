@@ -15,7 +15,7 @@
 - ``memory``: the notebook's memory plan for ``stsnb run --check`` (each stage's sequences and prompt length per GPU).
 - ``notebook``, ``figures``: notebook 10's plumbing (inputs, runs, results beside the paper) and its figure.
 - ``claims``: our stage differences with paired intervals per training seed, preconditions and verdicts
-  (``stsnb.claims``).
+  (``stsnb.evaluation.claims``).
 - ``reported``: the paper's numbers.
 """
 

@@ -1,4 +1,4 @@
-"""Notebook 10's fits for ``stsnb run --check``'s time and disk estimate (``stsnb.cost_estimate``), counted as
+"""Notebook 10's fits for ``stsnb run --check``'s time and disk estimate (``stsnb.gpu.cost_estimate``), counted as
 ``pipeline.plan`` runs them: the first template on every training seed (stage 1; stage 2 at its first batch size,
 at every batch size on the first seed; the de-duplication arms and the InfoNCE control), the other templates on the
 first seed (stage 1, stage 2 at their first batch size). Batches, epochs and cutoffs are ``protocol.Protocol``'s
@@ -18,9 +18,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ... import data
-from ...cost_estimate import FitRow, dev_sentences, evaluations, sts_test_sentences
-from ...plan_check import measured_length, measured_or_cap
+from ...data import loading as data
+from ...gpu.cost_estimate import FitRow, dev_sentences, evaluations, sts_test_sentences
+from ...gpu.plan_check import measured_length, measured_or_cap
 from . import prompts, protocol
 
 SIMCSE_TRIPLETS = 275_602

@@ -6,7 +6,8 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from ... import evaluate, plots, stats
+from ...evaluation import evaluate, stats
+from ...teaching import plots
 from .pipeline import TemplateRun
 from .prompts import TEMPLATE_NAMES
 from .reported import REPORTED

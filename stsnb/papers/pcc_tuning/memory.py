@@ -1,4 +1,4 @@
-"""Notebook 10's memory plan for ``stsnb run --check`` (``stsnb.plan_check``): what each training stage holds on
+"""Notebook 10's memory plan for ``stsnb run --check`` (``stsnb.gpu.plan_check``): what each training stage holds on
 one GPU. A batch is padded to its longest prompt; Pcc-tuning cuts sentences to the official 32 (stage 1) and 64
 (stage 2) tokens inside its prompt, so a prompt is its template's own tokens plus the cutoff.
 """
@@ -9,8 +9,8 @@ import inspect
 from collections.abc import Mapping
 from typing import Any
 
-from ...memory_estimate import ScoringSetup, TrainingSetup, uses_ddp
-from ...plan_check import MemoryPlanRow, activation_bytes, measured_length
+from ...gpu.memory_estimate import ScoringSetup, TrainingSetup, uses_ddp
+from ...gpu.plan_check import MemoryPlanRow, activation_bytes, measured_length
 from . import prompts, protocol
 
 
@@ -43,7 +43,7 @@ def memory_plan(params: Mapping[str, Any]) -> list[MemoryPlanRow]:
     ``score_unquantized``, the scoring on the 16-bit copy of the base (``memory_estimate.scoring_estimate``: on
     the main process only, the training model alive beside it), its batches of at most ``max_tokens`` padded
     tokens (``evaluate.embed_sentences``) of prompts cut at ``max_length``."""
-    from ... import evaluate
+    from ...evaluation import evaluate
 
     processes = _processes(params)
     lora_r = int(params.get("lora_r", 64))

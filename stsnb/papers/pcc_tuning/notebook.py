@@ -10,8 +10,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ... import batching, evaluate, models
-from ... import data as stsdata
+from ...data import loading as stsdata
+from ...evaluation import evaluate
+from ...models import loading as models
+from ...training import batching
 from . import claims, corpora, pipeline, protocol, transfer
 from .prompts import TEMPLATE_NAMES
 from .reported import REPORTED
@@ -124,7 +126,7 @@ class Inputs:
         )
 
     def job(self, plan: pipeline.SeedPlan, splits: tuple | None) -> functools.partial:
-        """One ``pipeline.run_template`` call for ``plan`` (a picklable job for ``stsnb.distributed.run``)."""
+        """One ``pipeline.run_template`` call for ``plan`` (a picklable job for ``stsnb.training.distributed.run``)."""
         p = self.params
         stage1_cutoff, stage2_cutoff = self.protocol.cutoffs(plan.template)
         triplets = self.triplets[plan.seed]
@@ -216,9 +218,9 @@ class Results:
 
 
 def histories(runs: Mapping[tuple[str, int], pipeline.TemplateRun]) -> dict[str, list[dict]]:
-    """The history rows ``stsnb.train.fit`` wrote (loss and dev score by step) of every run of the first template on
+    """The history rows ``stsnb.training.train.fit`` wrote (loss and dev score by step) of every run of the first template on
     the first training seed, by a label naming the stage ("stage 1 (Eq. 8)", "stage 2, batch 32"), for
-    ``stsnb.training_curves``. Each stage is its own fit: stage 2's steps count from 0 again, from stage 1's kept
+    ``stsnb.teaching.training_curves``. Each stage is its own fit: stage 2's steps count from 0 again, from stage 1's kept
     adapter."""
     if not runs:
         raise ValueError("no run to read histories from")

@@ -14,9 +14,11 @@ from dataclasses import dataclass
 
 import torch
 
-from ... import data as stsdata
-from ... import distributed, evaluate, models
-from ...train import TrainConfig, TrainResult, trainable_state
+from ...data import loading as stsdata
+from ...evaluation import evaluate
+from ...models import loading as models
+from ...training import distributed
+from ...training.train import TrainConfig, TrainResult, trainable_state
 from . import corpora
 from .protocol import Scorer, scores_unquantized
 from .training import train_stage
@@ -158,7 +160,7 @@ def run_template(
     score_unquantized: bool = True,
 ) -> TemplateRun | None:
     """One template on one training seed (``stage1_config.seed``) end to end, a picklable unit for
-    ``stsnb.distributed.run``: load the backbone with a fresh adapter initialised from the seed, score it (when
+    ``stsnb.training.distributed.run``: load the backbone with a fresh adapter initialised from the seed, score it (when
     ``score_untrained``), stage 1, then every stage-2 variant (label -> :class:`Stage2Variant`) from the stage-1
     adapter. ``transfer_splits`` (train, dev, test of ``transfer.Labelled``) probes the untrained model and the
     first variant's. ``gradient_checkpointing`` (non-reentrant; the official code uses it) recomputes activations in
@@ -166,7 +168,7 @@ def run_template(
     ``quantize_4bit`` and ``score_unquantized`` every model is scored (and probed) on the unquantized base with its
     adapter, as the official evaluation (``protocol.Scorer``). On several processes every process trains, and only
     the main one scores and probes (each model once, and the 16-bit copy on one GPU only); the others return None
-    (``stsnb.distributed.run`` hands back the main process's run)."""
+    (``stsnb.training.distributed.run`` hands back the main process's run)."""
     import time
 
     from . import transfer

@@ -19,7 +19,7 @@ switch of the notebook with the official choice as its default.
   stays on the training (4-bit) model.
 - **The official recipe** (:class:`Protocol`, ``recipes.paper_recipe``): per backbone and template, both stages'
   batches, stage 2's epochs, lr 5e-4 and a warmup of 100 optimizer steps (``train.py`` / ``tune.py``), turned into
-  the warmup ratio ``stsnb.train.TrainConfig`` takes from the number of steps ``fit`` will count.
+  the warmup ratio ``stsnb.training.train.TrainConfig`` takes from the number of steps ``fit`` will count.
 """
 
 from __future__ import annotations
@@ -34,9 +34,11 @@ from typing import Any
 
 import torch
 
-from ... import batching, evaluate, models
-from ... import data as stsdata
-from ...train import TrainConfig, trainable_state
+from ...data import loading as stsdata
+from ...evaluation import evaluate
+from ...models import loading as models
+from ...training import batching
+from ...training.train import TrainConfig, trainable_state
 from .recipes import Recipe, paper_recipe, warmup_ratio
 
 EVAL_ENDINGS = ".?\"'"  # endings after which the official evaluation appends no period
@@ -100,8 +102,8 @@ def stage2_text_form(
 
 
 def optimizer_steps(n_examples: int, global_batch: int, num_processes: int, epochs: int, drop_last: bool) -> int:
-    """The optimizer steps ``stsnb.train.fit`` counts for ``n_examples`` at a global batch over ``num_processes``
-    (each process takes ``global_batch // num_processes``, ``stsnb.batching``; batches are shared out among the
+    """The optimizer steps ``stsnb.training.train.fit`` counts for ``n_examples`` at a global batch over ``num_processes``
+    (each process takes ``global_batch // num_processes``, ``stsnb.training.batching``; batches are shared out among the
     processes)."""
     per_process = max(1, global_batch // num_processes)
     batches = n_examples // per_process if drop_last else math.ceil(n_examples / per_process)
@@ -132,7 +134,7 @@ class Protocol:
     def from_parameters(cls, params: Mapping[str, Any], gpus: int | None = None) -> Protocol:
         """The protocol of the notebook's parameters (``use_paper_recipe``: ``paper_row``'s official recipe), on
         the processes ``num_processes`` names: ``"auto"`` takes the largest count of the visible GPUs (or ``gpus``)
-        that divides every global batch of ``templates`` (``stsnb.batching.resolve_processes``)."""
+        that divides every global batch of ``templates`` (``stsnb.training.batching.resolve_processes``)."""
         proto = cls(
             stage1_batch_size=int(params["stage1_batch_size"]),
             stage1_lr=float(params["stage1_lr"]),

@@ -1,10 +1,10 @@
-"""The paper's sentences each claim of notebook 10 tests, as the paper prints them (``stsnb.claims.quote``): the
+"""The paper's sentences each claim of notebook 10 tests, as the paper prints them (``stsnb.evaluation.claims.quote``): the
 ``paper_quote`` of every claim row, with its section and table. A check of our own setting quotes the sentence
 about the setting it checks."""
 
 from __future__ import annotations
 
-from ...claims import quote
+from ...evaluation.claims import quote
 
 STAGE1 = quote(
     "Section 3",

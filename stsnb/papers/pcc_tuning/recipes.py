@@ -54,7 +54,7 @@ def paper_recipe(row: str, template: str = "sth") -> Recipe:
 
 
 def warmup_ratio(warmup_steps: int, steps: int) -> float:
-    """The official fixed warmup (100 steps) as the ratio ``stsnb.train.TrainConfig`` takes."""
+    """The official fixed warmup (100 steps) as the ratio ``stsnb.training.train.TrainConfig`` takes."""
     if steps < 1:
         raise ValueError(f"steps must be >= 1, got {steps}")
     return min(1.0, warmup_steps / steps)

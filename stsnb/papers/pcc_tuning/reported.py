@@ -1,12 +1,12 @@
 """The numbers Pcc-tuning (Zhang & Li): the contrastive ceiling (Eq. 7), Tables 2, 4, 5, 6, as the paper reports them.
 
 Copied from ../shared/papers/pcc-tuning.md; never a result of ours. Notebooks print theirs beside ours with
-``REPORTED.compare`` (``stsnb.comparison``).
+``REPORTED.compare`` (``stsnb.evaluation.comparison``).
 """
 
 from __future__ import annotations
 
-from ...comparison import PaperNumber, ReportedNumbers, average, seven
+from ...evaluation.comparison import PaperNumber, ReportedNumbers, average, seven
 
 _NUMBERS: list[PaperNumber] = []
 _NUMBERS += [

@@ -1,4 +1,4 @@
-"""Pcc-tuning's two stages (Section 3, Figure 2) on the shared ``stsnb.train.fit`` loop.
+"""Pcc-tuning's two stages (Section 3, Figure 2) on the shared ``stsnb.training.train.fit`` loop.
 
 The sentence embedding of a causal LM is the final hidden state of the last token of a prompt that wraps the
 sentence (Table 3; PromptSTH by default): ``stsnb.models.load_encoder(..., pooling="last", template=...)`` with left
@@ -25,10 +25,12 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from ... import data as stsdata
-from ... import evaluate, losses, models
-from ...distributed import gather_with_grad
-from ...train import TrainConfig, TrainResult, fit
+from ...data import loading as stsdata
+from ...evaluation import evaluate
+from ...models import loading as models
+from ...training import losses
+from ...training.distributed import gather_with_grad
+from ...training.train import TrainConfig, TrainResult, fit
 from .prompts import template as template_text
 
 STAGE2_OBJECTIVES = ("pearson", "infonce")  # Eq. 9 (the paper's stage 2); Eq. 8's form on the same pairs (control)
@@ -76,7 +78,7 @@ def _tokenizer(encoder):
 
 def stage1_loss(temperature: float = 0.05, cutoff: int | None = 32) -> Callable[[models.SentenceEncoder, list], Tensor]:
     """Eq. 8 on a batch of ``stsnb.data.Triplet``: anchors, positives and hard negatives encoded in one forward,
-    gathered across processes, then ``stsnb.losses.info_nce`` (in-batch + hard negatives)."""
+    gathered across processes, then ``stsnb.training.losses.info_nce`` (in-batch + hard negatives)."""
 
     def step(encoder: models.SentenceEncoder, batch: list[stsdata.Triplet]) -> Tensor:
         texts = [t.anchor for t in batch] + [t.positive for t in batch] + [t.negative for t in batch]
@@ -120,7 +122,7 @@ def scored_pairs_info_nce(
     averaged over the positives. So the control sees the same pairs, in the same batches, as Pearson stage 2, and
     only the objective differs; the lower-scored pairs' first sentences and the grades above and below the cut are
     what a contrastive loss cannot use. A batch without a positive gives a loss of 0 (with its graph, no gradient).
-    With every pair a positive this is ``stsnb.losses.info_nce(first, second)`` exactly.
+    With every pair a positive this is ``stsnb.training.losses.info_nce(first, second)`` exactly.
     """
     if first.shape != second.shape or first.ndim != 2:
         raise ValueError(

@@ -9,7 +9,7 @@
 - ``sweeps``: the runs behind Tables 5 and 6, which of them a Table 1 run already answers, their comparison rows and
   claims.
 - ``claims``: the paper's claims on our runs, with their preconditions, paired intervals and verdicts
-  (``stsnb.claims``), the dev-only choice of the best loss, the takeaway sentence and whether levels compare.
+  (``stsnb.evaluation.claims``), the dev-only choice of the best loss, the takeaway sentence and whether levels compare.
 - ``quotes``: the paper's sentence each claim tests, with its section and table.
 - ``backbones``: the paper profile's encoders (Jina / Nomic need the Hub's remote code).
 - ``table1``: the Table 1 runs: which arms on which seed (the headline's Smooth K2 on cross entropy's labels too),
@@ -19,7 +19,7 @@
   memory plan for ``stsnb run --check``.
 - ``figures``: the figures of Tables 1, 3, 4, 5 and 6 (a claims forest plot shared by them).
 - ``step``: what notebook 20's training step by hand needs (Table 1's optimizer, a batch's predictions, the share
-  inside the buffer); the step itself is ``stsnb.training_step``.
+  inside the buffer); the step itself is ``stsnb.training.training_step``.
 - ``reported``: the paper's numbers.
 """
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ... import models
+from ...models import loading as models
 
 REMOTE_CODE_MODELS = ("jinaai/jina-embeddings-v2-base-en", "nomic-ai/nomic-embed-text-v1")
 

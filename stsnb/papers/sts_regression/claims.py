@@ -1,16 +1,16 @@
 """STS-Regression's claims checked on our runs: paired differences of STS predictions with bootstrap intervals,
-each built by ``stsnb.claims.claim`` with the paper's sentence it tests (``quotes``) and the preconditions it needs
+each built by ``stsnb.evaluation.claims.claim`` with the paper's sentence it tests (``quotes``) and the preconditions it needs
 to be tested at all.
 
 Every claim is a difference ``a - b`` of seven-task (or ``eval_tasks``) average Spearman x100 on the same test
 pairs, one interval per training seed; its direction is the paper's words ("a beats b": +1), and the paper's own
 difference (``REPORTED``) is shown beside it.
 
-Preconditions: each claim is gated on its own arms (``stsnb.claims.own_arms_trained``); a failed one makes the
+Preconditions: each claim is gated on its own arms (``stsnb.evaluation.claims.own_arms_trained``); a failed one makes the
 verdict ``not tested``, with the reason.
 
 - Table 1 (Section 4.1): both losses of the claim left their start (dev selection kept a step > 0 and the weights
-  changed, ``stsnb.claims.left_start``); a claim with cross entropy as an arm (the headline) also needs cross
+  changed, ``stsnb.evaluation.claims.left_start``); a claim with cross entropy as an arm (the headline) also needs cross
   entropy, the paper's baseline, to have moved the encoder above the untrained one. Cross entropy gates no claim
   it is not an arm of ("Translated ReLU beats L1" is tested on Translated ReLU and L1 alone).
 - Table 1's headline on the STS analogue (``tasks``): regression on the gold score against cross entropy on its 6
@@ -25,7 +25,7 @@ verdict ``not tested``, with the reason.
   encoder it started from, and "+Ours beats +Contrast" would repeat "+Ours improves the encoder": one comparison
   counted twice, so that claim is not tested (``same_comparison_as``).
 - Table 5 (Section 4.4, "minor fluctuations ... robustness"): a robustness claim, judged by equivalence within a
-  margin (``stsnb.stats.equivalence_verdict``: each side at 2.5% with 95% intervals) whose reason is the paper's
+  margin (``stsnb.evaluation.stats.equivalence_verdict``: each side at 2.5% with 95% intervals) whose reason is the paper's
   own numbers (:func:`table5_margin_reason`); not tested when the margin contains the smallest gain Section 4.1
   reads as real. Its reference setting changed the encoder and both settings left their start (otherwise two
   copies of one model are trivially "equivalent").
@@ -43,9 +43,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ... import claims, stats
-from ...evaluate import TaskPredictions
-from ...train import TrainResult
+from ...evaluation import claims, stats
+from ...evaluation.evaluate import TaskPredictions
+from ...training.train import TrainResult
 from . import quotes
 from .reported import REPORTED
 from .tasks import NLI_TASK, STS_ROUNDED_TASK, Table1Task
@@ -263,7 +263,7 @@ def pair_claim(
     paper_effect: float | None = None,
     **extra,
 ) -> dict:
-    """One claim row (``stsnb.claims.claim``): ``a - b`` per training seed, the paper's sentence and difference,
+    """One claim row (``stsnb.evaluation.claims.claim``): ``a - b`` per training seed, the paper's sentence and difference,
     the direction the paper's words give, ``margin`` (with its reason and the paper's own effect) for a robustness
     claim, ``kind`` ("check" for a check of our setting), and the preconditions."""
     return claims.claim(
@@ -335,7 +335,7 @@ def table1_claims(
     continuous comparison is the check :data:`CONFOUNDED` (``confounded_with``: :data:`CONFOUND`).
     ``before``: the untrained encoder's predictions on the same pairs. ``backbone``, when given, is named in each
     claim's text and stored in its row (``_opening``). ``headline=False`` marks no row (a backbone after the first:
-    a notebook has one headline, ``stsnb.claims.headline_of``)."""
+    a notebook has one headline, ``stsnb.evaluation.claims.headline_of``)."""
     rows = _pair_claims(
         runs,
         "Table 1",
@@ -366,7 +366,7 @@ def table1_gates(
     b: Mapping[int, Trained],
     n_resamples: int,
 ) -> list[claims.Precondition]:
-    """A Table 1 claim's gates on its own arms (``stsnb.claims.own_arms_trained``): both losses left their start;
+    """A Table 1 claim's gates on its own arms (``stsnb.evaluation.claims.own_arms_trained``): both losses left their start;
     where cross entropy, the baseline, is an arm, it also moved the encoder (every seed). Cross entropy's movement
     gates only the claims it is an arm of."""
     gates: dict[str, list[claims.Precondition]] = {c.a: [left(c.a, a)], c.b: [left(c.b, b)]}
@@ -502,7 +502,7 @@ def table3_claims(
 
     Both need +Ours (stage 2) to have left its start. +Contrast keeping its start is what Section 4.2 reports
     (contrastive learning "may even lead to model collapse"), so it is recorded as the finding
-    (``stsnb.claims.staying_put``); but such a +Contrast is the encoder it started from, and "+Ours beats +Contrast"
+    (``stsnb.evaluation.claims.staying_put``); but such a +Contrast is the encoder it started from, and "+Ours beats +Contrast"
     would count the first comparison a second time (``same_comparison_as`` names it, and that claim is not tested).
     ``backbone``, when given, is named in both texts and stored in the rows (``_opening``)."""
     first = _opening("Table 3", backbone) + "+Ours (two stages) improves the contrastive encoder"
@@ -691,7 +691,7 @@ def _short(row: Mapping) -> str:
 
 def headline(rows: Iterable[Mapping]) -> Mapping | None:
     """The headline claim's row (Table 1: Smooth K2 vs cross entropy, the first of several backbones; in a run
-    without cross entropy the check :func:`lead_with_check` marks; ``stsnb.claims.headline_of``)."""
+    without cross entropy the check :func:`lead_with_check` marks; ``stsnb.evaluation.claims.headline_of``)."""
     return claims.headline_of(rows)
 
 
@@ -715,7 +715,7 @@ def takeaway(rows: Sequence[Mapping], cpu: str = "") -> str:
     with its seeds (and, when not tested, the first precondition that failed), then what our controls attribute it
     to: the zero-gradient buffer and the adaptive gradient claims, each with its interval and verdict. ``cpu``: the
     committed cpu run's result on the headline's claim, set beside ours in another profile's run
-    (``stsnb.committed.cpu_result``)."""
+    (``stsnb.runs.committed.cpu_result``)."""
     top = headline(rows)
     beside = f" ({cpu})" if cpu else ""
     if top is not None and top.get("kind") == claims.CHECK:  # the run trained no comparison of the paper's headline

@@ -1,4 +1,4 @@
-"""Notebook 20's fits for ``stsnb run --check``'s time and disk estimate (``stsnb.cost_estimate``): what the
+"""Notebook 20's fits for ``stsnb run --check``'s time and disk estimate (``stsnb.gpu.cost_estimate``): what the
 notebook trains with given parameters, counted as its cells count them.
 
 - Table 1: every loss of ``table1_losses`` on ``seeds``, the headline's two arms on ``headline_seeds`` too (on
@@ -24,10 +24,10 @@ import functools
 from collections.abc import Mapping
 from typing import Any
 
-from ... import data
-from ...cost_estimate import FitRow, dev_sentences, evaluations, sts_test_sentences
-from ...memory_estimate import KNOWN_SHAPES
-from ...plan_check import measured_or_cap
+from ...data import loading as data
+from ...gpu.cost_estimate import FitRow, dev_sentences, evaluations, sts_test_sentences
+from ...gpu.memory_estimate import KNOWN_SHAPES
+from ...gpu.plan_check import measured_or_cap
 from .sweeps import answered_by_table1, nli_sweep_plan, stage2_sweep_plan
 from .table1 import arms_on_seed, isolates
 from .tasks import table1_task

@@ -1,4 +1,4 @@
-"""The notebook's figures of STS-Regression's tables, in the ``stsnb.plots`` style (text at 9 pt or more, legends off
+"""The notebook's figures of STS-Regression's tables, in the ``stsnb.teaching.plots`` style (text at 9 pt or more, legends off
 the data, bars from zero, or points where bars from zero would hide the differences, as in Tables 1 and 3): Table 1
 (Section 4.1), Table 3 (Section 4.2), Table 4 (Section 4.3), Tables 5 and 6 (Sections 4.4-4.5).
 
@@ -15,7 +15,8 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
-from ... import claims, plots
+from ...evaluation import claims
+from ...teaching import plots
 
 TEXT_PT = plots.MIN_POINTS  # the smallest text of any figure (readable on a projector)
 SPEARMAN = plots.SPEARMAN_LABEL
@@ -87,7 +88,7 @@ def table1(
     from zero: the losses lie a few points apart near 55-60, which bars from zero would flatten into equal heights
     (``TABLE1_NOTE`` says so on the figure). Below, when there are any, the Table 1 claims ``a - b`` of
     ``claim_rows`` with their intervals beside the paper's differences (``claims_forest``). The training curves are
-    ``stsnb.training_curves``' figure."""
+    ``stsnb.teaching.training_curves``' figure."""
     backbones = list(untrained)
     layout = [["levels"]] + ([["claims"]] if claim_rows else [])
     ratios = [3.8] + ([0.8 + 0.55 * len(claim_rows)] if claim_rows else [])

@@ -8,14 +8,14 @@ tokens (the official scripts pad to ``max_length``, so the cutoff is the sequenc
 - ``"infonce"``: supervised SimCSE. Anchor, entailment and contradiction through the encoder, InfoNCE with
   in-batch and hard negatives (Eq. 3; SimCSE's Table 4 setting): ``3 x batch`` sequences per step.
 
-What is measured (``stsnb.memory.PeakMemory``), after loading the model and one tiny warm-up step (see
+What is measured (``stsnb.gpu.memory.PeakMemory``), after loading the model and one tiny warm-up step (see
 ``train_steps``): on a GPU the tensors' peak during training, on a CPU the peak resident set size during training,
 each minus the figure before training. A fresh process per run keeps one run's peak out of the next.
 
 Run one measurement by hand:
-``python -m stsnb.memory stsnb.papers.sts_regression.memory:train_steps '{"method": "regression"}'``.
+``python -m stsnb.gpu.memory stsnb.papers.sts_regression.memory:train_steps '{"method": "regression"}'``.
 
-``memory_plan`` is notebook 20's estimate for ``stsnb run --check`` (``stsnb.plan_check``), nothing measured: what
+``memory_plan`` is notebook 20's estimate for ``stsnb run --check`` (``stsnb.gpu.plan_check``), nothing measured: what
 each training setting holds on one GPU, every sequence padded to ``max_length`` as the official code pads it.
 """
 
@@ -25,11 +25,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
-from ... import data as stsdata
-from ... import losses, memory
-from ...batching import split_batch
-from ...memory_estimate import TrainingSetup
-from ...plan_check import MemoryPlanRow, activation_bytes
+from ...data import loading as stsdata
+from ...gpu import memory
+from ...gpu.memory_estimate import TrainingSetup
+from ...gpu.plan_check import MemoryPlanRow, activation_bytes
+from ...training import losses
+from ...training.batching import split_batch
 from .backbones import load_backbone
 from .model import SiameseModel
 from .reported import REPORTED
@@ -206,8 +207,8 @@ def train_steps(**run_fields) -> dict:
 def memory_plan(params: Mapping[str, Any]) -> list[MemoryPlanRow]:
     """Table 1: both sentences of each pair through the encoder, padded to ``max_length`` (the official code pads
     so; ours pads to the batch's longest, so this is an upper bound); the contrastive backbones' stage 2 likewise.
-    A GPU holds its share of the global batch (``stsnb.batching``: ``batch_size`` over ``num_processes``, which
-    ``stsnb.plan_check`` has resolved to a count, in ``grad_accum`` micro-batches)."""
+    A GPU holds its share of the global batch (``stsnb.training.batching``: ``batch_size`` over ``num_processes``, which
+    ``stsnb.gpu.plan_check`` has resolved to a count, in ``grad_accum`` micro-batches)."""
     length = int(params.get("max_length", 256))
     processes = int(params.get("num_processes", 1))
     accumulation = int(params.get("grad_accum", 1))

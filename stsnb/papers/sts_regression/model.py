@@ -10,7 +10,9 @@ from typing import TYPE_CHECKING, Literal
 import torch
 from torch import Tensor, nn
 
-from ... import evaluate, losses, models
+from ...evaluation import evaluate
+from ...models import loading as models
+from ...training import losses
 
 if TYPE_CHECKING:
     from .training_data import TrainingPair
@@ -88,7 +90,7 @@ def clamp_prediction(pred: Tensor, label_range: tuple[float, float], mode: Clamp
 
     ``"both"`` follows the paper's text (both ends of the label range); ``"lower"`` follows the official
     training scripts, which clamp only at the lower label 0 (``prediction * (prediction >= 0)``); ``"none"``
-    leaves predictions alone. Via ``stsnb.losses.clamp_to_label_range``.
+    leaves predictions alone. Via ``stsnb.training.losses.clamp_to_label_range``.
     """
     low, high = label_range
     if mode == "both":

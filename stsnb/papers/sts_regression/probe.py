@@ -5,7 +5,7 @@ copies of the untrained model. This probe asks the prior question for one settin
 pairs, batch, cutoff length): fine-tune ``fine_tune_table1`` as notebook 20 does (layer-wise decay, the head's own
 learning rate, warmup then decay) for one epoch with **no checkpoint selection**, then score the last weights
 against the untrained backbone on the same STS-B dev pairs as a paired bootstrap difference with a verdict
-(``stsnb.stats``). The loss at the first and last logged interval tells whether the objective itself trained.
+(``stsnb.evaluation.stats``). The loss at the first and last logged interval tells whether the objective itself trained.
 
 :data:`ROUNDED_PROBE` is the probe of the headline's arm on the same labels (Smooth K2 on the class ids cross
 entropy learns, ``tasks.STS_ROUNDED_TASK``) at the ``cpu`` settings, training seeds 0-2: defined, its command
@@ -19,10 +19,11 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from ... import evaluate, probe_tables, stats
-from ...data import STSPair
-from ...probe_tables import row_line
-from ...train import TrainConfig
+from ...data.loading import STSPair
+from ...evaluation import evaluate, stats
+from ...runs import probe_tables
+from ...runs.probe_tables import row_line
+from ...training.train import TrainConfig
 from .backbones import load_backbone
 from .recipes import fine_tune_table1, table2_loss
 from .tasks import table1_task

@@ -15,9 +15,11 @@ from typing import Any, Literal
 import torch
 from torch import Tensor, nn
 
-from ... import batching, distributed, evaluate, losses, models
-from ... import data as stsdata
-from ...train import TrainConfig, TrainResult, fit, layerwise_param_groups
+from ...data import loading as stsdata
+from ...evaluation import evaluate
+from ...models import loading as models
+from ...training import batching, distributed, losses
+from ...training.train import TrainConfig, TrainResult, fit, layerwise_param_groups
 from .backbones import load_backbone
 from .model import ClampMode, Concatenation, SiameseModel, clamp_prediction, head_output, predict
 from .tasks import NLI_TASK, Table1Task
@@ -118,7 +120,7 @@ def seeded_model(
 def pair_loss(
     loss: LossSpec, clamp: ClampMode, label_range: tuple[float, float]
 ) -> Callable[[nn.Module, list[TrainingPair]], Tensor]:
-    """``loss_fn(model, batch)`` for ``stsnb.train.fit``: Siamese forward, Section 3.3 clamp, then the loss."""
+    """``loss_fn(model, batch)`` for ``stsnb.training.train.fit``: Siamese forward, Section 3.3 clamp, then the loss."""
 
     def step(model: nn.Module, batch: list[TrainingPair]) -> Tensor:
         output = model([p.sent1 for p in batch], [p.sent2 for p in batch])
@@ -145,7 +147,7 @@ def train_siamese(
     lr_decay: float = 0.95,
     head_lr: float | None = None,
 ) -> TrainResult:
-    """Fine-tune encoder and head together (Section 4.1; stage 2 of Section 4.2) with ``stsnb.train.fit``.
+    """Fine-tune encoder and head together (Section 4.1; stage 2 of Section 4.2) with ``stsnb.training.train.fit``.
 
     Every ``config.eval_every`` steps the STS-B dev Spearman of the cosine is computed and the best weights are
     restored at the end (Section 4.1: "checkpoints saved based on ... the STS-B development set").
@@ -236,7 +238,7 @@ def table1_run(
     """``fine_tune_table1`` then the STS predictions (``evaluate.task_predictions``: every test pair, or the same
     ``eval_max_pairs`` per task drawn with ``eval_seed`` for every run and training seed) and the head's outputs on
     held-out pairs of its task: the unit a notebook's ``num_processes`` parameter runs on several processes
-    (``stsnb.distributed.run``). Every process trains; only the main one scores (the test sets once), the others
+    (``stsnb.training.distributed.run``). Every process trains; only the main one scores (the test sets once), the others
     return None."""
     model, result = fine_tune_table1(backbone, pairs, loss, config, dev_pairs=dev_pairs, **fine_tune)
     if not distributed.is_main_process():
@@ -257,7 +259,7 @@ def train_head_frozen(
     """Stage 1 of Section 4.2 (Figure 3, left): the encoder frozen, only the head learns, on NLI.
 
     With the encoder frozen its embeddings are fixed, so every distinct sentence is embedded once
-    (``stsnb.evaluate.embed_sentences``, cached by weight fingerprint) and the head trains on the cached vectors.
+    (``stsnb.evaluation.evaluate.embed_sentences``, cached by weight fingerprint) and the head trains on the cached vectors.
     One difference from the official script: it runs the frozen encoder in train mode (dropout on), we embed in
     eval mode. The cosine of the embeddings does not change in this stage, so there is nothing to select on:
     the last head is kept, as the official script keeps its last save.
@@ -329,7 +331,7 @@ class Recipe:
     REFERENCE_NOTES A2): ``config`` builds one run's ``TrainConfig`` from them, ``lr_and_clip`` picks a run's
     learning rate and gradient clipping (the official per-setting values of ``OFFICIAL_RECIPES`` when
     ``use_official_recipes`` and the row has them, else ``lr`` and ``max_grad_norm``). Batch sizes are global
-    (``stsnb.batching``): ``config`` shares one out over ``processes`` x ``grad_accum``."""
+    (``stsnb.training.batching``): ``config`` shares one out over ``processes`` x ``grad_accum``."""
 
     lr: float
     max_grad_norm: float | None

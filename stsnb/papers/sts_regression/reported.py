@@ -1,12 +1,12 @@
 """The numbers STS-Regression (Zhang & Li): Tables 1, 3-6, Section 4.2 counts, as the paper reports them.
 
 Copied from ../shared/papers/sts-regression.md; never a result of ours. Notebooks print theirs beside ours with
-``REPORTED.compare`` (``stsnb.comparison``).
+``REPORTED.compare`` (``stsnb.evaluation.comparison``).
 """
 
 from __future__ import annotations
 
-from ...comparison import PaperNumber, ReportedNumbers, average, seven
+from ...evaluation.comparison import PaperNumber, ReportedNumbers, average, seven
 
 _NUMBERS: list[PaperNumber] = []
 _REG_T1 = {

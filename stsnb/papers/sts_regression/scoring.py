@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ... import evaluate
+from ...evaluation import evaluate
 from .reported import REPORTED
 
 
 @dataclass(frozen=True)
 class Evaluation(evaluate.EvalPairs):
-    """``stsnb.evaluate.EvalPairs`` whose average is named for what it is when compared with the paper's."""
+    """``stsnb.evaluation.evaluate.EvalPairs`` whose average is named for what it is when compared with the paper's."""
 
     @property
     def all_seven(self) -> bool:

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from ... import evaluate, stats
+from ...evaluation import evaluate, stats
 from .claims import Trained, table5_claims, table6_claims, with_flag
 from .model import CONCATENATIONS, Concatenation
 from .recipes import STAGE_SETTINGS, TABLE2, LossSpec, table2_loss

@@ -1,5 +1,5 @@
 """Table 1's runs (Section 4.1): which arms train on which seed, one run as a picklable job for
-``stsnb.distributed.run``, and what the notebook keeps of each run (its kept predictions and scores, the STS-B dev
+``stsnb.training.distributed.run``, and what the notebook keeps of each run (its kept predictions and scores, the STS-B dev
 curve and training history, the head's outputs and accuracy on held-out pairs of its task, the ``metrics.json`` entry
 and printed line).
 
@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from torch import Tensor
 
-from ... import data as stsdata
+from ...data import loading as stsdata
 from .claims import BASELINE, HEADLINE, HEADLINE_LOSSES, ROUNDED_K2, Trained, with_flag
 from .recipes import LossSpec, Table1Run, dev_curve, table1_run, table2_loss
 from .scoring import Evaluation, compare
@@ -134,7 +134,7 @@ def table1_job(
     **fine_tune: object,
 ) -> functools.partial:
     """One Table 1 run as a picklable job (``table1_run`` with every argument bound), scored on ``evaluation``'s
-    test pairs: what ``stsnb.distributed.run`` starts on the notebook's ``num_processes`` processes."""
+    test pairs: what ``stsnb.training.distributed.run`` starts on the notebook's ``num_processes`` processes."""
     return functools.partial(
         table1_run,
         backbone,
@@ -161,7 +161,9 @@ class Table1Runs:
     trained: dict[Key, Trained] = field(default_factory=dict)
     scores: dict[Key, dict[str, float]] = field(default_factory=dict)
     curves: dict[Key, list[tuple[int, float]]] = field(default_factory=dict)
-    histories: dict[Key, list[dict]] = field(default_factory=dict)  # ``stsnb.train``'s rows: loss and dev by step
+    histories: dict[Key, list[dict]] = field(
+        default_factory=dict
+    )  # ``stsnb.training.train``'s rows: loss and dev by step
     heldout_outputs: dict[Key, Tensor] = field(default_factory=dict)
     heldout_accuracy: dict[Key, float] = field(default_factory=dict)
 
@@ -182,8 +184,8 @@ class Table1Runs:
         }
 
     def labelled_histories(self, seed: int | None = None) -> dict[str, list[dict]]:
-        """The training histories (``stsnb.train`` rows) by a printable run label, "arm seed N" (the backbone first
-        when several ran), for ``stsnb.training_curves``; ``seed``: that training seed's runs only."""
+        """The training histories (``stsnb.training.train`` rows) by a printable run label, "arm seed N" (the backbone first
+        when several ran), for ``stsnb.teaching.training_curves``; ``seed``: that training seed's runs only."""
         several = len({b for b, _, _ in self.histories}) > 1
         return {
             f"{f'{b} ' if several else ''}{n} seed {s}": history

@@ -5,7 +5,7 @@ Stage 1: the encoder frozen, a new head (seeded) trained on NLI with Smooth K2 (
 encoder and head together on the de-duplicated STS-B + SICK-R pairs (``train_siamese``) with STS-B dev selection.
 "+Contrast": the same encoder trained with InfoNCE (Eq. 3) on the pairs scored >= the threshold.
 
-Each arm is one job for ``stsnb.distributed.run`` on ``Section42.processes`` processes, as Table 1's runs are
+Each arm is one job for ``stsnb.training.distributed.run`` on ``Section42.processes`` processes, as Table 1's runs are
 (``table1.table1_job``): every process trains on its share of the global batch, only the main one scores the test
 pairs (the others return None).
 """
@@ -16,9 +16,10 @@ import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from ... import data as stsdata
-from ... import distributed, evaluate
-from ...train import TrainConfig, TrainResult
+from ...data import loading as stsdata
+from ...evaluation import evaluate
+from ...training import distributed
+from ...training.train import TrainConfig, TrainResult
 from .backbones import load_backbone
 from .claims import Trained, with_flag
 from .model import ClampMode, predict
@@ -160,7 +161,7 @@ class Section42:
     """What every Section 4.2 run of a notebook shares: the stage-1 NLI pairs, the de-duplicated STS pairs of stage 2
     (and of +Contrast), the held-out NLI pairs, both stages' settings, the dev pairs, the test pairs and the options
     of the trained encoder. ``ours`` and ``contrast`` run Table 3's two arms on one backbone (Table 5's stage-2
-    sweep reruns ``ours`` with another stage-2 loss), each on ``processes`` processes (``stsnb.distributed.run``;
+    sweep reruns ``ours`` with another stage-2 loss), each on ``processes`` processes (``stsnb.training.distributed.run``;
     the configs' batch sizes are one process's share)."""
 
     stage1_pairs: Sequence[TrainingPair]

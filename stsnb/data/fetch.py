@@ -1,0 +1,628 @@
+"""``stsnb data fetch``: build the data folder from public Hugging Face Hub copies, then verify it.
+
+Every file comes through ``huggingface_hub`` (``hf_hub_download``: its cache, resumable downloads, progress bars,
+``HF_TOKEN`` and ``HF_ENDPOINT``); nothing here speaks HTTP itself. The parts, their sources and conversions:
+
+- ``senteval/STS``, ``senteval/SICK``: ``princeton-nlp/datasets-for-simcse``'s ``senteval.tar`` (SimCSE's SentEval
+  data), extracted unchanged;
+- ``senteval/SNLI`` (dev, test): ``stanfordnlp/snli`` (parquet) with SentEval's conversion: pairs without a gold
+  label dropped, sentences through the PTB tokenizer (:mod:`stsnb.data.senteval_text`);
+- ``sts_raw``, ``stsbenchmark_raw``, ``sick_raw``: the original text of ``mteb/sts1{2..6}-sts``,
+  ``mteb/stsbenchmark-sts`` and ``mteb/sickr-sts``, aligned onto SentEval's rows;
+- ``wiki1m_subset``: the first 11,914 lines of ``princeton-nlp/datasets-for-simcse``'s ``wiki1m_for_simcse.txt``;
+- ``csts_reannotated``: ``LivNLP/C-STS-Reannotated``'s two CSVs, verbatim.
+
+``--paper`` adds ``paper/``: wiki1m whole, SimCSE's ``nli_for_simcse.csv``, SNLI and MultiNLI train.
+
+The folder is built aside (``.<name>.partial-<pid>`` beside it), verified against the manifest
+(:mod:`stsnb.data.manifest`), and only then renamed into place; a folder already there is moved aside, never
+deleted. A folder that already verifies is left alone without touching the network. A download whose SHA-256
+differs from the one the Hub announces (its ETag, for files stored with LFS) is removed from the cache and stops
+the fetch.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import fnmatch
+import gzip
+import json
+import os
+import re
+import shutil
+import tarfile
+import time
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import loading as data
+from . import manifest as data_manifest
+from . import senteval_text
+
+WIKI_SAMPLE_LINES = 11_914  # the data folder's wiki sample: a contiguous prefix of wiki1m_for_simcse.txt
+SIMCSE_REPO = "princeton-nlp/datasets-for-simcse"
+HUB_TIMEOUT = 10.0  # seconds to wait for the Hub's answer to a metadata request
+
+
+class FetchError(RuntimeError):
+    """The fetch cannot go on; the message says what failed and what to do."""
+
+
+@dataclass(frozen=True)
+class HubFile:
+    """One file of a Hub dataset repo; ``filename`` may be a glob, resolved by listing the repo, which must match one
+    file, or with ``shards`` one or more (a split stored in several parquet files)."""
+
+    key: str  # the name a build function asks for
+    repo_id: str
+    filename: str
+    revision: str = "main"
+    repo_type: str = "dataset"
+    shards: bool = False
+
+    @property
+    def name(self) -> str:
+        return f"{self.repo_id}:{self.filename}"
+
+
+@dataclass
+class Resolved:
+    """A Hub file after its metadata request: the exact path, commit and size, and once downloaded, its path."""
+
+    wanted: HubFile
+    filename: str
+    commit: str
+    size: int | None
+    etag: str | None
+    local: Path | None = None
+
+
+Files = dict[str, list[Resolved]]  # HubFile.key -> the file (or a split's shards), resolved and downloaded
+
+
+@dataclass(frozen=True)
+class Part:
+    """One part of the data folder: the Hub files it needs and how it is built from them."""
+
+    name: str
+    files: tuple[HubFile, ...]
+    build: Callable[[Files, Path], str]  # returns how it was built, for SOURCES.md
+    paper: bool = False
+
+
+# ----------------------------------------------------------------------------------------------------------
+# building each part from its downloaded files
+
+
+def _extract_senteval(files: Files, out: Path) -> str:
+    """SentEval's STS12-16, STS Benchmark and SICK from SimCSE's ``senteval.tar``, wherever the tar roots them."""
+    tar_path = _local(files, "senteval.tar")
+    wanted = re.compile(r"(^|.*/)(STS/STS1[2-6]-en-test/[^/]+|STS/STSBenchmark/[^/]+|SICK/[^/]+)$")
+    extracted = 0
+    with tarfile.open(tar_path) as archive:
+        for member in archive:
+            match = wanted.match(member.name)
+            if not member.isfile() or match is None:
+                continue
+            target = out / "senteval" / match.group(2)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            source = archive.extractfile(member)
+            assert source is not None
+            with source, target.open("wb") as handle:
+                shutil.copyfileobj(source, handle)
+            extracted += 1
+    if not extracted:
+        raise FetchError(f"{tar_path.name}: no STS/ or SICK/ folder inside; expected SentEval's downstream data")
+    return f"extracted {extracted} files of STS/STS1{{2..6}}-en-test, STS/STSBenchmark and SICK/ unchanged"
+
+
+def _parquet_rows(path: Path, columns: Sequence[str]) -> list[tuple]:
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(path, columns=list(columns))
+    return list(zip(*(table.column(c).to_pylist() for c in columns), strict=True))
+
+
+def _build_snli(files: Files, out: Path) -> str:
+    folder = out / "senteval" / "SNLI"
+    folder.mkdir(parents=True, exist_ok=True)
+    counts = []
+    for split, key in (("dev", "snli-validation"), ("test", "snli-test")):
+        rows = list(senteval_text.snli_rows(_parquet_rows(_local(files, key), ("premise", "hypothesis", "label"))))
+        for index, name in enumerate(("s1", "s2", "labels")):
+            (folder / f"{name}.{split}").write_text("".join(f"{row[index]}\n" for row in rows), encoding="utf-8")
+        counts.append(f"{split} {len(rows)}")
+    return (
+        "SentEval's conversion of the original: pairs without a gold label dropped, sentences through the PTB "
+        f"tokenizer (stsnb.data.senteval_text, the rules of SentEval's tokenizer.sed); {', '.join(counts)} pairs"
+    )
+
+
+def _normalised(sentence: str) -> str:
+    """What survives every tokenizer and casing of a sentence: its letters and digits, lower-cased."""
+    return re.sub(r"[^0-9a-z]", "", sentence.lower())
+
+
+def _jsonl_rows(path: Path) -> list[dict[str, Any]]:
+    opener = gzip.open if path.name.endswith(".gz") else open
+    with opener(path, "rt", encoding="utf-8") as handle:  # type: ignore[operator]
+        return [json.loads(line) for line in handle if line.strip()]
+
+
+class RawText:
+    """Original sentences of one source, looked up by the normalised pair and its score (each row used once)."""
+
+    def __init__(self, rows: Iterable[dict[str, Any]], where: str):
+        self.where = where
+        self._rows: dict[tuple[str, str, str], list[tuple[str, str]]] = defaultdict(list)
+        for row in rows:
+            key = (_normalised(row["sentence1"]), _normalised(row["sentence2"]), f"{float(row['score']):.2f}")
+            self._rows[key].append((row["sentence1"].strip(), row["sentence2"].strip()))
+
+    def take(self, sent1: str, sent2: str, score: float, location: str) -> tuple[str, str]:
+        key = (_normalised(sent1), _normalised(sent2), f"{score:.2f}")
+        candidates = self._rows.get(key)
+        if not candidates:
+            raise FetchError(
+                f"{location}: no pair of {self.where} has this pair's text and score {score}; the raw copy cannot be "
+                "aligned onto SentEval's rows (a changed upstream file?). The SentEval text is in senteval/."
+            )
+        # among equal pairs, the first whose punctuation matches too; else the first in the source's order
+        wanted = (_unspaced(sent1), _unspaced(sent2))
+        best = next((i for i, c in enumerate(candidates) if (_unspaced(c[0]), _unspaced(c[1])) == wanted), 0)
+        return candidates.pop(best)
+
+
+def _unspaced(sentence: str) -> str:
+    return re.sub(r"\s+", "", sentence.lower())
+
+
+def _build_sts_raw(files: Files, out: Path) -> str:
+    counts = []
+    for year in data.STS_YEARS:
+        raw = RawText(_jsonl_rows(_local(files, f"{year}-raw")), f"mteb/{year.lower()}-sts")
+        source = out / "senteval" / "STS" / f"{year}-en-test"
+        target = out / "sts_raw" / f"{year}-en-test"
+        target.mkdir(parents=True, exist_ok=True)
+        scored = 0
+        for subset in data.STS_SUBSETS[year]:
+            inputs = (source / f"STS.input.{subset}.txt").read_text(encoding="utf-8").splitlines()
+            golds = (source / f"STS.gs.{subset}.txt").read_text(encoding="utf-8").splitlines()
+            lines, gold_lines = [], []
+            for number, (line, gold) in enumerate(zip(inputs, golds, strict=True), start=1):
+                if not gold.strip():  # unscored: no raw copy has it, and the loaders drop it
+                    continue
+                sent1, sent2 = line.split("\t")
+                location = f"senteval/STS/{year}-en-test/STS.input.{subset}.txt:{number}"
+                lines.append("\t".join(raw.take(sent1, sent2, float(gold), location)))
+                gold_lines.append(gold)
+            (target / f"STS.input.{subset}.txt").write_text("".join(f"{x}\n" for x in lines), encoding="utf-8")
+            (target / f"STS.gs.{subset}.txt").write_text("".join(f"{x}\n" for x in gold_lines), encoding="utf-8")
+            scored += len(lines)
+        counts.append(f"{year} {scored}")
+    return (
+        "original (cased, untokenised) sentences aligned onto SentEval's scored rows by their letters, digits and "
+        f"score; unscored STS15/16 rows left out (no raw copy has them); {', '.join(counts)} pairs"
+    )
+
+
+def _build_stsb_raw(files: Files, out: Path) -> str:
+    target = out / "stsbenchmark_raw"
+    target.mkdir(parents=True, exist_ok=True)
+    counts = []
+    for split, key in (("train", "stsb-train"), ("dev", "stsb-validation"), ("test", "stsb-test")):
+        raw = RawText(_jsonl_rows(_local(files, key)), f"mteb/stsbenchmark-sts {key}")
+        lines = []
+        source = out / "senteval" / "STS" / "STSBenchmark" / f"sts-{split}.csv"
+        for number, line in enumerate(source.read_text(encoding="utf-8").splitlines(), start=1):
+            columns = line.split("\t")
+            sent1, sent2 = raw.take(columns[5], columns[6], float(columns[4]), f"{source.name}:{number}")
+            lines.append("\t".join([*columns[:5], sent1, sent2]))
+        (target / f"sts-{split}.csv").write_text("".join(f"{x}\n" for x in lines), encoding="utf-8")
+        counts.append(f"{split} {len(lines)}")
+    return (
+        f"original sentences aligned onto SentEval's STS-B rows (genre, file, year, id, score kept); "
+        f"{', '.join(counts)} pairs"
+    )
+
+
+def _build_sick_raw(files: Files, out: Path) -> str:
+    raw = RawText(_jsonl_rows(_local(files, "sickr")), "mteb/sickr-sts")
+    target = out / "sick_raw"
+    target.mkdir(parents=True, exist_ok=True)
+    counts = []
+    for split, name in data.SICK_FILES.items():
+        source = out / "senteval" / "SICK" / name
+        lines = source.read_text(encoding="utf-8").splitlines()
+        rows = [lines[0]]
+        for number, line in enumerate(lines[1:], start=2):
+            columns = line.split("\t")
+            sent1, sent2 = raw.take(columns[1], columns[2], float(columns[3]), f"{source.name}:{number}")
+            rows.append("\t".join([columns[0], sent1, sent2, *columns[3:]]))
+        (target / name).write_text("".join(f"{x}\n" for x in rows), encoding="utf-8")
+        counts.append(f"{split} {len(rows) - 1}")
+    return (
+        f"original sentences aligned onto SentEval's SICK rows (pair id, score, judgment kept); "
+        f"{', '.join(counts)} pairs"
+    )
+
+
+def _build_wiki_sample(files: Files, out: Path) -> str:
+    target = out / "wiki1m_subset" / data.WIKI_FILE
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with _local(files, "wiki1m").open("rb") as source, target.open("wb") as handle:
+        for _ in range(WIKI_SAMPLE_LINES):
+            line = source.readline()
+            if not line:
+                break
+            handle.write(line)
+    return f"its first {WIKI_SAMPLE_LINES:,} lines, unchanged (a contiguous prefix, not a random sample)"
+
+
+def _copy_verbatim(*pairs: tuple[str, str]) -> Callable[[Files, Path], str]:
+    def build(files: Files, out: Path) -> str:
+        for key, relative in pairs:
+            target = out / relative
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(_local(files, key), target)
+        return "copied unchanged"
+
+    return build
+
+
+def _nli_csv(files: Files, out: Path) -> str:
+    """SNLI and MultiNLI train as ``gold_label,sentence1,sentence2`` CSVs (label names), gold-less pairs dropped."""
+    counts = []
+    for key, name in (("snli-train", "snli_train.csv"), ("multinli-train", "multinli_train.csv")):
+        rows = [row for path in _locals(files, key) for row in _parquet_rows(path, ("premise", "hypothesis", "label"))]
+        target = out / "paper" / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        kept = 0
+        with target.open("w", encoding="utf-8", newline="") as handle:
+            writer = csv.writer(handle)
+            writer.writerow(["gold_label", "sentence1", "sentence2"])
+            for premise, hypothesis, label in rows:
+                if int(label) >= 0:
+                    writer.writerow([senteval_text.SNLI_LABELS[int(label)], premise, hypothesis])
+                    kept += 1
+        counts.append(f"{name} {kept:,} pairs")
+    return f"pairs with a gold label, original text, label names; {', '.join(counts)}"
+
+
+def _mteb(key: str, repo: str, filename: str = "test.jsonl.gz") -> HubFile:
+    return HubFile(key, f"mteb/{repo}", filename)
+
+
+PARTS: tuple[Part, ...] = (
+    Part("senteval", (HubFile("senteval.tar", SIMCSE_REPO, "senteval.tar"),), _extract_senteval),
+    Part(
+        "senteval/SNLI",
+        (
+            HubFile("snli-validation", "stanfordnlp/snli", "plain_text/*validation*.parquet"),
+            HubFile("snli-test", "stanfordnlp/snli", "plain_text/*test*.parquet"),
+        ),
+        _build_snli,
+    ),
+    Part("sts_raw", tuple(_mteb(f"{y}-raw", f"{y.lower()}-sts") for y in data.STS_YEARS), _build_sts_raw),
+    Part(
+        "stsbenchmark_raw",
+        tuple(_mteb(f"stsb-{s}", "stsbenchmark-sts", f"{s}.jsonl.gz") for s in ("train", "validation", "test")),
+        _build_stsb_raw,
+    ),
+    Part("sick_raw", (_mteb("sickr", "sickr-sts"),), _build_sick_raw),
+    Part("wiki1m_subset", (HubFile("wiki1m", SIMCSE_REPO, data.WIKI_FILE),), _build_wiki_sample),
+    Part(
+        "csts_reannotated",
+        tuple(HubFile(f"csts-{s}", "LivNLP/C-STS-Reannotated", f"csts_{s}_reannotated.csv") for s in data.CSTS_SPLITS),
+        _copy_verbatim(*((f"csts-{s}", f"csts_reannotated/csts_{s}_reannotated.csv") for s in data.CSTS_SPLITS)),
+    ),
+    Part(
+        "paper/wiki1m, paper/nli_for_simcse.csv",
+        (HubFile("wiki1m", SIMCSE_REPO, data.WIKI_FILE), HubFile("nli_for_simcse", SIMCSE_REPO, "nli_for_simcse.csv")),
+        _copy_verbatim(("wiki1m", f"paper/{data.WIKI_FILE}"), ("nli_for_simcse", "paper/nli_for_simcse.csv")),
+        paper=True,
+    ),
+    Part(
+        "paper/snli_train.csv, paper/multinli_train.csv",
+        (
+            HubFile("snli-train", "stanfordnlp/snli", "plain_text/*train*.parquet"),
+            HubFile("multinli-train", "nyu-mll/multi_nli", "*train*.parquet", shards=True),
+        ),
+        _nli_csv,
+        paper=True,
+    ),
+)
+
+PAPER_FILES = tuple(
+    f"paper/{name}" for name in (data.WIKI_FILE, "nli_for_simcse.csv", "snli_train.csv", "multinli_train.csv")
+)
+
+
+def _locals(files: Files, key: str) -> list[Path]:
+    """The downloaded paths of a file key (a split's shards in name order)."""
+    paths = [item.local for item in files[key]]
+    if any(path is None for path in paths):
+        raise FetchError(f"{files[key][0].wanted.name} was not downloaded")
+    return paths  # type: ignore[return-value]
+
+
+def _local(files: Files, key: str) -> Path:
+    (path,) = _locals(files, key)
+    return path
+
+
+# ----------------------------------------------------------------------------------------------------------
+# talking to the Hub through huggingface_hub
+
+
+@dataclass
+class Hub:
+    """``huggingface_hub`` calls with the endpoint and cache read when the fetch starts (not at import)."""
+
+    endpoint: str = field(default_factory=lambda: os.environ.get("HF_ENDPOINT", "https://huggingface.co"))
+    cache_dir: str | None = field(default_factory=lambda: os.environ.get("HF_HUB_CACHE"))
+
+    def explain(self, err: Exception, what: str) -> FetchError:
+        """A ``FetchError`` that names the file and says what to do, for an error of ``huggingface_hub``."""
+        from huggingface_hub.errors import (
+            EntryNotFoundError,
+            GatedRepoError,
+            LocalEntryNotFoundError,
+            RepositoryNotFoundError,
+            RevisionNotFoundError,
+        )
+
+        repo = what.split(":", 1)[0]
+        if isinstance(err, GatedRepoError):
+            return FetchError(
+                f"{what}: the dataset {repo} is gated. Accept its terms at {self.endpoint}/datasets/{repo} while "
+                "logged in, then make a read token available (`hf auth login`, or export HF_TOKEN) and run "
+                "`stsnb data fetch` again."
+            )
+        if isinstance(err, RepositoryNotFoundError):
+            return FetchError(
+                f"{what}: the Hub answers that the dataset {repo} does not exist or needs a token you do not have "
+                f"({self.endpoint}). If it is private to you, `hf auth login` or export HF_TOKEN."
+            )
+        if isinstance(err, (EntryNotFoundError, RevisionNotFoundError)):
+            return FetchError(
+                f"{what}: no such file or revision on the Hub ({self.endpoint}); the upstream repository may have "
+                "changed its layout: please report it with this message."
+            )
+        if isinstance(err, LocalEntryNotFoundError) or _is_connection_error(err):
+            return FetchError(
+                f"{what}: cannot reach the Hugging Face Hub at {self.endpoint} ({type(err).__name__}). "
+                "`stsnb data fetch` needs network access to the Hub, or HF_ENDPOINT set to a mirror of it. "
+                "Without a network: copy a data folder built elsewhere (`stsnb data fetch --to DIR` there) and "
+                "point STSNB_DATA_DIR at it; `stsnb data verify DIR` checks it."
+            )
+        return FetchError(f"{what}: {type(err).__name__}: {err}")
+
+    def resolve(self, wanted: HubFile) -> list[Resolved]:
+        """The exact file(s) (a glob resolved by listing the repo), each with its commit, size and ETag."""
+        from huggingface_hub import HfApi, get_hf_file_metadata, hf_hub_url
+
+        try:
+            names = [wanted.filename]
+            if any(c in wanted.filename for c in "*?["):
+                listed = HfApi(endpoint=self.endpoint).list_repo_files(
+                    wanted.repo_id, repo_type=wanted.repo_type, revision=wanted.revision
+                )
+                names = sorted(f for f in listed if fnmatch.fnmatch(f, wanted.filename))
+                if not names or (len(names) > 1 and not wanted.shards):
+                    raise FetchError(
+                        f"{wanted.name}: expected {'one or more files' if wanted.shards else 'exactly one file'} "
+                        f"matching {wanted.filename!r} in {wanted.repo_id}, found {names or 'none'}; the upstream "
+                        "repository may have changed its layout"
+                    )
+            resolved = []
+            for name in names:
+                url = hf_hub_url(
+                    wanted.repo_id, name, repo_type=wanted.repo_type, revision=wanted.revision, endpoint=self.endpoint
+                )
+                meta = get_hf_file_metadata(url, timeout=HUB_TIMEOUT, endpoint=self.endpoint)
+                if meta.commit_hash is None:
+                    raise FetchError(f"{wanted.name}: the Hub's answer names no commit (is HF_ENDPOINT a Hub?)")
+                resolved.append(Resolved(wanted, name, meta.commit_hash, meta.size, meta.etag))
+        except FetchError:
+            raise
+        except Exception as err:
+            raise self.explain(err, wanted.name) from err
+        return resolved
+
+    def download(self, item: Resolved) -> Path:
+        """The file in the Hub cache (downloaded unless it is there; a dropped connection is resumed within the
+        download); its SHA-256 checked against the ETag where the Hub gives one (files stored with LFS or Xet)."""
+        from huggingface_hub import hf_hub_download
+
+        what = f"{item.wanted.repo_id}:{item.filename}"
+        try:
+            path = Path(
+                hf_hub_download(
+                    item.wanted.repo_id,
+                    item.filename,
+                    repo_type=item.wanted.repo_type,
+                    revision=item.commit,
+                    endpoint=self.endpoint,
+                    cache_dir=self.cache_dir,
+                    etag_timeout=HUB_TIMEOUT,
+                )
+            )
+        except Exception as err:
+            raise self.explain(err, what) from err
+        if item.etag and re.fullmatch(r"[0-9a-f]{64}", item.etag):
+            actual = data_manifest.file_sha256(path)
+            if actual != item.etag:
+                blob = path.resolve()
+                with contextlib.suppress(OSError):
+                    path.unlink()
+                    blob.unlink()
+                raise FetchError(
+                    f"{what}: the downloaded file's SHA-256 is {actual[:16]}..., the Hub announced {item.etag[:16]}... "
+                    "(a corrupted download or a changed file). It was removed from the cache; nothing was written "
+                    "to the data folder. Run `stsnb data fetch` again."
+                )
+        return path
+
+
+def _is_connection_error(err: BaseException) -> bool:
+    names = {type(e).__name__ for e in _chain(err)}
+    return bool(names & {"ConnectError", "ConnectTimeout", "ConnectionError", "TimeoutException", "ReadTimeout"})
+
+
+def _chain(err: BaseException | None) -> Iterable[BaseException]:
+    seen = set()
+    while err is not None and id(err) not in seen:
+        seen.add(id(err))
+        yield err
+        err = err.__cause__ or err.__context__
+
+
+# ----------------------------------------------------------------------------------------------------------
+# the fetch
+
+
+def default_target() -> Path:
+    """Where the data folder goes: ``$STSNB_DATA_DIR``, else ``data/`` at the repository root."""
+    value = os.environ.get(data.DATA_DIR_ENV) or str(data.DEFAULT_DATA_DIR)
+    if value == data.HUB:
+        raise FetchError(
+            f"{data.DATA_DIR_ENV}=hub reads the Hub copies directly and has no folder to fetch into: "
+            "unset it, or pass --to DIR"
+        )
+    return Path(value).expanduser().resolve()
+
+
+def paper_problems(root: Path) -> list[str]:
+    """What is missing or unreadable among the ``--paper`` corpora of a folder."""
+    problems = []
+    for relative in PAPER_FILES:
+        path = root / relative
+        if not path.is_file() or path.stat().st_size == 0:
+            problems.append(f"{relative}: missing (stsnb data fetch --paper)")
+    return problems
+
+
+def _human(size: int | None) -> str:
+    if size is None:
+        return "size unknown"
+    for unit in ("B", "KB", "MB", "GB"):
+        if size < 1000 or unit == "GB":
+            return f"{size:,.0f} {unit}" if unit == "B" else f"{size:,.1f} {unit}"
+        size /= 1000  # type: ignore[assignment]
+    raise AssertionError
+
+
+def sources_markdown(parts: Sequence[Part], files: Files, notes: dict[str, str], endpoint: str) -> str:
+    """SOURCES.md of a fetched folder: each part's Hub files at their exact commits, and how it was built."""
+    lines = [
+        "# Data sources (written by `stsnb data fetch`)",
+        "",
+        f"Fetched {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} from {endpoint} through huggingface_hub, "
+        "then verified with `stsnb data verify` against the manifest in the stsnb package.",
+        "",
+        "| part | Hub dataset : file @ commit | size | how it was built |",
+        "|---|---|---|---|",
+    ]
+    for part in parts:
+        items = [item for f in part.files for item in files[f.key]]
+        sources = "<br>".join(f"`{r.wanted.repo_id}` : `{r.filename}` @ `{r.commit[:12]}`" for r in items)
+        sizes = "<br>".join(_human(r.size) for r in items)
+        lines.append(f"| `{part.name}` | {sources} | {sizes} | {notes[part.name]} |")
+    lines += [
+        "",
+        "Licences are those of each source: SentEval's STS and SICK files (see the readme and LICENSE files beside "
+        "them), SNLI CC BY-SA 4.0, SICK CC BY-NC-SA 3.0, Wikipedia text CC BY-SA, the re-annotated C-STS as its "
+        "Hub card states.",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+@dataclass
+class FetchResult:
+    target: Path
+    fetched: bool  # False: the folder already verified, nothing was downloaded
+    message: str
+
+
+def fetch(
+    target: Path | None = None,
+    *,
+    paper: bool = False,
+    say: Callable[[str], None] = print,
+    hub: Hub | None = None,
+) -> FetchResult:
+    """Build (or leave alone) the data folder at ``target``; see the module docstring."""
+    target = (target or default_target()).expanduser().resolve()
+    if target.is_dir():
+        existing = data_manifest.verify(target)
+        missing = paper_problems(target) if paper else []
+        if existing.ok and not missing:
+            return FetchResult(target, False, f"{existing.text()}: nothing to fetch")
+        say(f"{target}: exists but does not verify ({len(existing.problems) + len(missing)} problems); fetching anew")
+    hub = hub or Hub()
+    parts = [p for p in PARTS if paper or not p.paper]
+    wanted = {f.key: f for p in parts for f in p.files}
+    say(f"stsnb data fetch: {len(wanted)} files from {hub.endpoint} (sizes before downloading):")
+    files: Files = {}
+    for key, hub_file in wanted.items():
+        files[key] = hub.resolve(hub_file)
+        for item in files[key]:
+            say(f"  {hub_file.repo_id}:{item.filename}  {_human(item.size)}")
+    items = [item for shards in files.values() for item in shards]
+    total = _human(sum(r.size or 0 for r in items))
+    say(f"  in all {total} (files already in the Hugging Face cache are not downloaded again)")
+    for item in items:
+        item.local = hub.download(item)
+    return _build(target, parts, files, hub.endpoint, say)
+
+
+def _build(target: Path, parts: Sequence[Part], files: Files, endpoint: str, say: Callable[[str], None]) -> FetchResult:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    for stale in target.parent.glob(f".{target.name}.partial-*"):
+        if not _process_alive(stale.name.rsplit("-", 1)[-1]):
+            shutil.rmtree(stale, ignore_errors=True)  # a killed fetch's scratch: never complete, never kept
+    partial = target.parent / f".{target.name}.partial-{os.getpid()}"
+    shutil.rmtree(partial, ignore_errors=True)
+    partial.mkdir()
+    try:
+        notes = {}
+        for part in parts:
+            say(f"  building {part.name}")
+            notes[part.name] = part.build(files, partial)
+        (partial / "SOURCES.md").write_text(sources_markdown(parts, files, notes, endpoint), encoding="utf-8")
+        result = data_manifest.verify(partial)
+        missing = paper_problems(partial) if any(p.paper for p in parts) else []
+        if not result.ok or missing:
+            kept = target.parent / f".{target.name}.failed-{time.strftime('%Y%m%d-%H%M%S')}"
+            partial.rename(kept)
+            report = "\n".join([result.text(), *missing]).replace(str(partial), str(kept))
+            raise FetchError(
+                f"the fetched data does not verify; nothing was put at {target}. The folder is kept for a look "
+                f"at {kept}.\n{report}"
+            )
+        if target.exists():
+            aside = target.parent / f"{target.name}.old-{time.strftime('%Y%m%d-%H%M%S')}"
+            target.rename(aside)
+            say(f"  the folder that was at {target} (it did not verify) is kept at {aside}")
+        partial.rename(target)
+    finally:
+        if partial.exists():
+            shutil.rmtree(partial, ignore_errors=True)
+    return FetchResult(target, True, f"{data_manifest.verify(target).text()}; sources in {target / 'SOURCES.md'}")
+
+
+def _process_alive(pid: str) -> bool:
+    if not pid.isdigit():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

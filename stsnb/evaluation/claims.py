@@ -1,0 +1,425 @@
+"""A claim checked on our runs: the paper's sentence it tests, what must hold for it to be tested, the training
+seeds it stands on, its verdict.
+
+A paired interval answers "is a better than b on these test pairs"; whether that answer says anything about the
+paper depends on the run behind it. A "+HiCL beats SimCSE" difference on a backbone SimCSE never moved, or "Smooth
+K2 beats cross entropy" where neither loss moved the encoder, compares two copies of the untrained model. So every
+claim carries its **preconditions**, and when one fails its verdict is **not tested**, with the reason, never
+supported or contradicted (its interval is still shown). The five verdicts (``stsnb.evaluation.stats``):
+
+- ``supported`` / ``contradicted`` / ``unresolved`` -- a direction claim ("a beats b"): every training seed's
+  interval excludes 0 on the paper's side / on the other side / anything else;
+- ``equivalent`` -- a robustness claim ("the template hardly matters"): every seed's interval lies inside
+  +-margin (``stats.equivalence_verdict``); a direction test can never support such a claim;
+- ``not tested`` -- a precondition failed.
+
+**The row schema** (:func:`claim`; JSON-ready, stored under ``claims`` in metrics.json):
+
+- ``claim`` -- our one-line statement; ``paper_quote`` -- the paper's sentence it tests, with where the paper
+  prints it (``'Section 4.5.1: "..."'``, :func:`quote`), required on every row;
+- ``kind`` -- ``"paper"`` (a claim of the paper) or ``"check"`` (a check of our own setting, e.g. "fine-tuning
+  improves the raw encoder": listed apart, never counted as a reproduced claim); a check's ``paper_quote`` is
+  the paper's sentence about the setting it checks;
+- ``test`` -- ``"direction"``, ``"equivalence"`` or ``"no direction"`` (older runs stored this under ``kind``:
+  read it with :func:`tested_as`, the kind with :func:`kind_of`);
+- ``margin`` and ``margin_reason`` -- an equivalence claim's margin (Spearman x100 points) and why that margin;
+- ``headline`` -- ``true`` on the one claim a notebook leads with (its headline, which the class profile shows beside
+  the cpu profile's result); ``false`` on the others; rows of older runs without it read as ``false``
+  (:func:`is_headline`, :func:`headline_of`);
+- the verdict, difference, envelope, seeds and per-seed intervals of ``stats.claim_row``, ``preconditions``
+  (name, holds, evidence), ``not_tested_because``, ``paper_difference`` and any extra fields.
+
+**The rule: a claim is gated on its own arms.** A comparison of arms a and b is tested where a and b themselves
+trained: each left its start (:func:`left_start`) or, for a comparison with the untrained model, moved the encoder
+(:func:`baseline_moved`). A baseline's movement gates only the claims about that baseline, never a comparison of two
+other arms (:func:`own_arms_trained` picks a claim's arms from every arm's precondition, so an unrelated arm cannot
+gate it). When the paper itself reports that one arm stays put (Table 6 of STS regression: the (u,v) head never
+improves), the claim names it in ``staying_put_is_the_finding`` with the reason, and that arm's gate becomes a
+precondition that holds and records both the reason and what was measured.
+
+**Equivalence** (``stats.equivalence_verdict``): "equivalent" needs every seed's 95% interval inside (-margin,
++margin). That is two one-sided tests (TOST), each rejecting "the difference is at least the margin" on its side at
+the 2.5% level, so the equivalence test has size at most 2.5%: stricter than the classical TOST at 5%, which uses a
+90% interval. Every equivalence claim states its own margin and the reason for it (``margin_reason``: the paper's
+own spread between settings it calls alike, or our seed-to-seed spread). A margin that contains the effect the
+paper reports as real for the same setting (``paper_effect``) cannot tell the paper's effect from none, so such a
+claim is **not tested** (:func:`margin_excludes_paper_effect`). A paper sentence that says a setting *matters*
+("cannot be achieved with sigma = 0") is a direction claim, never a robustness one.
+
+Generic preconditions (one function each, used by every paper notebook):
+
+- :func:`baseline_moved` -- the model improved on the untrained encoder (its own paired interval excludes 0
+  upward, every seed);
+- :func:`left_start` -- the model is not its starting point (checkpoint selection kept a step > 0 and the
+  weights changed);
+- :func:`own_arms_trained` -- the rule above: a claim's own arms' gates, with ``staying_put_is_the_finding``;
+  :func:`arms_not_compared` checks a stored row against it (the gated arms its statement does not name);
+- :func:`margin_excludes_paper_effect` -- an equivalence margin smaller than the paper's own effect;
+- :func:`phenomenon_occurs` -- what the claim is about happens at all (e.g. over-estimated quadruples to count);
+- :func:`precondition` -- any other named condition with its evidence.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass
+from typing import Literal
+
+from . import stats
+
+Kind = Literal["paper", "check"]
+PAPER: Kind = "paper"  # a claim of the paper
+CHECK: Kind = "check"  # a check of our own setting
+KINDS: tuple[Kind, ...] = (PAPER, CHECK)
+TESTS: tuple[str, ...] = ("direction", "equivalence", "no direction")
+# where a paper prints a sentence: "Section 4.5.1", "Table 1", "Figure 2", "Appendix A", "Eq. 11", "Abstract", ...
+_WHERE = re.compile(r"\b(Section|Table|Figure|Appendix|Eq\.|Abstract|Introduction|Conclusion)", re.IGNORECASE)
+
+
+# the endings of the one-arm gates' names (left_start, baseline_moved, staying_put), read back by gated_arm
+LEFT_START = " is not its starting point"
+MOVED = " moved the encoder"
+STAYED_PUT = " staying put is the finding"
+
+
+@dataclass(frozen=True)
+class Precondition:
+    """A named condition a claim needs, whether it holds, and the measured evidence (printed and stored)."""
+
+    name: str
+    holds: bool
+    evidence: str
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    def describe(self) -> str:
+        return f"{self.name}: {'holds' if self.holds else 'FAILS'} ({self.evidence})"
+
+
+def precondition(name: str, holds: bool, evidence: str) -> Precondition:
+    """Any named condition; ``evidence`` says what was measured."""
+    if not name:
+        raise ValueError("a precondition needs a name saying what must hold")
+    return Precondition(str(name), bool(holds), str(evidence))
+
+
+def quote(where: str, sentence: str) -> str:
+    """The paper's sentence with where the paper prints it: ``quote("Section 4.5.1", "...")`` ->
+    ``'Section 4.5.1: "..."'`` (the text of ``paper_quote``)."""
+    where, sentence = str(where).strip(), " ".join(str(sentence).split())
+    if not _WHERE.search(where):
+        raise ValueError(f"where {where!r} must name the paper's Section, Table, Figure, Appendix or Eq.")
+    if not sentence:
+        raise ValueError(f"the sentence quoted from {where} is empty")
+    return f'{where}: "{sentence.strip(chr(34))}"'
+
+
+def _check_quote(paper_quote: str | None, text: str) -> str:
+    if not isinstance(paper_quote, str) or not paper_quote.strip():
+        raise ValueError(f"claim {text!r} needs paper_quote: the paper's sentence it tests, with its section")
+    if not _WHERE.search(paper_quote):
+        raise ValueError(f"claim {text!r}: paper_quote {paper_quote!r} must say where the paper prints it")
+    return paper_quote.strip()
+
+
+def _per_seed(intervals) -> list[tuple[object, float, float, float]]:
+    """(seed label, difference, low, high) of each interval (a PairedDifference, tuple, list or mapping)."""
+    row = stats.claim_row("-", intervals, +1)
+    return [(e["seed_run"], e["difference"], e["low"], e["high"]) for e in row["per_seed"]]
+
+
+def _interval_text(label, difference: float, low: float, high: float) -> str:
+    prefix = f"{label}: " if label is not None else ""
+    return f"{prefix}{difference:+.2f} [{low:+.2f}, {high:+.2f}]"
+
+
+def baseline_moved(intervals, what: str = "the baseline") -> Precondition:
+    """Precondition "<what> moved the encoder": its paired interval against the untrained encoder (baseline
+    minus untrained, same pairs) excludes 0 upward for every training seed; ``intervals`` as for ``stats.verdict``.
+    Gates only the claims about <what> (:func:`own_arms_trained`)."""
+    seeds = _per_seed(intervals)
+    holds = all(low > 0 for _, _, low, _ in seeds)
+    evidence = f"{what} minus untrained: " + "; ".join(_interval_text(*s) for s in seeds)
+    return Precondition(f"{what}{MOVED}", holds, evidence)
+
+
+def _as_mapping(values, name: str) -> dict:
+    if isinstance(values, Mapping):
+        out = dict(values)
+    elif isinstance(values, Iterable) and not isinstance(values, str | bytes):
+        out = dict(enumerate(values))
+    else:
+        out = {None: values}
+    if not out:
+        raise ValueError(f"{name} is empty: one value per training seed")
+    return out
+
+
+def left_start(
+    what: str,
+    selected_steps: int | Mapping | Sequence[int],
+    weight_changes: float | Mapping | Sequence[float] | None = None,
+) -> Precondition:
+    """Precondition "<what> is not its starting point": checkpoint selection kept a step > 0 for every seed and,
+    where given, the largest change of any trained weight is above 0 (a run whose optimizer never changed a
+    weight, or whose best-on-dev checkpoint is step 0, *is* the untrained model). One value per seed, or a
+    {seed: value} mapping."""
+    steps = _as_mapping(selected_steps, "selected_steps")
+    bad_steps = {k: v for k, v in steps.items() if int(v) <= 0}
+    parts = [f"selected step {', '.join(f'{v}' for v in steps.values())}"]
+    holds = not bad_steps
+    if weight_changes is not None:
+        changes = _as_mapping(weight_changes, "weight_changes")
+        holds = holds and all(float(v) > 0 for v in changes.values())
+        parts.append(f"largest weight change {', '.join(f'{float(v):.1e}' for v in changes.values())}")
+    return Precondition(f"{what}{LEFT_START}", holds, "; ".join(parts))
+
+
+Gate = Precondition | Sequence[Precondition]
+
+
+def _gates(gate: Gate) -> list[Precondition]:
+    return [gate] if isinstance(gate, Precondition) else list(gate)
+
+
+def staying_put(arm: str, gate: Gate, reason: str) -> Precondition:
+    """The gate of an arm whose staying put is the finding the paper reports: a precondition that holds, named
+    "<arm> staying put is the finding", whose evidence is ``reason`` and what ``gate`` (one precondition or
+    several) measured, i.e. whether the arm in fact stayed put."""
+    if not str(reason).strip():
+        raise ValueError(f"{arm}: staying put as the finding needs the reason (the paper's sentence that reports it)")
+    gates = _gates(gate)
+    measured = "it did train" if all(g.holds for g in gates) else "it stayed put"
+    detail = "; ".join(f"{g.name}: {g.evidence}" for g in gates)
+    return Precondition(f"{arm}{STAYED_PUT}", True, f"{reason}; measured: {measured} ({detail})")
+
+
+def own_arms_trained(
+    gates: Mapping[str, Gate],
+    arms: Sequence[str] | None = None,
+    *,
+    staying_put_is_the_finding: Mapping[str, str] | None = None,
+) -> list[Precondition]:
+    """The rule that gates a comparison on its own arms: ``gates`` holds every arm's "trained" precondition(s)
+    (:func:`left_start`, :func:`baseline_moved`, ...) by arm name, ``arms`` names the claim's own arms (all of
+    ``gates`` when None); only their gates are returned, so a baseline that stayed put gates no claim it is not
+    an arm of. ``staying_put_is_the_finding`` maps an arm to the reason its staying put is what the paper reports
+    (e.g. Table 6: the (u,v) head never improves): its gates become one :func:`staying_put`, which holds."""
+    arms = list(gates) if arms is None else list(arms)
+    finding = dict(staying_put_is_the_finding or {})
+    missing = [a for a in [*arms, *finding] if a not in gates]
+    if missing:
+        raise ValueError(f"no gate for arm(s) {missing}: gates cover {sorted(gates)}")
+    if unknown := [a for a in finding if a not in arms]:
+        raise ValueError(f"staying_put_is_the_finding names {unknown}, which are not arms of this claim {arms}")
+    out: list[Precondition] = []
+    for arm in arms:
+        out += [staying_put(arm, gates[arm], finding[arm])] if arm in finding else _gates(gates[arm])
+    return out
+
+
+def margin_excludes_paper_effect(margin: float, paper_effect: float, where: str = "the paper") -> Precondition:
+    """Precondition of a robustness claim: the margin is narrower than the effect the paper reports as real for the
+    same setting (``paper_effect``, e.g. Section 4.5.1's +0.90 for sigma); with the paper's effect inside +-margin,
+    "equivalent" could not tell the paper's claim from no effect, so the claim is not tested."""
+    holds = abs(float(paper_effect)) > float(margin)
+    side = "outside" if holds else "inside"
+    return Precondition(
+        "the margin is narrower than the paper's own effect",
+        holds,
+        f"{where}: {float(paper_effect):+.2f} lies {side} the margin +-{float(margin):g}",
+    )
+
+
+def phenomenon_occurs(what: str, count: int, minimum: int = 1, *, out_of: int | None = None) -> Precondition:
+    """Precondition "<what> occurs": at least ``minimum`` cases to count (Appendix A: over-estimated quadruples)."""
+    total = f" of {out_of}" if out_of is not None else ""
+    return Precondition(f"{what} occurs", int(count) >= minimum, f"{int(count)}{total} cases (needs >= {minimum})")
+
+
+def claim(
+    text: str,
+    intervals,
+    *,
+    paper_quote: str,
+    kind: Kind = PAPER,
+    direction: int = +1,
+    margin: float | None = None,
+    margin_reason: str | None = None,
+    paper_effect: float | None = None,
+    preconditions: Sequence[Precondition] = (),
+    paper_difference: float | None = None,
+    headline: bool = False,
+    **extra,
+) -> dict:
+    """One claim as a JSON-ready row for metrics.json and summary.md (the schema: module docstring).
+
+    ``intervals``: one paired interval per training seed (a {seed label: interval} mapping keeps the labels).
+    ``paper_quote``: the paper's sentence with its section (:func:`quote`); ``kind``: "paper" or "check".
+    ``direction``: +1 / -1 for "a beats b" / "a loses to b", taken from the paper's words; 0 when no direction
+    is claimed (then ``unresolved``).
+    ``margin`` (with ``margin_reason``, required): a robustness claim, judged by ``stats.equivalence_verdict``:
+    two one-sided tests, each at 2.5% with the 95% intervals (the direction is ignored). ``paper_effect``: the
+    effect the paper reports as real for this setting; inside +-margin it makes the claim not tested
+    (:func:`margin_excludes_paper_effect`).
+    A failed precondition makes the verdict ``not tested``; ``not_tested_because`` names it and its evidence.
+    ``headline``: True on the notebook's headline claim (one per notebook, :func:`headline_of`).
+    """
+    if isinstance(direction, bool) or direction not in (1, -1, 0):
+        raise ValueError(f"direction must be +1, -1 or 0, got {direction!r}")
+    if kind not in KINDS:
+        raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
+    paper_quote = _check_quote(paper_quote, text)
+    preconditions = list(preconditions)
+    row = stats.claim_row(text, intervals, direction or +1)
+    if margin is not None:
+        if not isinstance(margin_reason, str) or not margin_reason.strip():
+            raise ValueError(f"claim {text!r}: an equivalence margin needs margin_reason (why +-{margin:g})")
+        row.update(test="equivalence", margin=float(margin), margin_reason=margin_reason, paper_direction=0)
+        row["verdict"] = stats.equivalence_verdict(intervals, margin)
+        if paper_effect is not None:
+            preconditions.append(margin_excludes_paper_effect(margin, paper_effect))
+            row["paper_effect"] = float(paper_effect)
+    elif direction == 0:
+        row.update(test="no direction", paper_direction=0, verdict=stats.UNRESOLVED)
+    else:
+        row["test"] = "direction"
+    failed = [p for p in preconditions if not p.holds]
+    if failed:
+        row["verdict"] = stats.NOT_TESTED
+        row["not_tested_because"] = "; ".join(f"{p.name!r} does not hold ({p.evidence})" for p in failed)
+    row["preconditions"] = [p.to_dict() for p in preconditions]
+    row["paper_difference"] = paper_difference
+    row["paper_quote"] = paper_quote
+    row["kind"] = kind
+    row["headline"] = bool(headline)
+    row.update(extra)
+    return row
+
+
+def kind_of(row: Mapping) -> Kind:
+    """ "paper" or "check"; a row of an older run (no kind, or the test stored as kind) counts as "paper"."""
+    return CHECK if row.get("kind") == CHECK else PAPER
+
+
+def tested_as(row: Mapping) -> str:
+    """ "direction", "equivalence" or "no direction" (``test``; older runs stored it as ``kind``)."""
+    test = row.get("test") or row.get("kind")
+    if test in TESTS:
+        return str(test)
+    return "equivalence" if row.get("margin") is not None else "direction"
+
+
+def is_headline(row: Mapping) -> bool:
+    """Whether the row is its notebook's headline claim (``headline: true``); rows of older runs have no such field
+    and are not."""
+    return row.get("headline") is True
+
+
+def headline_of(rows: Iterable[Mapping]) -> Mapping | None:
+    """The headline claim among a notebook's rows, None when no row is marked; more than one is an error."""
+    marked = [r for r in rows if is_headline(r)]
+    if len(marked) > 1:
+        raise ValueError(f"{len(marked)} claims are marked headline: {[r.get('claim') for r in marked]}")
+    return marked[0] if marked else None
+
+
+def is_equivalence(row: Mapping) -> bool:
+    """Whether the row is a robustness claim judged by equivalence within ``margin``."""
+    return tested_as(row) == "equivalence"
+
+
+def split_by_kind(rows: Iterable[Mapping]) -> tuple[list[Mapping], list[Mapping]]:
+    """(claims of the paper, checks of our setting), each in its given order."""
+    rows = list(rows)
+    return [r for r in rows if kind_of(r) == PAPER], [r for r in rows if kind_of(r) == CHECK]
+
+
+def seeds_text(row: Mapping) -> str:
+    """Reads "1 seed" or "3 seeds" (training seeds behind the verdict)."""
+    n = int(row.get("seeds") or 0)
+    return f"{n} seed{'s' if n != 1 else ''}"
+
+
+def verdict_text(row: Mapping) -> str:
+    """The verdict with its seeds, e.g. "supported (3 seeds)" or "not tested (1 seed)"."""
+    return f"{row['verdict']} ({seeds_text(row)})"
+
+
+def describe(row: Mapping) -> str:
+    """Lines for a notebook: the claim ("check:" before a check of our setting, "headline:" before the notebook's
+    headline), ours with its interval, the
+    paper's difference, the margin and its reason, the verdict and seeds, why it was not tested when a precondition
+    failed, and on the next line the paper's sentence it tests."""
+    ours = f"ours {row['difference']:+.2f} [{row['low']:+.2f}, {row['high']:+.2f}]"
+    if row.get("difference_std") is not None:
+        ours += f", sd {row['difference_std']:.2f}"
+    paper = row.get("paper_difference")
+    paper_text = f"; paper {paper:+.2f}" if isinstance(paper, int | float) else ""
+    margin = ""
+    if is_equivalence(row) and isinstance(row.get("margin"), int | float):
+        margin = f", margin +-{row['margin']:g}"
+        if row.get("margin_reason"):
+            margin += f" ({row['margin_reason']})"
+    prefix = "check: " if kind_of(row) == CHECK else "headline: " if is_headline(row) else ""
+    line = f"{prefix}{row['claim']}: {ours}{paper_text}{margin} -> {verdict_text(row)}"
+    if row.get("not_tested_because"):
+        line += f": {row['not_tested_because']}"
+    if row.get("paper_quote"):
+        line += f"\n    {'the setting' if kind_of(row) == CHECK else 'the paper'}: {row['paper_quote']}"
+    return line
+
+
+def verdict_counts(rows: Iterable[Mapping], kind: Kind | None = None) -> dict[str, int]:
+    """How many claims got each of the five verdicts; ``kind`` "paper" or "check" counts only those rows."""
+    if kind is not None and kind not in KINDS:
+        raise ValueError(f"kind must be one of {KINDS} or None, got {kind!r}")
+    rows = [r for r in rows if kind is None or kind_of(r) == kind]
+    return {v: sum(r.get("verdict") == v for r in rows) for v in stats.VERDICTS}
+
+
+def verdict_counts_by_kind(rows: Iterable[Mapping]) -> dict[str, dict[str, int]]:
+    """{"paper": verdict counts of the paper's claims, "check": of the checks of our setting}."""
+    rows = list(rows)
+    return {k: verdict_counts(rows, k) for k in KINDS}
+
+
+GATE_SUFFIXES = (LEFT_START, MOVED, STAYED_PUT)  # the names a gate on one arm gets: "<arm>" + one of them
+
+
+def gated_arm(precondition_name: str) -> str | None:
+    """The arm a precondition gates on, read from its name ("CCL is not its starting point" -> "CCL"), or None for
+    a precondition about no single arm (a margin, a phenomenon that must occur)."""
+    for suffix in GATE_SUFFIXES:
+        if precondition_name.endswith(suffix):
+            return precondition_name[: -len(suffix)]
+    return None
+
+
+_FILLER = {"the", "a", "an", "of", "on", "baseline", "arm"}  # words an arm's name may add to what the statement says
+
+
+def _words(text: str) -> set[str]:
+    return set(re.findall(r"[a-z0-9]+", text.lower().replace("_", " "))) - _FILLER
+
+
+def arms_not_compared(row: Mapping) -> list[str]:
+    """The arms a claim row is gated on that its statement does not compare: the guard of the rule that a claim is
+    gated on its own arms. An arm counts as compared when every word of its name (a parenthesised detail, case,
+    ``_``/``-``/``+`` and "the ... baseline" aside) is in the claim's text or its ``a`` / ``b``: "+Ours (stage 2)" in
+    "+Ours beats +Contrast", "SimCSE+HiCL" in "+HiCL beats SimCSE", "smooth_k2" in "Smooth K2". A non-empty answer is
+    the defect this guards against: "Translated ReLU beats L1" gated on cross entropy moving."""
+    stated = _words(" ".join(str(row.get(k) or "") for k in ("claim", "a", "b")))
+    out = []
+    for p in row.get("preconditions") or []:
+        arm = gated_arm(str(p.get("name", "")))
+        if arm is not None and not _words(re.sub(r"\s*\([^)]*\)\s*$", "", arm)) <= stated:
+            out.append(arm)
+    return out
+
+
+def failed_preconditions(row: Mapping) -> list[dict]:
+    """The stored preconditions of a claim row that do not hold."""
+    return [p for p in row.get("preconditions") or [] if not p.get("holds")]

@@ -1,0 +1,8 @@
+"""The GPU planning layer: what a GPU server needs before hours of compute.
+
+Holds the CUDA check (``cuda_check``), the preflight of a plan's models and data (``preflight``), ``stsnb run
+--check`` (``plan_check``) with its memory estimate (``memory_estimate``, measured by ``memory``) and its time and disk
+estimates (``cost_estimate``, tabled by ``plan_costs``).
+
+May import: data, models, training, evaluation, runs.
+"""

@@ -1,0 +1,72 @@
+"""What the committed runs found, for a notebook to print beside its own result: a class run's verdict with the cpu
+profile's multi-seed result on the same claim.
+
+The committed runs are the run folders in the repository, ``papermill_runs/<profile>/<notebook>/`` (``stsnb run``
+writes them; ``stsnb.runs.summary`` reads them). A claim is read from the folder's metrics.json with
+``stsnb.runs.summary.claim_rows``, the reader summary.md uses, so a row reads here as it does there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from ..evaluation.claims import is_equivalence, seeds_text
+from .plans import DEFAULT_OUT
+from .summary import claim_rows
+
+NO_RUN = "no committed run of this claim"
+
+
+def _same(a: str, b: str) -> bool:
+    return " ".join(a.split()) == " ".join(b.split())
+
+
+def find_claim(folder: Path, claim: str) -> Mapping[str, Any] | None:
+    """The claim row of the run in ``folder`` whose ``claim`` text is ``claim`` (exactly, runs of white space
+    aside), None when the run has no such row or no metrics.json."""
+    return next((row for row in claim_rows(Path(folder)) if _same(str(row["claim"]), claim)), None)
+
+
+def result_text(row: Mapping[str, Any]) -> str:
+    """ "+4.98 [+1.88, +8.41], supported (3 seeds)": the difference with its 95% interval (the envelope over the
+    training seeds), the verdict and its seeds; an equivalence claim's margin before its verdict ("+0.20 [-0.30,
+    +0.60], margin ±1, equivalent (1 seed)")."""
+    text = f"{row['difference']:+.2f} [{row['low']:+.2f}, {row['high']:+.2f}]"
+    if is_equivalence(row) and isinstance(row.get("margin"), int | float):
+        text += f", margin ±{row['margin']:g}"
+    return f"{text}, {row['verdict']} ({seeds_text(row)})"
+
+
+def cpu_result(notebook: str, claim: str, *, runs_dir: Path = DEFAULT_OUT) -> str:
+    """The committed cpu run's result on ``claim``, e.g. "cpu: +4.98 [+1.88, +8.41], supported (3 seeds)", or
+    "cpu: no committed run of this claim".
+
+    ``notebook`` names the run folder (``"10_pcc_tuning"``), read from ``<runs_dir>/cpu/<notebook>/metrics.json``.
+    ``claim`` is the row's ``claim`` text as the notebook's claims code writes it (``stsnb.evaluation.claims.claim``'s first
+    argument; the class and cpu profiles build it with the same code, so pass the class row's ``row["claim"]``),
+    matched exactly up to runs of white space: a claim reworded since the cpu run was committed has no committed
+    run until that run is redone, and says so rather than showing another claim's result.
+    """
+    row = find_claim(Path(runs_dir) / "cpu" / notebook, claim)
+    return f"cpu: {result_text(row) if row is not None else NO_RUN}"
+
+
+def cpu_row_of(
+    notebook: str, row: Mapping[str, Any], profile: str, *, runs_dir: Path = DEFAULT_OUT
+) -> Mapping[str, Any] | None:
+    """The cpu profile's row of ``row``'s claim: in a cpu run the row itself, in any other profile the committed cpu
+    run's (``find_claim``; None when it has none)."""
+    if profile == "cpu":
+        return row
+    return find_claim(Path(runs_dir) / "cpu" / notebook, str(row["claim"]))
+
+
+def cpu_result_of(notebook: str, row: Mapping[str, Any], profile: str, *, runs_dir: Path = DEFAULT_OUT) -> str:
+    """The cpu profile's result on ``row``'s claim, for a sentence that needs it in every profile: in a cpu run the
+    row's own ("cpu: +4.98 [+1.88, +8.41], supported (3 seeds), this run"; the committed one is the run being
+    replaced), in any other profile the committed cpu run's (``cpu_result``)."""
+    if profile == "cpu":
+        return f"cpu: {result_text(row)}, this run"
+    return cpu_result(notebook, str(row["claim"]), runs_dir=runs_dir)

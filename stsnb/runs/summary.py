@@ -1,0 +1,534 @@
+"""summary.md of a profile, from its run folders only: reading what each run recorded, the overview and claims
+tables (which ``stsnb book`` shows too), and writing ``<out>/<profile>/summary.md``.
+
+Each run folder holds what the notebook wrote through ``stsnb.runs``: STATUS, env.json, metrics.json, results.csv
+and the executed notebook (``<nb>/`` for a good result, ``<nb>.failed/`` for a failed attempt; see
+``stsnb.runs.execution``). ``<out>/<profile>/summary.md`` shows: an overview with one row per notebook of the plan
+(status, runtime, the commit its run came from, the paper's claims by verdict and the checks of our setting apart,
+the notebook's takeaway and whether its levels are comparable with the paper's; ``overview_rows``, which ``stsnb
+book`` shows first too), how many intervals the runs computed and how many of them would exclude 0 by chance alone,
+the claims of the papers and the checks of our setting in two tables (seeds, the seeds-and-pairs interval where a
+claim has one, the smallest effect an unresolved claim's interval could detect beside the paper's difference,
+preconditions), and the average rows of each results.csv. ``stsnb run`` rewrites it after every notebook;
+``stsnb summary`` (``write_summary``) rewrites it alone.
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..evaluation import stats
+from ..evaluation.claims import CHECK, PAPER, failed_preconditions, is_equivalence, is_headline, kind_of, verdict_counts
+from .context import git_sha, write_text_atomic
+from .locks import folder_lock
+from .plans import DEFAULT_OUT, PLANS_DIR, Plan, PlanError, load_plan, plan_path
+
+
+@dataclass
+class Outcome:
+    """What summary.md says about one notebook of the plan."""
+
+    notebook: str
+    status: str  # "ok", "failed" or "not run"
+    reason: str = ""  # why it failed
+    seconds: float | None = None
+    earlier: bool = False  # the status comes from an earlier invocation (not run this time, e.g. --only)
+    good: Path | None = None  # folder of the good result shown (the notebook's folder), if any
+
+
+def read_status(folder: Path) -> str:
+    path = folder / "STATUS"
+    return path.read_text().strip() if path.is_file() else ""
+
+
+def recorded_outcome(name: str, profile_dir: Path) -> Outcome:
+    """What an earlier invocation left for a notebook that was not run this time."""
+    good, failed = profile_dir / name, profile_dir / f"{name}.failed"
+    good = good if read_status(good) == "ok" else None
+    failed_status = read_status(failed)
+    if failed_status:
+        reason = failed_status.removeprefix("failed:").strip()
+        return Outcome(name, "failed", reason, recorded_seconds(failed / f"{name}.ipynb"), earlier=True, good=good)
+    if good is not None:
+        return Outcome(name, "ok", seconds=recorded_seconds(good / f"{name}.ipynb"), earlier=True, good=good)
+    return Outcome(name, "not run")
+
+
+def recorded_seconds(executed_notebook: Path) -> float | None:
+    """The duration papermill recorded in an executed notebook's metadata."""
+    try:
+        return float(json.loads(executed_notebook.read_text())["metadata"]["papermill"]["duration"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def read_metrics(folder: Path) -> dict[str, Any]:
+    path = folder / "metrics.json"
+    return json.loads(path.read_text()) if path.is_file() else {}
+
+
+def read_env(folder: Path) -> dict[str, Any]:
+    path = folder / "env.json"
+    try:
+        return json.loads(path.read_text()) if path.is_file() else {}
+    except ValueError:
+        return {}
+
+
+def section_notes(folder: Path) -> list[str]:
+    """``<section>: out of memory`` for each section the notebook recorded as not done (``Run.attempt``); the error
+    itself is in metrics.json (``<section>/error``)."""
+    metrics = read_metrics(folder)
+    return [
+        f"{key.removesuffix('/status')}: {str(value).replace('_', ' ')}"
+        for key, value in sorted(metrics.items())
+        if key.endswith("/status") and value != "done"
+    ]
+
+
+def comparison_rows(folder: Path) -> list[dict[str, str]]:
+    """results.csv rows (written by ``Run.finish``): ours | paper | delta per setting and task."""
+    path = folder / "results.csv"
+    if not path.is_file():
+        return []
+    with path.open(newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
+def is_average(row: Mapping[str, str]) -> bool:
+    """A results.csv row whose task is an average over tasks (``avg``, ``avg of stsb``, ...)."""
+    return str(row.get("task", "")).strip().lower().startswith("avg")
+
+
+def average_rows(folder: Path) -> list[dict[str, str]]:
+    """The average rows of results.csv (summary.md shows only these; per-task rows stay in results.csv)."""
+    return [row for row in comparison_rows(folder) if is_average(row)]
+
+
+def claim_rows(folder: Path) -> list[dict[str, Any]]:
+    """The claims a notebook checked (metrics.json ``claims``: a list of rows, or a mapping of them), each with
+    ``claim``, ``verdict`` and its paired interval (``stsnb.evaluation.claims.claim``; older runs: ``stats.claim_row``)."""
+    claims = read_metrics(folder).get("claims") or []
+    rows = list(claims.values()) if isinstance(claims, dict) else list(claims)
+    return [r for r in rows if isinstance(r, dict) and "claim" in r and "verdict" in r]
+
+
+def shown_folder(outcome: Outcome, profile_dir: Path) -> Path | None:
+    """The folder whose results represent a notebook: its good result, else what its failed run recorded."""
+    if outcome.good is not None:
+        return outcome.good
+    failed = Path(profile_dir) / f"{outcome.notebook}.failed"
+    return failed if failed.is_dir() else None
+
+
+def run_seconds(folder: Path, notebook: str) -> float | None:
+    """How long the run in ``folder`` took: papermill's duration in its executed notebook, else metrics ``seconds``."""
+    seconds = recorded_seconds(folder / f"{notebook}.ipynb")
+    if seconds is None:
+        value = read_metrics(folder).get("seconds")
+        seconds = float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+    return seconds
+
+
+def short_sha(sha: str) -> str:
+    """``abcdef1`` (or ``abcdef1-dirty``) of a full git sha; other text (e.g. ``unknown``) unchanged."""
+    dirty = sha.endswith("-dirty")
+    base = sha.removesuffix("-dirty")
+    if re.fullmatch(r"[0-9a-f]{40}", base):
+        return base[:7] + ("-dirty" if dirty else "")
+    return sha
+
+
+def run_commit(folder: Path) -> str | None:
+    """The commit the run in ``folder`` came from (env.json ``git_sha``, short), None if it did not record one."""
+    sha = read_env(folder).get("git_sha")
+    return short_sha(str(sha)) if sha else None
+
+
+MISSING = "—"  # a value the run did not record: shown as missing, never invented
+CHECKS_COLUMN = "checks of our setting"
+OVERVIEW_COLUMNS = (
+    "notebook",
+    "status",
+    "runtime (s)",
+    "commit",
+    *stats.VERDICTS,
+    CHECKS_COLUMN,
+    "takeaway",
+    "comparable with the paper",
+)
+
+
+@dataclass(frozen=True)
+class OverviewRow:
+    """One notebook at a glance (summary.md's first table and the book's first table; ``overview_rows``)."""
+
+    notebook: str
+    status: str
+    folder: Path | None  # the folder whose values are shown (its good result, else its failed run's), if any
+    seconds: float | None
+    commit: str | None
+    verdicts: dict[str, int] | None  # the paper's claims by verdict; None when the run recorded no claims
+    takeaway: str | None
+    comparable: str | None
+    checks: dict[str, int] | None = None  # the checks of our setting by verdict; None when no claims recorded
+
+    def cells(self) -> list[str]:
+        """The texts of ``OVERVIEW_COLUMNS`` after ``notebook`` (renderers add the link and escape)."""
+        verdicts = (
+            [str(self.verdicts.get(v, 0)) for v in stats.VERDICTS]
+            if self.verdicts is not None
+            else [MISSING] * len(stats.VERDICTS)
+        )
+        return [
+            self.status,
+            f"{self.seconds:.0f}" if self.seconds is not None else MISSING,
+            self.commit or MISSING,
+            *verdicts,
+            checks_text(self.checks),
+            self.takeaway or MISSING,
+            self.comparable or MISSING,
+        ]
+
+
+def checks_text(counts: Mapping[str, int] | None) -> str:
+    """ "2 supported, 1 not tested" (the checks of our setting by verdict), "none", or missing without claims."""
+    if counts is None:
+        return MISSING
+    return ", ".join(f"{n} {v}" for v, n in counts.items() if n) or "none"
+
+
+def _text(value: Any) -> str | None:
+    return (str(value).strip() or None) if value is not None else None
+
+
+def overview_row(outcome: Outcome, profile_dir: Path) -> OverviewRow:
+    """The overview of one notebook, every value read from its run's files (metrics.json, env.json, the executed
+    notebook): status, runtime, commit, claims by verdict, the notebook's one-line ``takeaway`` and whether its
+    levels are ``comparable`` with the paper's."""
+    folder = shown_folder(outcome, profile_dir)
+    status = status_text(outcome)
+    if folder is None:
+        return OverviewRow(outcome.notebook, status, None, outcome.seconds, None, None, None, None)
+    metrics = read_metrics(folder)
+    notes = section_notes(folder)
+    if outcome.good is None and (metrics or comparison_rows(folder)):
+        done = metrics.get("sections_done") or []
+        notes.insert(0, f"partial results from the failed run (sections done: {', '.join(done) or 'none'})")
+    if notes:
+        status += "; " + "; ".join(notes)
+    seconds = run_seconds(folder, outcome.notebook)
+    recorded = "claims" in metrics
+    rows = claim_rows(folder)
+    return OverviewRow(
+        outcome.notebook,
+        status,
+        folder,
+        seconds if seconds is not None else outcome.seconds,
+        run_commit(folder),
+        verdict_counts(rows, PAPER) if recorded else None,
+        _text(metrics.get("takeaway")),
+        _text(metrics.get("comparable")),
+        verdict_counts(rows, CHECK) if recorded else None,
+    )
+
+
+def overview_rows(outcomes: Sequence[Outcome], profile_dir: Path) -> list[OverviewRow]:
+    """One ``OverviewRow`` per notebook, in plan order: the one row builder of summary.md and ``stsnb book``."""
+    return [overview_row(outcome, Path(profile_dir)) for outcome in outcomes]
+
+
+def total_seconds(rows: Sequence[OverviewRow]) -> tuple[float, int]:
+    """(sum of the runtimes the runs recorded, how many runs recorded one)."""
+    known = [row.seconds for row in rows if row.seconds is not None]
+    return sum(known), len(known)
+
+
+CLAIM_COLUMNS = (
+    "notebook",
+    "claim",
+    "ours: difference [95% interval]",
+    "seeds",
+    "seeds and pairs [95% interval]",
+    "paper's difference",
+    "detectable (80% power)",
+    "verdict",
+    "precondition",
+)
+
+
+def _signed(value: Any) -> str:
+    return f"{value:+.2f}" if isinstance(value, int | float) and not isinstance(value, bool) else MISSING
+
+
+def precondition_text(row: Mapping[str, Any]) -> str:
+    """What a claim needed: the preconditions that do not hold with their evidence (its verdict is then ``not
+    tested``), else the names of those that hold; rows from runs made before preconditions existed say so."""
+    stored = row.get("preconditions")
+    if stored is None:
+        because = row.get("not_tested_because")
+        return str(because) if because else f"{MISSING} (the run predates preconditions)"
+    if not stored:
+        return "none stated"
+    broken = failed_preconditions(row)
+    if broken:
+        return "does not hold: " + "; ".join(f"{p.get('name')} ({p.get('evidence')})" for p in broken)
+    return "holds: " + "; ".join(str(p.get("name")) for p in stored)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _interval(values: Mapping[str, Any] | None) -> str:
+    """ "+1.23 [+0.40, +2.05]" of a mapping with difference, low and high, else missing."""
+    numbers = [(values or {}).get(k) for k in ("difference", "low", "high")]
+    if not all(_is_number(v) for v in numbers):
+        return MISSING
+    return f"{_signed(numbers[0])} [{_signed(numbers[1])}, {_signed(numbers[2])}]"
+
+
+def seed_intervals(row: Mapping[str, Any]) -> list[tuple[float, float]]:
+    """(low, high) of each training seed's interval of a claim row (``per_seed``); the envelope when the row has no
+    per-seed entries (older runs); empty without an interval."""
+    entries = [e for e in row.get("per_seed") or [] if isinstance(e, Mapping)]
+    pairs = [(e.get("low"), e.get("high")) for e in entries] or [(row.get("low"), row.get("high"))]
+    return [(float(lo), float(hi)) for lo, hi in pairs if _is_number(lo) and _is_number(hi) and lo <= hi]
+
+
+def interval_count(row: Mapping[str, Any]) -> int:
+    """How many intervals a claim row stands on: one per training seed, plus its seeds-and-pairs interval."""
+    return len(seed_intervals(row)) + (1 if isinstance(row.get("seeds_and_pairs"), Mapping) else 0)
+
+
+def detectable_text(row: Mapping[str, Any]) -> str:
+    """The smallest difference an unresolved direction claim of the paper could have detected with 80% power
+    (``stats.detectable_effect`` of its widest seed's interval, "±1.43"); missing for other rows."""
+    widths = seed_intervals(row)
+    if kind_of(row) != PAPER or row.get("verdict") != stats.UNRESOLVED or is_equivalence(row) or not widths:
+        return MISSING
+    return f"±{max(stats.detectable_effect(lo, hi) for lo, hi in widths):.2f}"
+
+
+HEADLINE_MARK = "headline: "  # before the claim text of a notebook's headline claim in the claims table
+
+
+def claim_text(row: Mapping[str, Any]) -> str:
+    """The claim column: the row's ``claim``, after ``HEADLINE_MARK`` when it is its notebook's headline
+    (``claims.is_headline``; rows of older runs are not)."""
+    return (HEADLINE_MARK if is_headline(row) else "") + str(row["claim"])
+
+
+def claim_cells(row: Mapping[str, Any]) -> list[str]:
+    """The texts of ``CLAIM_COLUMNS`` after ``notebook`` for one claim row (old rows with three verdicts and no
+    preconditions render too)."""
+    seeds = row.get("seeds")
+    verdict = str(row["verdict"])
+    if is_equivalence(row) and _is_number(row.get("margin")):
+        verdict += f" (margin ±{row['margin']:g})"
+    both = row.get("seeds_and_pairs")
+    return [
+        claim_text(row),
+        _interval(row),
+        str(seeds) if isinstance(seeds, int) and not isinstance(seeds, bool) else MISSING,
+        _interval(both if isinstance(both, Mapping) else None),
+        _signed(row.get("paper_difference")),
+        detectable_text(row),
+        verdict,
+        precondition_text(row),
+    ]
+
+
+AVERAGE_COLUMNS = ("notebook", "setting", "task", "ours", "paper", "delta", "comparable with the paper", "note")
+
+
+def _number(text: str | None) -> str:
+    try:
+        return f"{float(text):.2f}"  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return text or MISSING
+
+
+def average_cells(row: Mapping[str, str], comparable: str | None, partial: bool = False) -> list[str]:
+    """The texts of ``AVERAGE_COLUMNS`` after ``notebook`` for one results.csv average row."""
+    setting = " ".join(filter(None, (row.get("paper"), row.get("table"))))
+    setting = f"{setting}: {row.get('setting', '')}" if setting else row.get("setting", "")
+    if partial:
+        setting = f"(failed run) {setting}"
+    return [
+        setting,
+        row.get("task", ""),
+        _number(row.get("ours")),
+        _number(row.get("paper_value")),
+        _number(row.get("delta")),
+        comparable or MISSING,
+        row.get("note", ""),
+    ]
+
+
+def status_text(outcome: Outcome) -> str:
+    """The status column of a notebook (and the line ``stsnb run`` logs when one fails)."""
+    if outcome.status == "ok":
+        return "ok (earlier run)" if outcome.earlier else "ok"
+    if outcome.status == "failed":
+        text = f"failed{' (earlier run)' if outcome.earlier else ''}: {outcome.reason}"
+        return text + ("; previous good result kept (shown)" if outcome.good is not None else "")
+    return outcome.status
+
+
+def _cell(text: Any) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def _table(columns: Sequence[str], rows: Sequence[Sequence[str]], right: Sequence[str] = ()) -> list[str]:
+    align = ["---:" if column in right else "---" for column in columns]
+    lines = ["| " + " | ".join(columns) + " |", "|" + "|".join(align) + "|"]
+    return lines + ["| " + " | ".join(_cell(c) for c in row) + " |" for row in rows]
+
+
+def _link(name: str, folder: Path | None, file: str) -> str:
+    return f"[{name}]({folder.name}/{file})" if folder is not None and (folder / file).is_file() else name
+
+
+def summary_markdown(plan: Plan, outcomes: Sequence[Outcome], profile_dir: Path) -> str:
+    """summary.md: the overview (one row per notebook), the claims with their preconditions, then the averages.
+
+    Every value comes from the runs' files (``overview_rows``); per-task rows stay in each results.csv. A notebook
+    whose run failed with no good result before it shows what that run recorded, marked as partial.
+    """
+    overview = overview_rows(outcomes, profile_dir)
+    total, counted = total_seconds(overview)
+    lines = [f"# stsnb run --profile {plan.profile}", ""]
+    if plan.description:
+        lines += [plan.description, ""]
+    lines += [
+        f"Summary written {dt.datetime.now().astimezone():%Y-%m-%d %H:%M %Z} at git {git_sha()} from plan "
+        f"`{plan.path.name}`. Each notebook's run may come from an earlier commit: its own is in the overview. "
+        f"Runtimes are those the runs recorded; together {total:.0f} s ({total / 60:.0f} min) over {counted} "
+        f"of {len(overview)} notebooks.",
+        "",
+        "## Overview",
+        "",
+        "Commit: the git commit the notebook's run came from; the paper's claims by verdict, then the checks of our "
+        "own setting, which are never counted as reproduced claims (see Claims below); the takeaway is the "
+        "notebook's own sentence, written from its results; comparable: whether our levels can be set beside the "
+        "paper's (yes / direction only / no).",
+        "",
+    ]
+    rows = [[_link(row.notebook, row.folder, f"{row.notebook}.ipynb"), *row.cells()] for row in overview]
+    lines += _table(OVERVIEW_COLUMNS, rows, right=("runtime (s)", *stats.VERDICTS))
+    lines += claims_markdown(overview)
+    lines += averages_markdown(overview)
+    return "\n".join(lines) + "\n"
+
+
+def multiplicity_line(overview: Sequence[OverviewRow]) -> str | None:
+    """ "N intervals computed (per notebook: ...); about 0.05 x N would exclude 0 by chance ...": every claim's
+    per-seed intervals and seeds-and-pairs intervals (``interval_count``), None without claims."""
+    counts = {row.notebook: sum(interval_count(c) for c in claim_rows(row.folder)) for row in overview if row.folder}
+    counts = {name: n for name, n in counts.items() if n}
+    if not counts:
+        return None
+    chance = stats.multiplicity(sum(counts.values()))
+    per = ", ".join(f"{name} {n}" for name, n in counts.items())
+    return (
+        f"**Multiplicity.** {chance.describe()} (per notebook: {per}). A single interval excluding 0 is weak "
+        "evidence among so many; a verdict needs every seed's interval on one side. The intervals cover the noise "
+        "of the test pairs (and, in the seeds-and-pairs column, of the training seeds); none covers the choice of "
+        "hyperparameters or of the checkpoint dev selection kept."
+    )
+
+
+def claims_markdown(overview: Sequence[OverviewRow]) -> list[str]:
+    """The claims of every notebook shown, the claims of the papers apart from the checks of our setting (``kind``;
+    rows of older runs without it count as the paper's): our difference with its 95% paired interval, the training
+    seeds, the seeds-and-pairs interval, the paper's difference, the smallest effect an unresolved claim could have
+    detected, the verdict and its precondition; and how many intervals that makes."""
+    shown = [(row.notebook, claim) for row in overview if row.folder for claim in claim_rows(row.folder)]
+    if not shown:
+        return []
+    lines = [
+        "",
+        "## Claims",
+        "",
+        "Each claim as a paired difference on the same test pairs (ours, 95% bootstrap interval; with several "
+        "training seeds the envelope of their intervals). A direction claim is supported when every seed's interval "
+        "excludes 0 on the paper's side, contradicted when every one excludes 0 on the other side, otherwise "
+        "unresolved; a robustness claim is equivalent when every seed's interval lies inside its margin; a claim "
+        "whose precondition does not hold is not tested. Seeds and pairs: a claim on several training seeds also "
+        "gets a hierarchical bootstrap interval of the mean over seeds (seeds resampled, then the test pairs). "
+        "Detectable: for an unresolved claim of the paper, the smallest true difference its widest seed interval "
+        "would detect with 80% power (half-width x (1.96 + 0.84) / 1.96, a normal approximation), beside the "
+        "paper's difference. Each notebook prints the paper's sentence a claim tests (`paper_quote` in "
+        f"metrics.json). `{HEADLINE_MARK.strip()}` marks the claim a notebook leads with (`headline` in metrics.json).",
+    ]
+    multiplicity = multiplicity_line(overview)
+    if multiplicity:
+        lines += ["", multiplicity]
+    right = ("seeds", "paper's difference", "detectable (80% power)")
+    for kind, title in ((PAPER, "Claims of the papers"), (CHECK, "Checks of our setting")):
+        rows = [[name, *claim_cells(claim)] for name, claim in shown if kind_of(claim) == kind]
+        if rows:
+            lines += ["", f"### {title}", ""]
+            if kind == CHECK:
+                lines += [
+                    "Checks of our own setting (for example that a stage trained at all): not sentences of a paper, "
+                    "never counted as reproduced claims.",
+                    "",
+                ]
+            lines += _table(CLAIM_COLUMNS, rows, right=right)
+    return lines
+
+
+def averages_markdown(overview: Sequence[OverviewRow]) -> list[str]:
+    """The average rows of every notebook's results.csv beside the paper's, with the notebook's comparability."""
+    rows, without, links = [], [], []
+    for row in overview:
+        if row.folder is None or not (row.folder / "results.csv").is_file():
+            continue
+        links.append(f"[{row.notebook}]({row.folder.name}/results.csv)")
+        averages = average_rows(row.folder)
+        if not averages:
+            without.append(row.notebook)
+        partial = row.folder.name.endswith(".failed")
+        rows += [[row.notebook, *average_cells(a, row.comparable, partial)] for a in averages]
+    if not links:
+        return []
+    lines = [
+        "",
+        "## Averages",
+        "",
+        "Scores are x100; delta = ours - paper (the paper's number as it reports it). Per-task rows are in each "
+        f"notebook's results.csv: {', '.join(links)}.",
+    ]
+    if without:
+        lines.append(f"No average row (its rows are in its results.csv): {', '.join(without)}.")
+    return lines + ["", *_table(AVERAGE_COLUMNS, rows, right=("ours", "paper", "delta"))]
+
+
+def write_summary(
+    profile: str = "cpu",
+    out: Path = DEFAULT_OUT,
+    plans_dir: Path = PLANS_DIR,
+    outcomes: Mapping[str, Outcome] | None = None,
+) -> Path:
+    """Rewrite ``<out>/<profile>/summary.md`` from the run folders (``outcomes``: those of this invocation; every
+    other notebook of the plan is read from what an earlier or concurrent run left), under the folder's short lock
+    (``stsnb.runs.locks``) and through a renamed temporary file. Runs no notebook."""
+    plan = load_plan(plan_path(profile, plans_dir))
+    profile_dir = Path(out).resolve() / plan.profile
+    if not profile_dir.is_dir():
+        raise PlanError(f"no runs at {profile_dir}: run `stsnb run --profile {profile}` first")
+    outcomes = outcomes or {}
+    summary = profile_dir / "summary.md"
+    with folder_lock(profile_dir):  # runs of other notebooks of the profile promote and write it too
+        every = [outcomes.get(name) or recorded_outcome(name, profile_dir) for name in plan.notebooks]
+        write_text_atomic(summary, summary_markdown(plan, every, profile_dir))
+    return summary

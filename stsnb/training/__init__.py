@@ -1,0 +1,9 @@
+"""The training layer: the losses of the four papers and one training loop for all of them.
+
+Holds every loss on tensors (``losses``), the loop on ``accelerate`` with best-on-dev selection and resume
+(``train``), global batches shared out over processes (``batching``, ``distributed``), the torchrun child of a
+multi-process fit (``launch``), one training step done by hand in a notebook (``training_step``) and the progress bars
+(``progress``).
+
+May import: data, models.
+"""

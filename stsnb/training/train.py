@@ -1,0 +1,771 @@
+"""One small training loop on ``accelerate``: the same code on CPU, one GPU or several.
+
+- One ``Accelerator`` per process (``accelerator()``), reused by every ``fit`` call; a call that asks for another
+  mixed precision in a single-process session rebuilds it (a notebook may switch), several processes cannot.
+- Data through a ``DataLoader`` passed to ``accelerator.prepare``: each process gets the same number of batches (the
+  last one is completed from the start of the epoch when the data does not divide evenly), so DDP never waits on a
+  rank that ran out of data.
+- AdamW, ``transformers.get_linear_schedule_with_warmup`` (linear warmup from 0, then linear decay to 0),
+  ``accelerate.utils.set_seed`` (Python, NumPy, torch: batch order and dropout repeat for a seed), gradient clipping,
+  gradient accumulation that also steps on the last batch of an epoch.
+- Dev evaluation (``evaluate(model) -> score``, higher is better) on the main process, before the first step
+  (``eval_at_start``: the start can be the best checkpoint), every ``eval_every`` optimizer steps and at the end; the
+  score is broadcast so every process keeps the same best weights, restored before ``fit`` returns.
+- Checkpoints: ``checkpoint_dir/best.pt`` (the selected trainable weights) and ``checkpoint_dir/last`` (the state that
+  resumes the fit, saved at each evaluation: the weights that train, the optimizer, the gradient scaler, the scheduler,
+  every process's random number generators and the progress; never the frozen weights, so a LoRA / QLoRA fit saves its
+  adapter and the adapter's optimizer state, not the 4-bit base, whose quantisation state could not be loaded back),
+  each replaced only once completely written; ``resume`` continues from the last one. A finished fit's ``last``
+  keeps only what returns it at once (``_slim_finished_checkpoint``). Without a ``checkpoint_dir``,
+  ``$STSNB_CHECKPOINTS`` (set by ``stsnb run`` for a plan with ``checkpoints: true``) gives every fit a folder of its
+  own named by ``run_key``, and ``$STSNB_RESUME=1`` (``stsnb run --resume``) resumes them all: a rerun notebook
+  fast-forwards through the fits a killed run finished.
+- Progress bars with ``tqdm.auto`` (quiet when ``TQDM_DISABLE=1``).
+
+Batch statistics and several processes. Accumulation sums the gradients of ``grad_accum`` micro-batches: that is one
+big batch only for losses that are a mean of per-example terms (MSE, Smooth K2, Translated ReLU, cross entropy). A
+loss that is a statistic of the whole batch, Pearson's r (Pcc-tuning Eq. 9) or InfoNCE with in-batch negatives
+(Eq. 1, 8), is not: keep ``grad_accum=1`` there. Across processes such a loss must see the global batch: in
+``loss_fn``, gather the embeddings with ``stsnb.training.distributed.gather_with_grad`` and compute the loss on the gathered
+tensors. Every process then computes the same global loss, its backward returns to each process the gradient of its
+own examples summed over the processes' copies of the loss (``W`` times the single-process gradient), and DDP's
+average over the ``W`` processes gives exactly the gradient of one process on the global batch
+(``tests/test_distributed.py`` checks this).
+
+Several GPUs from a notebook: ``stsnb.training.distributed.launch(fn, args, num_processes)``; from a shell:
+``accelerate launch --num_processes 4 -m stsnb.training.launch package.module:function '{"json": "kwargs"}'``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import re
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import torch
+from torch import nn
+
+from ..models.loading import PRECISION_ENV
+from .progress import quiet as batch_run_is_quiet
+
+LossFn = Callable[[nn.Module, Any], torch.Tensor]
+EvalFn = Callable[[nn.Module], float]
+MIXED_PRECISION = ("no", "fp16", "bf16")
+
+
+class NonFiniteLossError(FloatingPointError):
+    """The loss became NaN or infinite; the message says at which step, epoch and batch."""
+
+
+@dataclass
+class TrainConfig:
+    epochs: int = 1
+    batch_size: int = 16  # per process: the global batch is batch_size x processes
+    lr: float = 2e-5
+    weight_decay: float = 0.0
+    warmup_ratio: float = 0.1  # fraction of optimizer steps with linearly rising LR, then linear decay to 0
+    grad_accum: int = 1  # micro-batches per optimizer step (see the module docstring for batch statistics)
+    max_grad_norm: float | None = 1.0  # None: no clipping
+    max_steps: int | None = None  # stop after this many optimizer steps (None: run all epochs)
+    eval_every: int | None = None  # evaluate every N optimizer steps (None: once per epoch)
+    eval_at_start: bool = True  # evaluate before the first step too: the untouched model can be the best
+    mixed_precision: str = "auto"  # "no", "fp16", "bf16"; "auto": bf16 on a GPU that has it, fp16 on others, no on CPU
+    seed: int = 0
+    drop_last: bool = False  # drop a short last batch (batch statistics dislike tiny batches)
+    checkpoint_dir: str | None = None  # best.pt (trainable weights) and last/ (full state) go here
+    resume: bool = False  # continue from checkpoint_dir/last if it exists
+    progress: bool = True
+    schedule_steps_factor: float = 1.0  # the scheduler counts this many times the real steps (official-code quirks)
+
+
+@dataclass
+class TrainResult:
+    steps: int
+    best_score: float | None
+    best_step: int | None
+    seconds: float
+    history: list[dict] = field(default_factory=list)  # one row per logged interval / evaluation
+    # the largest |change| of any trainable weight between the start of this call and the weights returned (the
+    # selected ones); 0.0 means the returned model is its starting point (``stsnb.evaluation.claims.left_start``)
+    weight_change: float | None = None
+    # the optimizer step a resumed run continued from (None: it started at step 0 in this call); ``seconds`` then
+    # counts only the steps after it, so it is no training time to compare
+    resumed_at: int | None = None
+    # how far the returned weights moved: the L2 distance between them and the start over every trainable weight,
+    # divided by the L2 norm of the start (``relative_change``). ``weight_change`` is no distance: Adam moves each
+    # weight by at most about the learning rate per step, and some weight nearly always by that much, so it comes
+    # out near the sum of the learning rates over the kept steps whatever the run
+    relative_change: float | None = None
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def resolve_mixed_precision(choice: str) -> str:
+    """``"auto"``: bf16 on a GPU that has it, fp16 on other GPUs, none on the CPU, unless ``STSNB_PRECISION=bf16``
+    (``models.PRECISION_ENV``) asks for bf16 autocast everywhere: the bf16 rehearsal runs a GPU's casting paths on
+    the CPU."""
+    if choice != "auto":
+        if choice not in MIXED_PRECISION:
+            raise ValueError(f"mixed_precision must be 'auto', 'no', 'fp16' or 'bf16', got {choice!r}")
+        return choice
+    if os.environ.get(PRECISION_ENV) == "bf16":
+        return "bf16"
+    if torch.cuda.is_available():
+        return "bf16" if torch.cuda.is_bf16_supported() else "fp16"
+    return "no"
+
+
+_ACCELERATOR = None
+
+
+def accelerator(mixed_precision: str = "auto"):
+    """This process's ``Accelerator``, created on first use and reused; fp32 on CPU unless asked otherwise."""
+    global _ACCELERATOR
+    from accelerate import Accelerator
+    from accelerate.state import AcceleratorState
+    from accelerate.utils import DistributedDataParallelKwargs
+
+    precision = resolve_mixed_precision(mixed_precision)
+    if _ACCELERATOR is not None and _ACCELERATOR.mixed_precision == precision:
+        return _ACCELERATOR
+    if _ACCELERATOR is not None:
+        if _ACCELERATOR.num_processes > 1:
+            raise ValueError(
+                f"this run's processes use mixed_precision={_ACCELERATOR.mixed_precision!r}; a fit() with "
+                f"{precision!r} needs a new launch (all fits of a multi-process run share one precision)"
+            )
+        AcceleratorState._reset_state(reset_partial_state=False)  # one process: a notebook may switch precision
+    # DDP must tolerate parameters a forward does not use: encoders carry parts the pooling skips (BERT's pooler
+    # under mean pooling), which otherwise stop the second step on several processes. A static graph records the
+    # used set once, on the first step, instead of searching the autograd graph every step (find_unused_parameters),
+    # and it is what lets gradient checkpointing (Pcc's QLoRA; otherwise "Expected to mark a variable ready only once")
+    # run under DDP; every fit here runs one objective, so the used set does not change between steps.
+    ddp = DistributedDataParallelKwargs(find_unused_parameters=False, static_graph=True)
+    _ACCELERATOR = Accelerator(mixed_precision=precision, cpu=not torch.cuda.is_available(), kwargs_handlers=[ddp])
+    return _ACCELERATOR
+
+
+def default_param_groups(model: nn.Module, weight_decay: float) -> list[dict]:
+    """Trainable parameters, no weight decay on biases and normalization weights (BERT convention)."""
+    decay, no_decay = [], []
+    for name, parameter in model.named_parameters():
+        if not parameter.requires_grad:
+            continue
+        (no_decay if name.endswith("bias") or "norm" in name.lower() else decay).append(parameter)
+    return [{"params": decay, "weight_decay": weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
+
+
+_LAYER = re.compile(r"\.layers?\.(\d+)\.")
+
+
+def layerwise_param_groups(
+    model: nn.Module,
+    lr: float,
+    decay: float = 0.95,
+    weight_decay: float = 0.01,
+    head_lr: float | None = None,
+    head_prefix: str = "head.",
+) -> list[dict]:
+    """AdamW groups with layer-wise LR decay (STS-Regression's official ``train-*.py``, REFERENCE_NOTES A2).
+
+    The top transformer layer gets ``lr``, each layer below it ``decay`` times its upper neighbour's (BERT-base:
+    layer 0 at ``lr * 0.95**11``). Parameters outside the numbered layers (embeddings, the head) stay at ``lr``,
+    as in the official code, unless ``head_lr`` is given: then the parameters named ``head_prefix...`` get it (a new,
+    randomly initialised head that has tens of steps instead of the paper's thousands needs a larger step). No
+    weight decay on biases and normalisation weights. ``decay=1`` is plain AdamW.
+    """
+    named = [(name, p) for name, p in model.named_parameters() if p.requires_grad]
+    layers = [int(m.group(1)) for name, _ in named if (m := _LAYER.search(name))]
+    top = max(layers, default=0)
+    groups: dict[tuple[float, float], list[nn.Parameter]] = {}
+    for name, parameter in named:
+        match = _LAYER.search(name)
+        group_lr = lr * decay ** (top - int(match.group(1))) if match else lr
+        if head_lr is not None and name.startswith(head_prefix):
+            group_lr = head_lr
+        no_decay = name.endswith("bias") or "norm" in name.lower()
+        groups.setdefault((group_lr, 0.0 if no_decay else weight_decay), []).append(parameter)
+    return [{"params": params, "lr": g_lr, "weight_decay": wd} for (g_lr, wd), params in groups.items()]
+
+
+def _non_finite_ranks(acc, loss: torch.Tensor) -> list[int]:
+    """The processes whose loss is NaN or infinite, known to every process (one tiny all-gather per step on several
+    processes), so all of them stop together instead of the healthy ones waiting forever in the next collective."""
+    bad = not bool(torch.isfinite(loss.detach()).all())
+    if acc.num_processes == 1:
+        return [0] if bad else []
+    flags = acc.gather(torch.tensor([float(bad)], device=loss.device))
+    return [rank for rank, flag in enumerate(flags.tolist()) if flag]
+
+
+def largest_change(before: Mapping[str, torch.Tensor], after: Mapping[str, torch.Tensor]) -> float:
+    """The largest absolute difference of any weight named in both state dicts (0.0 when none changed)."""
+    shared = [k for k in before if k in after]
+    if not shared:
+        raise ValueError("the two states share no weight: nothing to compare")
+    return max(float((after[k].float() - before[k].float()).abs().max()) if before[k].numel() else 0.0 for k in shared)
+
+
+def relative_change(before: Mapping[str, torch.Tensor], after: Mapping[str, torch.Tensor]) -> float:
+    """``||after - before|| / ||before||``, the L2 norms over every weight named in both states taken as one vector:
+    how far training moved the weights, relative to where they started (0.0 when none changed; ``inf`` when the
+    start is all zeros and something changed)."""
+    shared = [k for k in before if k in after]
+    if not shared:
+        raise ValueError("the two states share no weight: nothing to compare")
+    moved = math.sqrt(sum(float((after[k].double() - before[k].double()).square().sum()) for k in shared))
+    start = math.sqrt(sum(float(before[k].double().square().sum()) for k in shared))
+    if start == 0.0:
+        return 0.0 if moved == 0.0 else math.inf
+    return moved / start
+
+
+def trainable_state(model: nn.Module) -> dict[str, torch.Tensor]:
+    """A CPU copy of the parameters that train (small for LoRA or a frozen encoder)."""
+    names = {name for name, p in model.named_parameters() if p.requires_grad}
+    return {k: v.detach().cpu().clone() for k, v in model.state_dict().items() if k in names}
+
+
+class _Indices(torch.utils.data.Dataset):
+    def __init__(self, n: int):
+        self.n = n
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __getitem__(self, index: int) -> int:
+        return index
+
+
+def _epoch_loader(n: int, config: TrainConfig, epoch: int, collate: Callable[[list], Any], data: Sequence):
+    """Shuffled batches of one epoch (the order depends on seed and epoch only), collated from ``data``."""
+    generator = torch.Generator().manual_seed(config.seed * 1_000_003 + epoch)
+    return torch.utils.data.DataLoader(
+        _Indices(n),
+        batch_size=config.batch_size,
+        shuffle=True,
+        generator=generator,
+        drop_last=config.drop_last,
+        collate_fn=lambda indices: (list(indices), collate([data[i] for i in indices])),
+    )
+
+
+CHECKPOINTS_ENV = "STSNB_CHECKPOINTS"  # a folder: every fit() without its own checkpoint_dir checkpoints below it
+RESUME_ENV = "STSNB_RESUME"  # "1": those fits resume from their checkpoints (``stsnb run --resume``)
+
+
+def run_key(model: nn.Module, loss_fn: LossFn, train_data: Sequence, config: TrainConfig) -> str:
+    """What decides a training run, as a short hash: the settings (progress and checkpoint fields aside), the loss
+    function's name, the number of examples and a strided sample of them, and a strided sample of the starting
+    weights (``stsnb.models.fingerprint.weights_sample``). A notebook rerun meets the same keys in the same fits; two
+    fits with one key would train the same weights, so sharing their checkpoints is right."""
+    from ..models.fingerprint import weights_sample
+
+    settings = _run_settings(config)
+    stride = max(1, len(train_data) // 64)
+    examples = [repr(train_data[i])[:500] for i in range(0, len(train_data), stride)][:64]
+    digest = hashlib.blake2b(digest_size=8)
+    parts = (json.dumps(settings, sort_keys=True, default=str), _describe_loss(loss_fn), str(len(train_data)))
+    for part in (*parts, *examples):
+        digest.update(part.encode() + b"\n")
+    digest.update(weights_sample(model).encode())
+    key = digest.hexdigest()
+    _RUN_KEYS_SEEN[key] = _RUN_KEYS_SEEN.get(key, 0) + 1
+    return f"{key}-{_RUN_KEYS_SEEN[key]}"  # the n-th fit with this key in this process: a rerun meets them in order
+
+
+_RUN_KEYS_SEEN: dict[str, int] = {}
+
+
+def _run_settings(config: TrainConfig) -> dict[str, Any]:
+    """The settings that decide a run's weights: the config without how it is shown or where it checkpoints."""
+    return {k: v for k, v in asdict(config).items() if k not in {"progress", "checkpoint_dir", "resume"}}
+
+
+_SIMPLE = (bool, int, float, str, type(None))
+
+
+def _describe_loss(loss_fn: LossFn) -> str:
+    """The loss's name with the plain values it closes over or is partially applied to (e.g. Smooth K2's k and x0),
+    so that two fits differing only in a loss setting get different keys."""
+    import functools
+
+    values: list[str] = []
+    while isinstance(loss_fn, functools.partial):
+        values += [repr(a) for a in loss_fn.args if isinstance(a, _SIMPLE)]
+        values += [f"{k}={v!r}" for k, v in sorted(loss_fn.keywords.items()) if isinstance(v, _SIMPLE)]
+        loss_fn = loss_fn.func
+    for cell in getattr(loss_fn, "__closure__", None) or ():
+        try:
+            content = cell.cell_contents
+        except ValueError:  # an empty cell
+            continue
+        if isinstance(content, _SIMPLE) or callable(content) and hasattr(content, "__qualname__"):
+            values.append(repr(content) if isinstance(content, _SIMPLE) else content.__qualname__)
+    name = f"{getattr(loss_fn, '__module__', '')}.{getattr(loss_fn, '__qualname__', type(loss_fn).__name__)}"
+    return f"{name}({', '.join(values)})"
+
+
+def checkpoint_settings(model: nn.Module, loss_fn: LossFn, train_data: Sequence, config: TrainConfig):
+    """``(checkpoint_dir, resume)`` of one fit: the config's own, else ``$STSNB_CHECKPOINTS/<run_key>`` with
+    ``$STSNB_RESUME``, which the batch runner sets for a plan with ``checkpoints: true`` (and ``--resume``)."""
+    if config.checkpoint_dir is not None:
+        return Path(config.checkpoint_dir), config.resume
+    root = os.environ.get(CHECKPOINTS_ENV)
+    if not root:
+        return None, False
+    return Path(root) / run_key(model, loss_fn, train_data, config), config.resume or os.environ.get(RESUME_ENV) == "1"
+
+
+def _save_atomic(obj: Any, path: Path) -> None:
+    """``torch.save`` to a temporary file renamed over ``path``: a run killed mid-save keeps the previous file."""
+    temporary = path.with_name(f".{path.name}.tmp")
+    torch.save(obj, temporary)
+    temporary.replace(path)
+
+
+def _rng_states() -> dict[str, Any]:
+    """This process's random number generators (Python, NumPy, torch CPU and CUDA): dropout and batch order resume."""
+    import random
+
+    import numpy as np
+
+    states = {"python": random.getstate(), "numpy": np.random.get_state(), "torch": torch.get_rng_state()}
+    if torch.cuda.is_available():
+        states["cuda"] = torch.cuda.get_rng_state_all()
+    return states
+
+
+def _set_rng_states(states: Mapping[str, Any]) -> None:
+    import random
+
+    import numpy as np
+
+    random.setstate(states["python"])
+    np.random.set_state(states["numpy"])
+    torch.set_rng_state(states["torch"])
+    if "cuda" in states and torch.cuda.is_available():
+        torch.cuda.set_rng_state_all(states["cuda"])
+
+
+def _save_training_state(acc, model: nn.Module, optimizer, folder: Path) -> None:
+    """What resumes a fit, without the frozen weights: each process's RNG states; on the main process the weights
+    that train (``trainable_state``), the optimizer and the gradient scaler (the processes of a DDP run hold the same
+    ones)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    torch.save(_rng_states(), folder / f"rng_{acc.process_index}.pt")
+    if acc.is_main_process:
+        torch.save(trainable_state(acc.unwrap_model(model)), folder / "trainable.pt")
+        torch.save(optimizer.state_dict(), folder / "optimizer.pt")
+        if acc.scaler is not None:
+            torch.save(acc.scaler.state_dict(), folder / "scaler.pt")
+
+
+def _load_training_state(acc, model: nn.Module, optimizer, folder: Path) -> None:
+    """The state ``_save_training_state`` wrote: the trainable weights into the model (a missing or unknown name is
+    an error naming it), then the optimizer, the scaler and this process's RNG states."""
+    unwrapped = acc.unwrap_model(model)
+    weights = torch.load(folder / "trainable.pt", weights_only=True)
+    expected = {name for name, p in unwrapped.named_parameters() if p.requires_grad}
+    if set(weights) != expected:
+        missing, unknown = sorted(expected - set(weights)), sorted(set(weights) - expected)
+        raise RuntimeError(
+            f"{folder}: the checkpoint's trainable weights do not match the model's (missing {missing[:3]}, "
+            f"unknown {unknown[:3]}): a checkpoint of another setting? Run without --resume to start over."
+        )
+    with torch.no_grad():
+        unwrapped.load_state_dict(weights, strict=False)
+    optimizer.load_state_dict(torch.load(folder / "optimizer.pt", weights_only=True))
+    if acc.scaler is not None and (folder / "scaler.pt").is_file():
+        acc.scaler.load_state_dict(torch.load(folder / "scaler.pt", weights_only=True))
+    _set_rng_states(torch.load(folder / f"rng_{acc.process_index}.pt", weights_only=False))  # our own file
+
+
+def _save_last_checkpoint(acc, model: nn.Module, optimizer, checkpoints: Path, scheduler, state: Mapping) -> None:
+    """The state that resumes the fit (``_save_training_state``) in ``checkpoints/last``, swapped in only once
+    complete.
+
+    Written to ``last.new`` first (every process saves its part); the main process then moves the old ``last``
+    aside to ``last.old``, renames ``last.new`` to ``last`` and deletes ``last.old``. A kill at any point leaves a
+    complete checkpoint in ``last`` or, between the two renames, in ``last.old`` (``_last_checkpoint`` looks there
+    too)."""
+    import shutil
+
+    new, last, old = checkpoints / "last.new", checkpoints / "last", checkpoints / "last.old"
+    if acc.is_main_process and new.exists():
+        shutil.rmtree(new)  # an unfinished save of a killed run
+    acc.wait_for_everyone()
+    _save_training_state(acc, model, optimizer, new)
+    acc.wait_for_everyone()
+    if not acc.is_main_process:
+        return
+    torch.save(scheduler.state_dict(), new / "scheduler.pt")
+    (new / "progress.json").write_text(json.dumps(state))  # written last: its presence marks a complete save
+    if last.exists():
+        if old.exists():
+            shutil.rmtree(old)
+        last.rename(old)
+    new.rename(last)
+    if old.exists():
+        shutil.rmtree(old)
+
+
+HEAVY_STATE_FILES = ("trainable.pt", "optimizer.pt", "scaler.pt")  # what only an unfinished fit needs to go on
+
+
+def _slim_finished_checkpoint(run: _Run) -> None:
+    """A finished fit's ``last/`` keeps only what returns it at once on a resume: ``progress.json`` marked
+    ``finished``, the scheduler and the RNG states (a few KiB); the trainable weights, the optimizer and the scaler
+    (AdamW's two moments: 3x the trainable weights) go, since ``best.pt`` holds the weights the fit returns. So a
+    notebook's checkpoints hold one unfinished fit's state at a time, not every fit's until the notebook ends.
+    Marked first, then deleted: a kill in between leaves a finished checkpoint with its files."""
+    run.acc.wait_for_everyone()
+    last = _last_checkpoint(run.checkpoints) if run.checkpoints is not None else None
+    if last is None or not run.acc.is_main_process or run.state["step"] < run.total:
+        return
+    if not (run.checkpoints / "best.pt").is_file():
+        return  # no selected weights to return from: keep the full state
+    progress = last / "progress.json"
+    temporary = progress.with_name(".progress.json.tmp")
+    temporary.write_text(json.dumps({**json.loads(progress.read_text()), "finished": True}))
+    temporary.replace(progress)
+    for name in HEAVY_STATE_FILES:
+        (last / name).unlink(missing_ok=True)
+
+
+def _last_checkpoint(checkpoints: Path) -> Path | None:
+    """The newest complete checkpoint folder (``last``, else ``last.old`` left by a kill between two renames)."""
+    for folder in (checkpoints / "last", checkpoints / "last.old"):
+        if (folder / "progress.json").is_file():
+            return folder
+    return None
+
+
+def _broadcast(acc, value: float | None) -> float | None:
+    if acc.num_processes == 1:
+        return value
+    from accelerate.utils import broadcast_object_list
+
+    return broadcast_object_list([value], from_process=0)[0]
+
+
+def fit(
+    model: nn.Module,
+    loss_fn: LossFn,
+    train_data: Sequence,
+    config: TrainConfig,
+    *,
+    collate: Callable[[list], Any] = list,
+    evaluate: EvalFn | None = None,
+    param_groups: list[dict] | None = None,
+) -> TrainResult:
+    """Train ``model`` on ``train_data`` with ``loss_fn(model, batch) -> scalar``; return the history.
+
+    ``evaluate(model) -> score`` (higher is better, e.g. STS-B dev Spearman) runs on the main process before the
+    first step (``eval_at_start``), every ``eval_every`` optimizer steps (else once per epoch) and at the end; the
+    best weights are restored into ``model`` before returning, and so is the train/eval mode ``model`` came in with.
+    """
+    _check_inputs(train_data, config)
+    started, was_training = time.perf_counter(), model.training
+    run = _start(model, loss_fn, train_data, config, evaluate, param_groups)
+    _resume_state(run)
+    run.bar = _progress_bar(run)
+    run.model.train()
+    if config.eval_at_start and run.state["step"] == 0 and run.state["evaluated_at"] is None:
+        _evaluate_and_select(run)
+    for epoch in range(run.state["epoch"], config.epochs):
+        if run.state["step"] >= run.total:
+            break
+        _train_epoch(run, epoch, loss_fn, train_data, collate)
+        if run.state["step"] < run.total:  # the epoch ran to its end: the next one starts at its first batch
+            run.state["epoch"], run.state["batch"] = epoch + 1, 0
+            if not config.eval_every:
+                _evaluate_and_select(run)
+    run.bar.close()
+    if run.loss_count:
+        _log_loss(run, run.state["epoch"])
+    if run.state["evaluated_at"] != run.state["step"]:
+        _evaluate_and_select(run)
+    unwrapped = _restore_best(run, was_training)
+    returned = trainable_state(unwrapped) if run.initial_weights else None
+    change = largest_change(run.initial_weights, returned) if returned is not None else None
+    relative = relative_change(run.initial_weights, returned) if returned is not None else None
+    _write_about(run, loss_fn, len(train_data))
+    _slim_finished_checkpoint(run)
+    run.acc.free_memory()  # the Accelerator outlives this call: let go of this run's model, optimizer and loaders
+    state = run.state
+    return TrainResult(
+        state["step"],
+        state["best_score"],
+        state["best_step"],
+        time.perf_counter() - started,
+        state["history"],
+        weight_change=change,
+        resumed_at=run.resumed_at,
+        relative_change=relative,
+    )
+
+
+# The steps of ``fit``, in the order it calls them. They share one ``_Run``.
+
+
+def _fresh_state() -> dict[str, Any]:
+    """Where a run stands, as ``progress.json`` saves it: the optimizer step, the epoch and the batches of it
+    already trained, the best dev score and its step, the step of the latest evaluation, the history rows."""
+    return {
+        "step": 0,
+        "epoch": 0,
+        "batch": 0,
+        "best_score": None,
+        "best_step": None,
+        "evaluated_at": None,
+        "history": [],
+    }
+
+
+@dataclass
+class _Run:
+    """One ``fit`` call's moving parts, shared by its steps."""
+
+    acc: Any  # this process's Accelerator
+    model: nn.Module  # as ``acc.prepare`` returned it (wrapped for DDP on several processes)
+    optimizer: Any
+    scheduler: Any  # stepped by hand, once per optimizer step
+    config: TrainConfig
+    total: int  # the optimizer step the run ends at
+    initial_weights: dict[str, torch.Tensor]  # the trainable weights it started from (for ``weight_change``)
+    checkpoints: Path | None  # best.pt, last/ and about.json go here (None: no checkpoints)
+    resume: bool
+    evaluate: EvalFn | None = None
+    state: dict[str, Any] = field(default_factory=_fresh_state)
+    best_weights: dict[str, torch.Tensor] | None = None  # the trainable weights of the best evaluation yet
+    resumed_at: int | None = None
+    loss_sum: float = 0.0  # the micro-batch losses since the last loss row of the history, and their number
+    loss_count: int = 0
+    bar: Any = None  # the progress bar over optimizer steps
+
+
+def _check_inputs(train_data: Sequence, config: TrainConfig) -> None:
+    """Refuse empty data and batch sizes, accumulation or epochs below 1."""
+    if len(train_data) == 0:
+        raise ValueError("train_data is empty")
+    if config.batch_size < 1 or config.grad_accum < 1 or config.epochs < 1:
+        raise ValueError(f"batch_size, grad_accum and epochs must be >= 1, got {config}")
+
+
+def _total_steps(n: int, config: TrainConfig, processes: int) -> int:
+    """The optimizer steps of a run on ``n`` examples: each process's batches of an epoch in groups of ``grad_accum``
+    (the last group may be short), times the epochs, at most ``max_steps``."""
+    batches_per_epoch = (n // config.batch_size) if config.drop_last else math.ceil(n / config.batch_size)
+    per_process = math.ceil(batches_per_epoch / processes)
+    if per_process == 0:
+        raise ValueError(f"{n} examples make no full batch of {config.batch_size} with drop_last")
+    total = math.ceil(per_process / config.grad_accum) * config.epochs
+    return total if config.max_steps is None else min(total, config.max_steps)
+
+
+def _start(
+    model: nn.Module,
+    loss_fn: LossFn,
+    train_data: Sequence,
+    config: TrainConfig,
+    evaluate: EvalFn | None,
+    param_groups: list[dict] | None,
+) -> _Run:
+    """Everything before the first step: the Accelerator, the seed (before anything draws a random number), AdamW,
+    the linear warmup-then-decay schedule, the starting weights, the checkpoint folder, then ``acc.prepare``."""
+    from accelerate.utils import set_seed
+    from transformers import get_linear_schedule_with_warmup
+
+    acc = accelerator(config.mixed_precision)
+    acc.free_memory()  # what an interrupted earlier fit() left registered (else checkpoints would count two models)
+    acc.gradient_accumulation_steps = config.grad_accum  # steps on the last batch of an epoch too (prepared loader)
+    set_seed(config.seed)
+    groups = param_groups if param_groups is not None else default_param_groups(model, config.weight_decay)
+    optimizer = torch.optim.AdamW(groups, lr=config.lr)
+    total = _total_steps(len(train_data), config, acc.num_processes)
+    counted = max(1, round(total * config.schedule_steps_factor))
+    scheduler = get_linear_schedule_with_warmup(optimizer, round(config.warmup_ratio * counted), counted)
+    # the scheduler is stepped by hand once per optimizer step (prepared, accelerate would step it once per process)
+    initial_weights = trainable_state(model)
+    checkpoints, resume = checkpoint_settings(model, loss_fn, train_data, config)
+    prepared, optimizer = acc.prepare(model, optimizer)
+    return _Run(acc, prepared, optimizer, scheduler, config, total, initial_weights, checkpoints, resume, evaluate)
+
+
+def _resume_state(run: _Run) -> None:
+    """When resuming and a complete checkpoint exists (``_last_checkpoint``): accelerate's state from it (weights,
+    optimizer, random number generators; of a finished fit only the RNGs), the scheduler, the progress
+    (``run.state``) and the best weights (``best.pt``); ``run.resumed_at`` is the step it continues from. Nothing
+    otherwise."""
+    last = _last_checkpoint(run.checkpoints) if run.checkpoints is not None and run.resume else None
+    if last is None:
+        return
+    state = json.loads((last / "progress.json").read_text())
+    if state.pop("finished", False):  # _slim_finished_checkpoint: best.pt holds what the fit returns
+        _set_rng_states(torch.load(last / f"rng_{run.acc.process_index}.pt", weights_only=False))  # our own file
+    else:
+        _load_training_state(run.acc, run.model, run.optimizer, last)
+    run.scheduler.load_state_dict(torch.load(last / "scheduler.pt", weights_only=True))
+    run.state = state
+    run.resumed_at = run.state["step"]
+    if (run.checkpoints / "best.pt").is_file():
+        run.best_weights = torch.load(run.checkpoints / "best.pt", weights_only=True)
+
+
+def _progress_bar(run: _Run):
+    """A bar over the run's optimizer steps from where it stands; silent with ``progress=False``, in a quiet batch run
+    (``stsnb.training.progress``) and on every process but the main one."""
+    from tqdm.auto import tqdm
+
+    quiet = not run.config.progress or batch_run_is_quiet() or not run.acc.is_main_process
+    return tqdm(total=run.total, initial=run.state["step"], desc="train", disable=quiet)
+
+
+def _train_epoch(run: _Run, epoch: int, loss_fn: LossFn, train_data: Sequence, collate: Callable[[list], Any]) -> None:
+    """The batches of one epoch, after those a resumed run already trained, until the epoch or the run ends."""
+    acc, state = run.acc, run.state
+    loader = acc.prepare(_epoch_loader(len(train_data), run.config, epoch, collate, train_data))
+    skip = state["batch"] if epoch == state["epoch"] else 0
+    batches = acc.skip_first_batches(loader, skip) if skip else loader
+    for index, (examples, batch) in enumerate(batches, start=skip):
+        loss = _train_batch(run, loss_fn, batch, _Where(state["step"], epoch, index, loader, examples))
+        run.loss_sum += loss.item()
+        run.loss_count += 1
+        state["epoch"], state["batch"] = epoch, index + 1
+        if acc.sync_gradients:
+            _count_step(run, epoch)
+            if state["step"] >= run.total:
+                return
+
+
+class _Where(NamedTuple):
+    """Where a micro-batch stands, for the messages that stop a run on it."""
+
+    step: int  # the optimizer step it belongs to
+    epoch: int
+    batch: int
+    loader: Any  # the epoch's loader (``len`` is its number of batches)
+    examples: list  # the indices of its examples in ``train_data``
+
+    def __str__(self) -> str:
+        return f"epoch {self.epoch}, batch {self.batch} of {len(self.loader)}"
+
+    def shown_examples(self) -> str:
+        return f"{self.examples[:8]}{'...' if len(self.examples) > 8 else ''}"
+
+
+def _train_batch(run: _Run, loss_fn: LossFn, batch: Any, where: _Where) -> torch.Tensor:
+    """One micro-batch under accelerate's accumulation: the loss (a ``ValueError`` from it is raised again with the
+    step and batch), ``_stop_on_nan``, backward, clipping when the gradients sync, and the optimizer step (accelerate
+    skips it between syncs). Returns the loss."""
+    acc, model = run.acc, run.model
+    with acc.accumulate(model):
+        try:
+            loss = loss_fn(model, batch)
+        except ValueError as err:  # e.g. pearson_loss on a batch whose gold scores are all equal
+            raise ValueError(
+                f"{err} (optimizer step {where.step}, {where}, examples {where.shown_examples()})"
+            ) from err
+        _stop_on_nan(acc, loss, where)
+        acc.backward(loss)
+        if acc.sync_gradients and run.config.max_grad_norm is not None:
+            acc.clip_grad_norm_(model.parameters(), run.config.max_grad_norm)
+        run.optimizer.step()
+        run.optimizer.zero_grad()
+    return loss
+
+
+def _stop_on_nan(acc, loss: torch.Tensor, where: _Where) -> None:
+    """Raise ``NonFiniteLossError`` on every process when the loss is NaN or infinite on any of them, naming the
+    processes, the step, the batch and this process's examples."""
+    bad_ranks = _non_finite_ranks(acc, loss)
+    if bad_ranks:
+        raise NonFiniteLossError(
+            f"loss is not finite on process {', '.join(map(str, bad_ranks))} of {acc.num_processes} "
+            f"(this process: {loss.item()}) at optimizer step {where.step} ({where}, this process's examples "
+            f"{where.shown_examples()}); every process stops here"
+        )
+
+
+def _count_step(run: _Run, epoch: int) -> None:
+    """After an optimizer step: the scheduler's step, the step count, the progress bar; every ``eval_every`` steps a
+    loss row with the learning rate, and ``_evaluate_and_select``."""
+    run.scheduler.step()
+    run.state["step"] += 1
+    run.bar.update(1)
+    run.bar.set_postfix(loss=f"{run.loss_sum / run.loss_count:.4f}")
+    if run.config.eval_every and run.state["step"] % run.config.eval_every == 0:
+        _log_loss(run, epoch, lr=run.scheduler.get_last_lr()[0])
+        _evaluate_and_select(run)
+
+
+def _log_loss(run: _Run, epoch: int, **more: float) -> None:
+    """A history row with the mean micro-batch loss since the previous one (and ``more``); the mean starts again."""
+    mean = run.loss_sum / run.loss_count
+    run.state["history"].append({"step": run.state["step"], "epoch": epoch, "loss": mean, **more})
+    run.loss_sum, run.loss_count = 0.0, 0
+
+
+def _evaluate_and_select(run: _Run) -> None:
+    """``evaluate`` on the main process (its score broadcast to the others), a dev row in the history, the weights
+    kept when the score beats the best so far (the first one always does), then ``_save_checkpoint``. Nothing
+    without an ``evaluate``."""
+    if run.evaluate is None:
+        return
+    state = run.state
+    unwrapped = run.acc.unwrap_model(run.model)
+    score = _broadcast(run.acc, float(run.evaluate(unwrapped)) if run.acc.is_main_process else None)
+    unwrapped.train()
+    state["evaluated_at"] = state["step"]
+    state["history"].append({"step": state["step"], "epoch": state["epoch"], "dev": score})
+    improved = state["best_score"] is None or score > state["best_score"]
+    if improved:
+        state["best_score"], state["best_step"] = score, state["step"]
+        run.best_weights = trainable_state(unwrapped)
+    _save_checkpoint(run, improved)
+
+
+def _save_checkpoint(run: _Run, improved: bool) -> None:
+    """With a checkpoint folder: ``best.pt`` (the best weights, by the main process) when the evaluation ``improved``
+    on the best, then ``last`` (the full state, every process taking part). Then all processes wait for each other."""
+    if run.checkpoints is not None:
+        if improved and run.acc.is_main_process:
+            run.checkpoints.mkdir(parents=True, exist_ok=True)
+            _save_atomic(run.best_weights, run.checkpoints / "best.pt")
+        _save_last_checkpoint(run.acc, run.model, run.optimizer, run.checkpoints, run.scheduler, run.state)
+    run.acc.wait_for_everyone()
+
+
+def _restore_best(run: _Run, was_training: bool) -> nn.Module:
+    """The unwrapped model with the selected weights loaded (when an evaluation selected some) and its mode back to
+    ``was_training``."""
+    unwrapped = run.acc.unwrap_model(run.model)
+    if run.best_weights is not None:
+        unwrapped.load_state_dict(run.best_weights, strict=False)
+    unwrapped.train(was_training)
+    return unwrapped
+
+
+def _write_about(run: _Run, loss_fn: LossFn, examples: int) -> None:
+    """``about.json`` in the checkpoint folder (main process): the loss, the number of examples, the settings, the
+    last and best steps, the best score and the step a resumed run continued from."""
+    if run.checkpoints is None or not run.acc.is_main_process:
+        return
+    run.checkpoints.mkdir(parents=True, exist_ok=True)
+    about = {
+        "loss": _describe_loss(loss_fn),
+        "examples": examples,
+        "config": _run_settings(run.config),
+        **{k: run.state[k] for k in ("step", "best_step", "best_score")},
+        "resumed_at": run.resumed_at,
+    }
+    (run.checkpoints / "about.json").write_text(json.dumps(about, indent=1, default=str))
