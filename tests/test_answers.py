@@ -1,5 +1,6 @@
-"""``stsnb.teaching.answers``: the answer sheet written from the notebooks' exercises, the answers' templates and the committed
-runs (no notebook is executed here: exercise runs are faked as folders, and ``run_exercise``'s runner is replaced)."""
+"""``stsnb.teaching.answers``: the answer sheet written from the notebooks' exercises, the answers' templates and the
+committed runs (no notebook is executed here: exercise runs are faked as folders, and ``run_exercise``'s runner is
+replaced)."""
 
 from __future__ import annotations
 

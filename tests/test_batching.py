@@ -1,5 +1,5 @@
-"""Global batches shared out over processes (``stsnb.training.batching``): the same global batch on any GPU count, and the
-process count ``"auto"`` picks. Pure arithmetic; the losses on two processes are in tests/test_distributed.py."""
+"""Global batches shared out over processes (``stsnb.training.batching``): the same global batch on any GPU count, and
+the process count ``"auto"`` picks. Pure arithmetic; the losses on two processes are in tests/test_distributed.py."""
 
 from __future__ import annotations
 

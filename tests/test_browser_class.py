@@ -2,8 +2,8 @@
 
 Each test opens the notebook in headless Chromium and, changing nothing, runs all cells through the menu: the
 parameters cell's default ``profile = "class"`` must run the class profile. It checks: no cell shows an error, every
-figure loaded, the setup cell applied the class plan (``stsnb.runs.profiles``; the run recorded the plan's values), nothing
-was asked of the network.
+figure loaded, the setup cell applied the class plan (``stsnb.runs.profiles``; the run recorded the plan's values),
+nothing was asked of the network.
 
 In the long tier: marked ``long`` (and ``browser``, ``slow``), skipped unless pytest gets ``--long``
 (``tests/conftest.py``), because the four class runs take minutes each and README's Command 2 must stay under 12

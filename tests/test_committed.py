@@ -1,5 +1,5 @@
-"""``stsnb.runs.committed``: a claim's result in the committed cpu runs (read-only), as a class notebook prints it beside
-its own; and summary.md's mark on a notebook's headline claim."""
+"""``stsnb.runs.committed``: a claim's result in the committed cpu runs (read-only), as a class notebook prints it
+beside its own; and summary.md's mark on a notebook's headline claim."""
 
 from __future__ import annotations
 

@@ -210,8 +210,8 @@ def test_every_claim_states_its_preconditions_and_training_seeds(profile, name):
 
 @pytest.mark.parametrize(("profile", "name"), CLAIMING)
 def test_no_claim_is_gated_on_an_arm_it_does_not_compare(profile, name):
-    """A claim is gated on its own arms (stsnb.evaluation.claims): no precondition names an arm the claim's statement leaves
-    out (tests/test_claims.py shows the guard catching the old Table 1 rows gated on cross entropy)."""
+    """A claim is gated on its own arms (stsnb.evaluation.claims): no precondition names an arm the claim's statement
+    leaves out (tests/test_claims.py shows the guard catching the old Table 1 rows gated on cross entropy)."""
     rows = claim_rows(committed(profile).folders[name])
     stray = {row["claim"]: claims.arms_not_compared(row) for row in rows if claims.arms_not_compared(row)}
     assert not stray, f"{profile}/{name}: claims gated on arms they do not compare: {stray}"

@@ -1,5 +1,5 @@
-"""stsnb.teaching.data_look: the rank arithmetic on hand-checkable examples, and the text lined up with the scores on real
-STS-B test pairs scored by the real packaged MiniLM."""
+"""stsnb.teaching.data_look: the rank arithmetic on hand-checkable examples, and the text lined up with the scores on
+real STS-B test pairs scored by the real packaged MiniLM."""
 
 from __future__ import annotations
 

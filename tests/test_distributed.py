@@ -1,5 +1,5 @@
-"""Two CPU processes (``stsnb.training.distributed.launch``: accelerate's ``debug_launcher``, gloo): global-batch losses and
-even batches across ranks.
+"""Two CPU processes (``stsnb.training.distributed.launch``: accelerate's ``debug_launcher``, gloo): global-batch losses
+and even batches across ranks.
 
 Marked ``distributed``. What is checked inside the launched processes raises there, which fails the launcher and so
 the test.

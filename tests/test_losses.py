@@ -1,4 +1,5 @@
-"""stsnb.training.losses against plain transcriptions of the papers' equations (numpy / loops, float64), plus edge cases.
+"""stsnb.training.losses against plain transcriptions of the papers' equations (numpy / loops, float64), plus edge
+cases.
 
 Every reference below is written from the equation, not by calling the function under test.
 """
@@ -505,7 +506,8 @@ def test_every_per_example_loss_returns_one_value_per_row():
     assert L.softmax_cross_entropy(torch.randn(n, 3), torch.zeros(n, dtype=torch.long), "none").shape == (n,)
 
 
-# ---- stsnb.teaching.loss_curves (the notebook's grid evaluation) ---------------------------------------------------------
+# ---- stsnb.teaching.loss_curves (the notebook's grid evaluation)
+# ---------------------------------------------------------
 
 
 def test_loss_curves_evaluate_values_and_gradients():

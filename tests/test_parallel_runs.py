@@ -1,5 +1,5 @@
-"""Runs of one profile side by side (``stsnb.runs.locks``, ``stsnb.runs.parallel``): different notebooks at once, the same one
-refused naming its holder, a dead run's lock taken over, summary.md from every run's folders, and ``stsnb run
+"""Runs of one profile side by side (``stsnb.runs.locks``, ``stsnb.runs.parallel``): different notebooks at once, the
+same one refused naming its holder, a dead run's lock taken over, summary.md from every run's folders, and ``stsnb run
 --parallel``: each child on its own ``CUDA_VISIBLE_DEVICES``, bad groups refused, the worst exit code. Tiny fixture
 notebooks only (no model): seconds each."""
 

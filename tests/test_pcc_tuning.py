@@ -34,7 +34,8 @@ def test_reported_numbers_are_labelled_as_the_papers():
 
 def test_qlora_on_a_tiny_mistral_takes_a_training_step_on_cpu(tmp_path):
     """Stage 1's setting on the CPU: 4-bit NF4 base with double quantization, LoRA on every linear layer, Eq. 8
-    InfoNCE with a hard negative through stsnb.training.train.fit (mechanics: a tiny random Mistral-architecture model)."""
+    InfoNCE with a hard negative through stsnb.training.train.fit (mechanics: a tiny random Mistral-architecture
+    model)."""
     import torch
     from conftest import save_tiny_causal_lm
     from transformers import MistralConfig

@@ -1,6 +1,6 @@
-"""``stsnb.teaching.plots``: ``figure`` hands back axes shaped as notebooks index them; ``figure_problems`` finds what makes a
-figure hard to read (overlapping text, text under 9 pt, a legend over the data) and ``save`` refuses such a figure
-when ``STSNB_CHECK_FIGURES=1``."""
+"""``stsnb.teaching.plots``: ``figure`` hands back axes shaped as notebooks index them; ``figure_problems`` finds what
+makes a figure hard to read (overlapping text, text under 9 pt, a legend over the data) and ``save`` refuses such a
+figure when ``STSNB_CHECK_FIGURES=1``."""
 
 from __future__ import annotations
 

@@ -355,7 +355,8 @@ def write_run(folder: Path, sha: str, seconds: float | None, metrics: dict, resu
 
 
 def new_claims() -> list[dict]:
-    """Rows as ``stsnb.evaluation.claims.claim`` writes them: supported on 2 seeds, not tested, equivalent within 1 point."""
+    """Rows as ``stsnb.evaluation.claims.claim`` writes them: supported on 2 seeds, not tested, equivalent within 1
+    point."""
     moved = claims.precondition("the baseline moved the encoder", True, "stage 1 minus untrained: +18.55")
     still = claims.precondition(
         "the baseline moved the encoder", False, "baseline minus untrained: +0.07 [-0.68, +0.78]"

@@ -1,6 +1,7 @@
 """CI's end-to-end check: ``stsnb run --profile smoke`` executes every notebook of the smoke plan successfully, and
-the executed notebooks show a reader no output noise (``stsnb.runs.notebook_noise``), and every figure they save is readable
-(``STSNB_CHECK_FIGURES=1``: ``stsnb.teaching.plots.save`` raises on ``plots.figure_problems``, so the notebook fails)."""
+the executed notebooks show a reader no output noise (``stsnb.runs.notebook_noise``), and every figure they save is
+readable (``STSNB_CHECK_FIGURES=1``: ``stsnb.teaching.plots.save`` raises on ``plots.figure_problems``, so the notebook
+fails)."""
 
 from __future__ import annotations
 

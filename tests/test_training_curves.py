@@ -1,5 +1,6 @@
-"""``stsnb.teaching.training_curves`` on synthetic histories shaped as ``stsnb.training.train`` writes them: two readable panels (no
-problem ``plots.figure_problems`` finds), one line per run in one colour, and sentences written from the numbers."""
+"""``stsnb.teaching.training_curves`` on synthetic histories shaped as ``stsnb.training.train`` writes them: two
+readable panels (no problem ``plots.figure_problems`` finds), one line per run in one colour, and sentences written from
+the numbers."""
 
 from __future__ import annotations
 
@@ -19,7 +20,8 @@ def _close_figures():
 
 
 def _history(losses: list[float], devs: list[float], every: int = 10) -> list[dict]:
-    """Loss rows every ``every`` steps and a dev row at step 0 and after each loss row, as ``stsnb.training.train`` logs."""
+    """Loss rows every ``every`` steps and a dev row at step 0 and after each loss row, as ``stsnb.training.train``
+    logs."""
     rows = [{"step": 0, "epoch": 0, "dev": devs[0]}]
     for i, loss in enumerate(losses, start=1):
         rows.append({"step": i * every, "epoch": 0, "loss": loss, "lr": 1e-5})

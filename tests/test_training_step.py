@@ -1,4 +1,5 @@
-"""stsnb.training.training_step: the one training step the notebooks show by hand (a batch, the loss, backward, a step)."""
+"""stsnb.training.training_step: the one training step the notebooks show by hand (a batch, the loss, backward, a
+step)."""
 
 from __future__ import annotations
 

@@ -154,8 +154,8 @@ class STSReport:
 
 
 class EmbeddingCache:
-    """Embeddings keyed by the encoder's fingerprint (``stsnb.models.fingerprint``: weights, tokenizer, pooling, template
-    text, max length, dtype / quantization, package version) and the text.
+    """Embeddings keyed by the encoder's fingerprint (``stsnb.models.fingerprint``: weights, tokenizer, pooling,
+    template text, max length, dtype / quantization, package version) and the text.
 
     Kept in memory; with ``folder`` also on disk, one ``.pt`` file per fingerprint, so a second process that
     evaluates the same weights (``stsnb eval`` twice) encodes nothing. A file is written to a temporary name of this
@@ -295,7 +295,8 @@ def dev_spearman(encoder, pairs: Sequence[stsdata.STSPair], preprocess: Callable
 
 def dev_predictions(encoder, pairs: Sequence[stsdata.STSPair]) -> TaskPredictions:
     """``{"STS-B dev": (gold, cosine)}`` of ``pairs``, uncached (the weights change between calls): what a training
-    probe compares, as a paired difference, before and after (``stsnb.evaluation.stats.paired_predictions_difference``)."""
+    probe compares, as a paired difference, before and after
+    (``stsnb.evaluation.stats.paired_predictions_difference``)."""
     cosine = pair_similarities(encoder, pairs, cache=None)
     return {"STS-B dev": (np.array([p.score for p in pairs], dtype=float), np.asarray(cosine, dtype=float))}
 
@@ -303,9 +304,9 @@ def dev_predictions(encoder, pairs: Sequence[stsdata.STSPair]) -> TaskPrediction
 def dev_evaluator(
     dev_pairs: Sequence[stsdata.STSPair], preprocess: Callable[[str], str] | None = None
 ) -> Callable[[torch.nn.Module], float]:
-    """``evaluate(model) -> STS-B dev Spearman`` for ``stsnb.training.train.fit``: the cosine of the model's sentence encoder
-    (``model.encoder`` where the model wraps one, e.g. a Siamese head, else the model itself), each sentence mapped
-    by ``preprocess`` first."""
+    """``evaluate(model) -> STS-B dev Spearman`` for ``stsnb.training.train.fit``: the cosine of the model's sentence
+    encoder (``model.encoder`` where the model wraps one, e.g. a Siamese head, else the model itself), each sentence
+    mapped by ``preprocess`` first."""
 
     def score(model: torch.nn.Module) -> float:
         return dev_spearman(getattr(model, "encoder", model), dev_pairs, preprocess)
@@ -332,8 +333,8 @@ def task_predictions(
 ) -> TaskPredictions:
     """Task -> (gold, cosine) of every test pair (STS12-16 pooled over their subsets, the "all" setting), or of a
     fixed sample of ``max_pairs`` per task: the same draw for every model, so two models' predictions pair up
-    for ``stsnb.evaluation.stats.paired_predictions_difference``. The cache is keyed by the weights' fingerprint and the text
-    encoded (after ``preprocess``, which maps each sentence before encoding)."""
+    for ``stsnb.evaluation.stats.paired_predictions_difference``. The cache is keyed by the weights' fingerprint and the
+    text encoded (after ``preprocess``, which maps each sentence before encoding)."""
     out: TaskPredictions = {}
     for task in parse_tasks(tasks):
         pairs = drawn_pairs(task, max_pairs, seed)

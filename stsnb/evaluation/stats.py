@@ -464,7 +464,8 @@ def paired_predictions_difference(
     seed: int | None = 0,
 ) -> PairedDifference:
     """:func:`paired_average_difference` of two systems' ``task -> (gold, predictions)`` mappings (as
-    ``stsnb.evaluation.evaluate.task_predictions`` returns them): both must cover the same tasks with the same gold pairs."""
+    ``stsnb.evaluation.evaluate.task_predictions`` returns them): both must cover the same tasks with the same gold
+    pairs."""
     if set(a) != set(b) or not a:
         raise ValueError(f"a and b must cover the same non-empty set of tasks, got {sorted(a)} and {sorted(b)}")
     triples = {}

@@ -15,13 +15,13 @@ of identical fits. This module prices them; nothing here has been compared with 
   (hidden size 768-1024 and sequences of 30-60 tokens keep the matmuls small, and tokenisation, the Python loop and
   the kernel launches weigh more; both are assumptions, not measurements). A 4-bit base costs :data:`QLORA_SLOWDOWN`
   x the time (bitsandbytes dequantises every NF4 weight at each matmul). Training is divided over the fit's
-  processes; dev evaluation and test scoring run on the main process alone (``stsnb.training.train.fit``; the notebooks score
-  on the main process), at 16 bits (a 4-bit run is scored on its 16-bit copy; its dev evaluations keep the 4-bit
+  processes; dev evaluation and test scoring run on the main process alone (``stsnb.training.train.fit``; the notebooks
+  score on the main process), at 16 bits (a 4-bit run is scored on its 16-bit copy; its dev evaluations keep the 4-bit
   slowdown). Each optimizer step of an encoder or adapter adds :data:`STEP_OVERHEAD_SECONDS` (the update, the
   all-reduce, the Python loop, collating and tokenising the batch: what makes a BERT-base step at 16 pairs take
   tens of milliseconds, not the few its FLOPs need). Not counted: loading models, the bootstrap, data downloads.
-- **Disk** (``stsnb.training.train``): a checkpointing fit holds ``last/`` (its trainable weights in fp32, AdamW's two fp32
-  moments, each process's RNG states, scheduler and progress: :data:`SMALL_FILES_BYTES`) and ``best.pt`` (the
+- **Disk** (``stsnb.training.train``): a checkpointing fit holds ``last/`` (its trainable weights in fp32, AdamW's two
+  fp32 moments, each process's RNG states, scheduler and progress: :data:`SMALL_FILES_BYTES`) and ``best.pt`` (the
   trainable weights) while it trains; once it finishes, ``last/`` keeps only the few KiB a resume needs to return it
   at once (``train._slim_finished_checkpoint``), so a notebook holds one unfinished fit's state beside every
   fit's ``best.pt``, which ``stsnb.runs.execution.keep_selected_weights`` keeps in ``<notebook>/weights/`` when the
@@ -237,8 +237,8 @@ STSB_DEV_PAIRS = 1_500
 
 @functools.lru_cache(maxsize=8)
 def sts_test_sentences(max_pairs: int | None) -> tuple[int, bool]:
-    """Sentences one scoring of the seven STS test sets encodes (``stsnb.evaluation.evaluate`` encodes each distinct sentence
-    once): the distinct sentences measured on the data folder, ``(count, True)``; without one, two per pair
+    """Sentences one scoring of the seven STS test sets encodes (``stsnb.evaluation.evaluate`` encodes each distinct
+    sentence once): the distinct sentences measured on the data folder, ``(count, True)``; without one, two per pair
     ``(count, False)``. ``max_pairs``: at most that many pairs per task (an upper bound: 2 sentences each)."""
     from ..data import loading as data
 

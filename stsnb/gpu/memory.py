@@ -114,7 +114,8 @@ def measure_in_fresh_process(target: str, kwargs: dict[str, Any], timeout: float
 
 
 def main(argv: list[str] | None = None) -> None:
-    """``python -m stsnb.gpu.memory package.module:function '{"json": "kwargs"}'``: print the function's dict as JSON."""
+    """``python -m stsnb.gpu.memory package.module:function '{"json": "kwargs"}'``: print the function's dict as
+    JSON."""
     target, kwargs = argv if argv is not None else sys.argv[1:3]
     module, _, function = target.partition(":")
     result = getattr(importlib.import_module(module), function)(**json.loads(kwargs))

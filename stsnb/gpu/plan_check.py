@@ -15,9 +15,9 @@
   at ``max_length``; without a data folder the cap is used (an upper bound).
 - **Batches, time and disk**: each training notebook's fits (its paper's ``costs.fit_plan``, entry-point group
   ``stsnb.fit_plans``) with their global batches shared out over the processes ``num_processes`` gives on
-  ``--gpus`` (``"auto"`` resolved by ``stsnb.training.batching``), the estimated hours on ``--gpu-type`` and the checkpoint
-  disk (``stsnb.gpu.cost_estimate``, its tables in ``stsnb.gpu.plan_costs``); with ``--gpus``, a notebook estimated past its
-  plan timeout fails the check.
+  ``--gpus`` (``"auto"`` resolved by ``stsnb.training.batching``), the estimated hours on ``--gpu-type`` and the
+  checkpoint disk (``stsnb.gpu.cost_estimate``, its tables in ``stsnb.gpu.plan_costs``); with ``--gpus``, a notebook
+  estimated past its plan timeout fails the check.
 """
 
 from __future__ import annotations
@@ -271,7 +271,7 @@ def notebook_problems(
                 problems.append(problem)
     processes = overrides.get("num_processes", _literal(str(declared.get("num_processes", {}).get("default", "1"))))
     if processes == batching.AUTO:
-        pass  # every GPU present that divides the notebook's global batches (``stsnb.training.batching.resolve_processes``)
+        pass  # every GPU present that divides the notebook's global batches (``batching.resolve_processes``)
     elif gpus is not None and isinstance(processes, int) and processes > max(gpus, 1):
         problems.append(f"num_processes: {processes} processes need {processes} GPUs, --gpus gives {gpus}")
     return [f"{notebook}: {p}" for p in problems]

@@ -1,7 +1,7 @@
 """``stsnb run --check``'s batches, time and disk (``stsnb.gpu.plan_check`` runs it): each training notebook's fits (its
 paper's ``costs.fit_plan``, entry-point group ``stsnb.fit_plans``) priced by ``stsnb.gpu.cost_estimate`` on the GPUs
-given, and the three tables the check prints: the global batch per fit as ``stsnb.training.batching`` shares it out, the time
-and checkpoint disk per fit, and per notebook against its plan timeout, with the assumptions under them.
+given, and the three tables the check prints: the global batch per fit as ``stsnb.training.batching`` shares it out, the
+time and checkpoint disk per fit, and per notebook against its plan timeout, with the assumptions under them.
 """
 
 from __future__ import annotations

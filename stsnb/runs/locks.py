@@ -5,8 +5,8 @@
   refused before anything runs, naming the pid that holds it. Everything a run writes for a notebook is its own
   (``.partial-<nb>``, ``.failed-<time>-<nb>``, ``.checkpoints/<nb>``, ``<nb>/``, ``<nb>.failed/``).
 - ``.lock``, held for seconds by whoever changes or reads the folder as a whole: promoting a result (the renames of
-  ``stsnb.runs.execution.replace_folder``), putting back what a crash set aside (``recover``, which is only safe while no
-  promotion is half done) and writing summary.md from the run folders (``stsnb.runs.summary.write_summary``).
+  ``stsnb.runs.execution.replace_folder``), putting back what a crash set aside (``recover``, which is only safe while
+  no promotion is half done) and writing summary.md from the run folders (``stsnb.runs.summary.write_summary``).
 
 Both are ``flock`` locks, which the kernel drops when their process dies however it dies (SIGKILL, the OOM killer):
 a lock file left behind by a dead run is simply taken over, a pid reused since cannot block a run, and two runs

@@ -4,8 +4,8 @@ notebook prints at its top (``print(runtimes.text("20_sts_regression"))``).
 The runtimes are read from the run folders ``papermill_runs/<profile>/<notebook>/`` as summary.md reads them
 (``summary.run_seconds``: papermill's duration in the executed notebook, else metrics.json ``seconds``), with the cores
 (env.json ``cpu_count``) and the commit the run came from; nothing is typed into a notebook, so a new run updates
-the text. Only a run that ended ``ok`` is kept there (``stsnb.runs.execution``); the smoke, class and cpu runs are committed
-with the repository, and a reader's own run of a profile replaces its committed one in their checkout.
+the text. Only a run that ended ``ok`` is kept there (``stsnb.runs.execution``); the smoke, class and cpu runs are
+committed with the repository, and a reader's own run of a profile replaces its committed one in their checkout.
 
 While ``stsnb run`` executes a notebook (``STSNB_RUN_DIR`` names its scratch folder ``<profile>/.partial-<notebook>``),
 the kept run of that profile is the *previous* one: its line says so ("the run before this one"), so the executed

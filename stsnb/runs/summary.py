@@ -114,7 +114,8 @@ def average_rows(folder: Path) -> list[dict[str, str]]:
 
 def claim_rows(folder: Path) -> list[dict[str, Any]]:
     """The claims a notebook checked (metrics.json ``claims``: a list of rows, or a mapping of them), each with
-    ``claim``, ``verdict`` and its paired interval (``stsnb.evaluation.claims.claim``; older runs: ``stats.claim_row``)."""
+    ``claim``, ``verdict`` and its paired interval (``stsnb.evaluation.claims.claim``; older runs:
+    ``stats.claim_row``)."""
     claims = read_metrics(folder).get("claims") or []
     rows = list(claims.values()) if isinstance(claims, dict) else list(claims)
     return [r for r in rows if isinstance(r, dict) and "claim" in r and "verdict" in r]

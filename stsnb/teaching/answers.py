@@ -3,9 +3,9 @@
 Three sources, none of them typed into the sheet:
 
 - **the exercises**, as each notebook's last "Exercises" list numbers them (``exercises``), quoted in full;
-- **the answers' prose**, ``stsnb/teaching/templates/answers/<notebook>.md``: the mechanism and the papers' numbers, written
-  by hand (``AnswerSource``: an introduction, then ``## <n>`` per exercise, whose first line ``overrides: {...}``
-  names the parameters the exercise changes, or ``overrides: none`` for an exercise answered without a run; an
+- **the answers' prose**, ``stsnb/teaching/templates/answers/<notebook>.md``: the mechanism and the papers' numbers,
+  written by hand (``AnswerSource``: an introduction, then ``## <n>`` per exercise, whose first line ``overrides:
+  {...}`` names the parameters the exercise changes, or ``overrides: none`` for an exercise answered without a run; an
   exercise that asks for a second run to compare with names it on the next line, ``second run: {...}``). Every
   number from our runs is a Jinja expression over the committed runs (``RunView``): ``cls`` the class run
   (``papermill_runs/class/<notebook>/``), ``cpu`` the cpu run, ``run(profile, notebook)`` any other, and in an
@@ -335,9 +335,9 @@ def views(notebook: str, out: Path, missing: list[str]) -> dict[str, Any]:
 
 HEADER = """# Exercises: the instructor's answer sheet
 
-Written by `stsnb answers` (`stsnb.teaching.answers`) from the notebooks and the committed runs: do not edit it here. The
-answers' prose is in `stsnb/teaching/templates/answers/<notebook>.md`; every number from our runs in it is read from a committed
-run when the sheet is written. Each exercise is quoted as its notebook prints it, then:
+Written by `stsnb answers` (`stsnb.teaching.answers`) from the notebooks and the committed runs: do not edit it here.
+The answers' prose is in `stsnb/teaching/templates/answers/<notebook>.md`; every number from our runs in it is read
+from a committed run when the sheet is written. Each exercise is quoted as its notebook prints it, then:
 
 - **Measured:** the exercise's own run, the notebook in the `class` profile with the exercise's change
   (`papermill_runs/exercises/<notebook>/<n>/`, made by `stsnb answers --run <notebook>:<n>`), on the cores it names;

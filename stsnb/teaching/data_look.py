@@ -1,11 +1,11 @@
 """A look at the data for the STS notebooks: a few real test pairs with their gold scores and a model's cosines,
 and, after training, the pairs the model ranks furthest from the gold.
 
-The predictions a notebook holds (``stsnb.evaluation.evaluate.TaskPredictions``: task -> (gold, cosine) arrays) carry no text.
-:func:`look` draws the same pairs again with the draw ``evaluate.task_predictions`` uses (``evaluate.drawn_pairs``:
-``eval_max_pairs`` per task with ``eval_seed``), checks that their gold scores are the predictions' gold scores, and
-puts text, gold and cosine side by side with each one's rank. STS-B test (the ``"STSBenchmark"`` task) is the look
-of every notebook: one-sentence captions, scored 0-5 by several annotators.
+The predictions a notebook holds (``stsnb.evaluation.evaluate.TaskPredictions``: task -> (gold, cosine) arrays) carry no
+text. :func:`look` draws the same pairs again with the draw ``evaluate.task_predictions`` uses
+(``evaluate.drawn_pairs``: ``eval_max_pairs`` per task with ``eval_seed``), checks that their gold scores are the
+predictions' gold scores, and puts text, gold and cosine side by side with each one's rank. STS-B test (the
+``"STSBenchmark"`` task) is the look of every notebook: one-sentence captions, scored 0-5 by several annotators.
 """
 
 from __future__ import annotations

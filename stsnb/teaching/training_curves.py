@@ -1,9 +1,10 @@
 """The training loss and the dev score of a notebook's runs against the optimizer step, and the same numbers in words.
 
-A history is the list of rows ``stsnb.training.train`` writes while it trains: ``{"step", "epoch", "loss", ...}`` (the mean
-micro-batch loss since the previous loss row) and ``{"step", "epoch", "dev"}`` (the dev score of an evaluation; step
-0 is the untrained encoder). ``plot`` draws both against the step, one line per run; ``describe`` says what the lines
-show, to print under the figure; ``dips`` names the runs whose dev score fell below its step-0 value before rising.
+A history is the list of rows ``stsnb.training.train`` writes while it trains: ``{"step", "epoch", "loss", ...}`` (the
+mean micro-batch loss since the previous loss row) and ``{"step", "epoch", "dev"}`` (the dev score of an evaluation;
+step 0 is the untrained encoder). ``plot`` draws both against the step, one line per run; ``describe`` says what the
+lines show, to print under the figure; ``dips`` names the runs whose dev score fell below its step-0 value before
+rising.
 """
 
 from __future__ import annotations

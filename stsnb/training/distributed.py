@@ -3,8 +3,8 @@
 ``gather_with_grad(x)`` concatenates every process's ``x`` in rank order and keeps the autograd graph
 (the functional ``all_gather`` with autograd): a contrastive loss then sees the in-batch negatives of all processes
 (the Pcc-tuning code all-gathers z1, z2, z3 for Eq. 8 and the scores for Eq. 9, REFERENCE_NOTES A1), and with DDP's
-gradient average each process ends with the gradient of one process on the global batch (``stsnb.training.train``'s docstring
-says why; ``tests/test_distributed.py`` checks it). With one process it returns ``x`` itself.
+gradient average each process ends with the gradient of one process on the global batch (``stsnb.training.train``'s
+docstring says why; ``tests/test_distributed.py`` checks it). With one process it returns ``x`` itself.
 
 ``run(fn, args, num_processes)`` is what a notebook's ``num_processes`` parameter calls: ``fn(*args)`` on that many
 processes, the main process's return value handed back through a file. With more than one process it never forks
@@ -109,19 +109,20 @@ def check_fork_safe() -> None:
 
     if torch.cuda.is_available() and torch.cuda.is_initialized():
         raise LaunchError(
-            "this process has initialised CUDA, and forked workers cannot use it: use stsnb.training.distributed.run (a "
-            "child process started by torchrun), or restart the kernel and launch before any CUDA call"
+            "this process has initialised CUDA, and forked workers cannot use it: use stsnb.training.distributed.run "
+            "(a child process started by torchrun), or restart the kernel and launch before any CUDA call"
         )
     if PartialState._shared_state or AcceleratorState._shared_state:
         raise LaunchError(
             "this process already holds accelerate state (an Accelerator was made here, e.g. by a training run); "
-            "forked workers would inherit it and train without DDP: use stsnb.training.distributed.run, or restart the kernel"
+            "forked workers would inherit it and train without DDP: use stsnb.training.distributed.run, or restart the "
+            "kernel"
         )
 
 
 def run_job(job: str | Path) -> None:
-    """The worker side of :func:`run` (``python -m stsnb.training.launch --job FILE``): unpickle ``(function, args)``, call
-    it, and on the main process save what it returned beside the job file as ``result.pt``."""
+    """The worker side of :func:`run` (``python -m stsnb.training.launch --job FILE``): unpickle ``(function, args)``,
+    call it, and on the main process save what it returned beside the job file as ``result.pt``."""
     from accelerate import PartialState
 
     job = Path(job)

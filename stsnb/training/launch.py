@@ -7,8 +7,8 @@ process, prints the JSON of what it returns when that is JSON-able.
 
     python -m torch.distributed.run --nproc_per_node 2 -m stsnb.training.launch --job FOLDER/job.pkl
 
-is how ``stsnb.training.distributed.run`` starts a pickled ``(function, args)`` job outside the notebook kernel; the main
-process saves the result as ``FOLDER/result.pt``.
+is how ``stsnb.training.distributed.run`` starts a pickled ``(function, args)`` job outside the notebook kernel; the
+main process saves the result as ``FOLDER/result.pt``.
 """
 
 from __future__ import annotations

@@ -289,8 +289,8 @@ class ConstantBatchError(ValueError):
     """``pearson_loss`` on a batch whose cosines or gold scores are all equal: Pearson r is undefined there.
 
     ``argument`` is ``"x"`` (the cosines: e.g. a collapsed encoder) or ``"y"`` (the gold scores: e.g. a small batch
-    drawn from one score bucket); ``n`` is the batch size and ``value`` the one value. ``stsnb.training.train.fit`` adds its
-    step, epoch and batch to the message; a loop that would rather skip such batches catches it and counts them.
+    drawn from one score bucket); ``n`` is the batch size and ``value`` the one value. ``stsnb.training.train.fit`` adds
+    its step, epoch and batch to the message; a loop that would rather skip such batches catches it and counts them.
     """
 
     def __init__(self, argument: str, n: int, value: float) -> None:
@@ -317,8 +317,9 @@ def pearson_loss(x: Tensor, y: Tensor, reduction: Reduction = "mean", *, officia
     Constant batches (policy): when every gold score (or every cosine) of the batch is the same, ``r`` is 0/0.
     The paper does not say what happens then (the official ``tune.py`` formula divides 0 by 0: NaN). We raise
     ``ConstantBatchError`` (a ``ValueError``) naming the argument, the batch size and the value, rather than return
-    NaN or a made-up 0: nothing is silently trained on or dropped. ``stsnb.training.train.fit`` re-raises it with its optimizer
-    step, epoch and batch; a caller that prefers to skip such batches catches it and reports how many it skipped.
+    NaN or a made-up 0: nothing is silently trained on or dropped. ``stsnb.training.train.fit`` re-raises it with its
+    optimizer step, epoch and batch; a caller that prefers to skip such batches catches it and reports how many it
+    skipped.
 
     Args:
         x: ``(N,)`` predicted similarities (cosines), floating point, ``N >= 2``.

@@ -26,9 +26,9 @@ Batch statistics and several processes. Accumulation sums the gradients of ``gra
 big batch only for losses that are a mean of per-example terms (MSE, Smooth K2, Translated ReLU, cross entropy). A
 loss that is a statistic of the whole batch, Pearson's r (Pcc-tuning Eq. 9) or InfoNCE with in-batch negatives
 (Eq. 1, 8), is not: keep ``grad_accum=1`` there. Across processes such a loss must see the global batch: in
-``loss_fn``, gather the embeddings with ``stsnb.training.distributed.gather_with_grad`` and compute the loss on the gathered
-tensors. Every process then computes the same global loss, its backward returns to each process the gradient of its
-own examples summed over the processes' copies of the loss (``W`` times the single-process gradient), and DDP's
+``loss_fn``, gather the embeddings with ``stsnb.training.distributed.gather_with_grad`` and compute the loss on the
+gathered tensors. Every process then computes the same global loss, its backward returns to each process the gradient of
+its own examples summed over the processes' copies of the loss (``W`` times the single-process gradient), and DDP's
 average over the ``W`` processes gives exactly the gradient of one process on the global batch
 (``tests/test_distributed.py`` checks this).
 

@@ -1,6 +1,6 @@
 """One training step done by hand in a notebook: a batch, a paper's loss, ``backward``, an optimizer step, and the
-loss on the same batch before and after, so a reader sees what ``stsnb.training.train.fit`` repeats. Notebooks 10, 20, 30 and
-40 write that cell the same way with these helpers; what a paper adds (its batch, its loss terms) stays in its
+loss on the same batch before and after, so a reader sees what ``stsnb.training.train.fit`` repeats. Notebooks 10, 20,
+30 and 40 write that cell the same way with these helpers; what a paper adds (its batch, its loss terms) stays in its
 package.
 
 The loss is measured twice on one batch, before and after the step. With dropout on (as in training) the two

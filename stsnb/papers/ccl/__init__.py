@@ -5,7 +5,8 @@
 - ``objectives``: QuMSE (Quad + MSE) and CCL (Eq. 3), FDL / RDL / ACL (Eq. 5-8), C-MSE under our two readings.
 - ``overestimation``: the Appendix A count (Eq. 16-17).
 - ``training``: one experiment (build, fit with selection, score Spearman / Pearson x100).
-- ``claims``: our differences as ``stsnb.evaluation.claims`` rows: intervals over sentence pairs, seeds, preconditions, verdicts.
+- ``claims``: our differences as ``stsnb.evaluation.claims`` rows: intervals over sentence pairs, seeds, preconditions,
+  verdicts.
 - ``reported``: the paper's numbers (Tables 3-9, Appendix A, Table 1) and hyperparameters (Tables 2, 6).
 - ``data_look``: real quadruples with a model's cosines, the most wrong ones, how much the condition matters.
 - ``probes``: BCL's share of the gradient by tau and its reading (Table 5, Figure 2).

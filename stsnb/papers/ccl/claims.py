@@ -12,9 +12,9 @@ way (:func:`paired_count_difference`).
 verdict needs every seed's interval on the same side (``stsnb.evaluation.claims.claim``).
 
 **Preconditions** (a failed one makes the verdict *not tested*), on each claim's own arms
-(``stsnb.evaluation.claims.own_arms_trained``): the reference arm moved the encoder (its interval against the untrained encoder
-of the same architecture, on the same rows, excludes 0 upward for every seed), both arms left their start (selected
-step > 0, weights changed), and for Appendix A enough over-estimated quadruples to count
+(``stsnb.evaluation.claims.own_arms_trained``): the reference arm moved the encoder (its interval against the untrained
+encoder of the same architecture, on the same rows, excludes 0 upward for every seed), both arms left their start
+(selected step > 0, weights changed), and for Appendix A enough over-estimated quadruples to count
 (:func:`fewest_resolvable_count`); for Table 5, rows whose Eq. 11 weight differs between the two sigmas, with the
 share of the gradient sigma can reach (:func:`sigma_changes_weights`).
 
@@ -134,8 +134,8 @@ def trained_preconditions(
     n_resamples: int = 2000,
     seed: int = 0,
 ) -> list[claims.Precondition]:
-    """A comparison's gates on its own two arms (``stsnb.evaluation.claims.own_arms_trained``): the reference arm (QuMSE for
-    Table 3, full CCL for Tables 4-5 and Figure 2) moved the encoder, and both arms left their start."""
+    """A comparison's gates on its own two arms (``stsnb.evaluation.claims.own_arms_trained``): the reference arm (QuMSE
+    for Table 3, full CCL for Tables 4-5 and Figure 2) moved the encoder, and both arms left their start."""
     gates = {
         reference_label: [
             moved(reference, untrained, reference_label, n_resamples=n_resamples, seed=seed),
@@ -150,8 +150,8 @@ def sigma_changes_weights(
     quadruples: Sequence[Quadruple], sigma_a: float, sigma_b: float, share: GradientShare | None = None
 ) -> claims.Precondition:
     """Precondition for a Table 5 claim: some training rows get another same-pair weight (Eq. 11,
-    ``stsnb.training.losses.bcl_weights``) under ``sigma_a`` than under ``sigma_b``; otherwise the two runs train alike. With
-    ``share`` (the probe of ``gradient_shares`` at the run's tau, before training) the evidence also says how much
+    ``stsnb.training.losses.bcl_weights``) under ``sigma_a`` than under ``sigma_b``; otherwise the two runs train alike.
+    With ``share`` (the probe of ``gradient_shares`` at the run's tau, before training) the evidence also says how much
     of the gradient those weights can reach: the same-pair negative's share of BCL's push on the negatives, times
     BCL's part of the gradient at h, r / (1 + r) with r = ``bcl_ratio`` (norms, so a rough upper bound)."""
     labels = [scale_label(label) for q in quadruples for label in (q.label_high, q.label_low)]
@@ -212,8 +212,8 @@ def spearman_claim(
     seed: int = 0,
 ) -> dict:
     """``a - b`` in Spearman x100 per training seed, each with its interval over sentence pairs, as a
-    ``stsnb.evaluation.claims.claim`` row quoting the paper (``paper_quote``): ``direction`` +1 when the paper's words have
-    a > b; ``margin`` (with ``margin_reason`` and the paper's own effect ``paper_effect``) makes it a robustness
+    ``stsnb.evaluation.claims.claim`` row quoting the paper (``paper_quote``): ``direction`` +1 when the paper's words
+    have a > b; ``margin`` (with ``margin_reason`` and the paper's own effect ``paper_effect``) makes it a robustness
     claim (verdict ``equivalent`` when every seed's interval lies inside +-margin); ``headline`` marks the
     notebook's headline claim (Table 3's CCL > QuMSE on the bi-encoder). The row also carries both arms' mean
     Spearman, the Pearson difference (point value) and an ``interval`` text."""

@@ -1,5 +1,5 @@
-"""Notebook 40's figures in the ``stsnb.teaching.plots`` style: text at 9 pt or more, mathtext for symbols, legends off the
-data, bars from zero, one quantity per axis. Each function takes plain results and returns a figure.
+"""Notebook 40's figures in the ``stsnb.teaching.plots`` style: text at 9 pt or more, mathtext for symbols, legends off
+the data, bars from zero, one quantity per axis. Each function takes plain results and returns a figure.
 
 - :func:`labels`: the C-STS label distributions and the label gaps of the training quadruples (Section 3.1).
 - :func:`objectives`: Quad, FDL, RDL, ACL, W-ACL for one quadruple (Eq. 1, 5-9) and Eq. 11's same-pair weight.

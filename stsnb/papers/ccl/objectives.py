@@ -6,11 +6,11 @@ lower-condition partners (the c-sts ``TripletBatchSampler`` layout). Labels are 
 
 | term | equation | what it compares |
 |---|---|---|
-| ``quad`` | Eq. 1 / 4, ``stsnb.training.losses.quad_loss`` | ``cos_pos - cos_neg`` against the margin ``lambda`` (1 in c-sts) |
-| ``mse`` | Eq. 3 ``l_MSE`` | ``cos(h1, h2)`` of every row against its label |
-| ``w_acl`` | Eq. 9, ``stsnb.training.losses.w_acl`` | ``cos_pos - cos_neg`` against ``l_pos - l_neg``, weighted by that gap |
-| ``bcl`` | Eq. 10-12, ``stsnb.training.losses.bcl`` | ``g(f(s1, c))`` vs its dropout view and every ``g(f(s2^j, c^j))`` |
-| ``c_mse`` | Eq. 3 ``l_C-MSE`` | see ``CMseTarget`` (the paper gives no formula) |
+| ``quad`` | Eq. 1 / 4, ``stsnb.training.losses.quad_loss`` | ``cos_pos - cos_neg`` against the margin ``lambda`` (1 in
+c-sts) | | ``mse`` | Eq. 3 ``l_MSE`` | ``cos(h1, h2)`` of every row against its label |
+| ``w_acl`` | Eq. 9, ``stsnb.training.losses.w_acl`` | ``cos_pos - cos_neg`` against ``l_pos - l_neg``, weighted by that
+gap | | ``bcl`` | Eq. 10-12, ``stsnb.training.losses.bcl`` | ``g(f(s1, c))`` vs its dropout view and every ``g(f(s2^j,
+c^j))`` | | ``c_mse`` | Eq. 3 ``l_C-MSE`` | see ``CMseTarget`` (the paper gives no formula) |
 
 QuMSE (Deshpande et al. 2023, c-sts ``triplet_mse``) = ``quad + mse``. CCL = ``l1 w_acl + l2 bcl + l3 mse +
 l4 c_mse`` with all four lambdas 1 (Section 4.1).

@@ -1,5 +1,5 @@
-"""The paper's sentences each claim of notebook 40 tests, as the paper prints them (``stsnb.evaluation.claims.quote``): the
-``paper_quote`` of every claim row, with its section and table."""
+"""The paper's sentences each claim of notebook 40 tests, as the paper prints them (``stsnb.evaluation.claims.quote``):
+the ``paper_quote`` of every claim row, with its section and table."""
 
 from __future__ import annotations
 

@@ -5,7 +5,8 @@
 - ``objectives``: Eq. 1 (+ ESimCSE's queue, + SNCSE's margin loss), Eq. 2 via ``stsnb.training.losses.hicl_local_loss``
   (Table 4's same-sequence relation, Appendix A.8's summation / averaging), ``alpha L_l + (1 - alpha) L_g``.
 - ``variants``: Table 1's baselines, SimCSE, ESimCSE (word repetition, momentum queue), SNCSE (negation, prompts).
-- ``training``: one model / loss per (baseline, HiCL on/off) trained with ``stsnb.training.train.fit`` and STS-B dev selection.
+- ``training``: one model / loss per (baseline, HiCL on/off) trained with ``stsnb.training.train.fit`` and STS-B dev
+  selection.
 - ``step``: the terms of a batch's loss in words, for the training step by hand (``stsnb.training.training_step``).
 - ``protocol``: what the notebook's runs share (``TrainingProtocol``) and the paper's truncation (Appendix A.1,
   Section 5.4: baselines cut at 32 tokens, +HiCL slicing the whole sentence) or both arms alike; the ablations.

@@ -158,7 +158,7 @@ def protocol_differences(
         add("ablations", "Tables 3, 4, 6, 7, Figure 2, Appendix A.8", "none", BUDGET)
     add("precision and hardware", "fp32 (base) / fp16 (large) on one A40 GPU (Appendix A.3, A.7)",
         "bf16 autocast on a GPU" if gpu else "fp32 on this machine's CPU",
-        "stsnb.training.train's mixed precision on GPUs" if gpu else "no GPU: training times are not the paper's")  # fmt: skip
+        "stsnb's mixed precision on GPUs" if gpu else "no GPU: training times are not the paper's")  # fmt: skip
     for name, (value, source) in FIXED.items():
         if p[name] != value:
             add(name, f"{value} ({source})", str(p[name]), "this run's choice")

@@ -238,11 +238,11 @@ STEP_CLAIM = (
 
 
 def step_claim(cost: Mapping[int, dict], rows: Sequence[dict]) -> dict:
-    """Section 3.3's efficiency as a claim row (``stsnb.evaluation.claims.claim``), the notebook's headline (``headline``: True):
-    at the longest length of ``cost`` (``predictions`` of ``rows``), the median seconds of a step whole minus in
-    segments, with the **range over the timed steps** (lowest whole minus highest segments, highest whole minus
-    lowest segments; not a confidence interval). Supported when the whole range lies above 0. Tested only where each
-    mode was timed at least twice: one timed step has no range, and one interruption would decide it."""
+    """Section 3.3's efficiency as a claim row (``stsnb.evaluation.claims.claim``), the notebook's headline
+    (``headline``: True): at the longest length of ``cost`` (``predictions`` of ``rows``), the median seconds of a step
+    whole minus in segments, with the **range over the timed steps** (lowest whole minus highest segments, highest whole
+    minus lowest segments; not a confidence interval). Supported when the whole range lies above 0. Tested only where
+    each mode was timed at least twice: one timed step has no range, and one interruption would decide it."""
     n = max(cost)
     timed = {
         r["mode"]: [float(v) for v in (r.get("seconds_all") or [r["seconds"]])] for r in rows if r["n_tokens"] == n

@@ -4,9 +4,9 @@ HiCL's claim is that the local loss adds to a contrastive objective that *works*
 backbone the baseline does not improve says nothing about the paper. This probe asks the prior question for one
 setting (learning rate, dropout, pooling): train plain unsupervised SimCSE (Eq. 1, dropout positives) for a fixed
 number of steps with **no checkpoint selection**, then score the last weights against the untrained backbone on the
-same STS-B dev pairs, as a paired bootstrap difference with a verdict (``stsnb.evaluation.stats``). The loss at the first and
-the last step tells whether the objective itself trained (a falling loss with a falling score is a finding, not a
-failure to train).
+same STS-B dev pairs, as a paired bootstrap difference with a verdict (``stsnb.evaluation.stats``). The loss at the
+first and the last step tells whether the objective itself trained (a falling loss with a falling score is a finding,
+not a failure to train).
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""The paper's sentences each claim of notebook 30 tests, as the paper prints them (``stsnb.evaluation.claims.quote``): the
-``paper_quote`` of every claim row, with its section and table: Table 1's accuracy claims (``TABLE1``) and Section
+"""The paper's sentences each claim of notebook 30 tests, as the paper prints them (``stsnb.evaluation.claims.quote``):
+the ``paper_quote`` of every claim row, with its section and table: Table 1's accuracy claims (``TABLE1``) and Section
 3.3's efficiency (``SECTION_3_3``), the headline this notebook can show at its scale."""
 
 from __future__ import annotations

@@ -35,10 +35,10 @@ class RunOutcome:
 
 
 def histories_by_method(outcomes: Mapping[tuple[str, str, int], RunOutcome]) -> dict[str, dict[str, list[dict]]]:
-    """The training histories (``stsnb.training.train`` rows: the loss by step, the STS-B dev score by evaluation) of the
-    notebook's runs, keyed ``(method, "baseline" | "+HiCL", seed)``, grouped by method and labelled "arm seed N": one
-    figure per method (``stsnb.teaching.training_curves``), so that each method's curves keep their own scale (SNCSE's dev
-    score sits far below the others')."""
+    """The training histories (``stsnb.training.train`` rows: the loss by step, the STS-B dev score by evaluation) of
+    the notebook's runs, keyed ``(method, "baseline" | "+HiCL", seed)``, grouped by method and labelled "arm seed N":
+    one figure per method (``stsnb.teaching.training_curves``), so that each method's curves keep their own scale
+    (SNCSE's dev score sits far below the others')."""
     grouped: dict[str, dict[str, list[dict]]] = {}
     for (method, arm, seed), outcome in outcomes.items():
         grouped.setdefault(method, {})[f"{arm} seed {seed}"] = list(outcome.result.history)

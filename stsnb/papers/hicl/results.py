@@ -2,16 +2,16 @@
 as ``stsnb.evaluation.claims.claim`` rows with their preconditions.
 
 The claim of Table 1 is about one row of the paper: "+HiCL minus <baseline>" on the seven-task average. We check it
-as ``stsnb.evaluation.stats.paired_predictions_difference`` of +HiCL minus the baseline on the same test pairs (a stratified
-paired bootstrap), one interval per training seed. Its **direction is the paper's own row** (:func:`paper_direction`),
-never a hard-coded +1. Its **preconditions** (``stsnb.evaluation.claims``): the baseline moved the encoder (baseline minus the
-untrained backbone, same pairs, excludes 0 upward on every seed) and both arms left their start (selection kept a
-step > 0, some weight changed). A +HiCL difference on a baseline that never improved the backbone compares two
-copies of the untrained model and is **not tested**. Every row is a claim of the paper (``kind="paper"``) and quotes
-Section 4.2's sentence on Table 1 (``quotes.TABLE1``); a claim on several training seeds also carries a
-seeds-and-pairs interval (``stats.seeds_and_pairs_predictions_difference``: seeds resampled, then the test pairs),
-which counts the seed-to-seed spread the per-seed intervals leave out (for instance a seed whose baseline kept an
-early checkpoint).
+as ``stsnb.evaluation.stats.paired_predictions_difference`` of +HiCL minus the baseline on the same test pairs (a
+stratified paired bootstrap), one interval per training seed. Its **direction is the paper's own row**
+(:func:`paper_direction`), never a hard-coded +1. Its **preconditions** (``stsnb.evaluation.claims``): the baseline
+moved the encoder (baseline minus the untrained backbone, same pairs, excludes 0 upward on every seed) and both arms
+left their start (selection kept a step > 0, some weight changed). A +HiCL difference on a baseline that never improved
+the backbone compares two copies of the untrained model and is **not tested**. Every row is a claim of the paper
+(``kind="paper"``) and quotes Section 4.2's sentence on Table 1 (``quotes.TABLE1``); a claim on several training seeds
+also carries a seeds-and-pairs interval (``stats.seeds_and_pairs_predictions_difference``: seeds resampled, then the
+test pairs), which counts the seed-to-seed spread the per-seed intervals leave out (for instance a seed whose baseline
+kept an early checkpoint).
 """
 
 from __future__ import annotations
@@ -134,8 +134,8 @@ def plus_hicl_claim(
     plus_hicl: Mapping[int, RunOutcome],
     n_resamples: int = 2000,
 ) -> dict:
-    """The Table 1 claim of one row on our runs as a ``stsnb.evaluation.claims.claim`` row: +HiCL minus the baseline, one
-    interval per training seed, the paper's direction and difference, and the preconditions (the baseline moved the
+    """The Table 1 claim of one row on our runs as a ``stsnb.evaluation.claims.claim`` row: +HiCL minus the baseline,
+    one interval per training seed, the paper's direction and difference, and the preconditions (the baseline moved the
     encoder against ``before``, both arms left their start). Extra fields: ``method``, ``paper_row``, ``interval``
     (text) and ``baseline_minus_untrained`` (the baseline's own claim row against ``before``)."""
     baseline, plus_hicl = _runs(baseline, "baseline"), _runs(plus_hicl, "plus_hicl")
@@ -220,8 +220,8 @@ def surprises(outcome: RunOutcome, queue_size: int = 0, batch_size: int = 1) -> 
 
 def accuracy_headline_line(row: Mapping, cpu_row: Mapping | None, cpu_text: str) -> str:
     """The paper's accuracy headline (Table 1: +HiCL beats its baseline) as this run measured it, beside the cpu
-    profile's row of the same claim (``cpu_row``, ``stsnb.runs.committed.cpu_row_of``; None: no committed run) printed as
-    ``cpu_text``, said plainly: reproduced only where the cpu row is supported on two seeds or more; a verdict on one
+    profile's row of the same claim (``cpu_row``, ``stsnb.runs.committed.cpu_row_of``; None: no committed run) printed
+    as ``cpu_text``, said plainly: reproduced only where the cpu row is supported on two seeds or more; a verdict on one
     seed is that seed's test pairs alone."""
     ours = f"{row['difference']:+.2f} [{row['low']:+.2f}, {row['high']:+.2f}], {claims.verdict_text(row)}"
     paper = f"paper {row['paper_difference']:+.2f}" if row.get("paper_difference") is not None else "paper: no row"

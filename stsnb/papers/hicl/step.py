@@ -1,10 +1,10 @@
 """What notebook 30's training step by hand (Section 3.2, Eq. 1-2) needs of this paper: the terms of one batch's loss
-in words. The step itself (the same dropout masks before and after, the printed line) is ``stsnb.training.training_step``,
-shared with notebooks 10, 20 and 40.
+in words. The step itself (the same dropout masks before and after, the printed line) is
+``stsnb.training.training_step``, shared with notebooks 10, 20 and 40.
 
-SimCSE's positive is a second dropout pass, so the loss is measured inside ``stsnb.training.training_step.same_dropout`` both
-times. ESimCSE's momentum queue is state the call changes (it pushes the batch) and its word repetition draws from the
-model's own ``rng``, so a second call on the same batch is not the same loss even with the same masks: the notebook
+SimCSE's positive is a second dropout pass, so the loss is measured inside ``stsnb.training.training_step.same_dropout``
+both times. ESimCSE's momentum queue is state the call changes (it pushes the batch) and its word repetition draws from
+the model's own ``rng``, so a second call on the same batch is not the same loss even with the same masks: the notebook
 shows a SimCSE+HiCL step.
 """
 

@@ -1,6 +1,6 @@
 """Training a baseline (SimCSE / ESimCSE / SNCSE) with or without HiCL on unlabelled sentences, through
-``stsnb.training.train.fit`` with STS-B dev selection every ``eval_every`` steps, step 0 included (HiCL Appendix A.3: "we
-evaluate the model every 125 training steps on the development set of STS-B and select the best checkpoint").
+``stsnb.training.train.fit`` with STS-B dev selection every ``eval_every`` steps, step 0 included (HiCL Appendix A.3:
+"we evaluate the model every 125 training steps on the development set of STS-B and select the best checkpoint").
 
 One optimizer step: the batch's sentences (token ids, truncated to ``max_length``) are cut into segments of
 ``slice_length`` tokens when HiCL is on (whole otherwise), the anchor view and the positive view (and SNCSE's negated
@@ -269,10 +269,10 @@ def train_method(
     mlp_head: bool = False,
 ) -> TrainedModel:
     """Train ``encoder`` in place with ``fit``; ``evaluate(model) -> STS-B dev Spearman`` selects the checkpoint
-    (``stsnb.evaluation.evaluate.dev_evaluator``: it reads ``model.encoder``, never SimCSE's training-only ``mlp_head``).
-    Trainable parameters: those of ``encoder`` that require a gradient (the momentum copy does not) and the head.
-    The time spent in ``evaluate`` is kept apart (``TrainedModel.evaluation_seconds``), so that ``train_seconds`` is
-    the training alone (Table 12's quantity)."""
+    (``stsnb.evaluation.evaluate.dev_evaluator``: it reads ``model.encoder``, never SimCSE's training-only
+    ``mlp_head``). Trainable parameters: those of ``encoder`` that require a gradient (the momentum copy does not) and
+    the head. The time spent in ``evaluate`` is kept apart (``TrainedModel.evaluation_seconds``), so that
+    ``train_seconds`` is the training alone (Table 12's quantity)."""
     model = ContrastiveModel(encoder, method, hicl, objective, method_settings, seed=config.seed, mlp_head=mlp_head)
     parts: list[dict] = []
     evaluation_seconds = [0.0]

@@ -1,9 +1,10 @@
 """Pcc-tuning's claims on our runs, each built by ``stsnb.evaluation.claims.claim`` with the paper's sentence it tests
-(``quotes``), its kind ("paper" or "check") and the gates of its own arms (``stsnb.evaluation.claims.own_arms_trained``).
+(``quotes``), its kind ("paper" or "check") and the gates of its own arms
+(``stsnb.evaluation.claims.own_arms_trained``).
 
 Every claim is a difference ``a - b`` of the average Spearman x100 over the scored tasks, on the same test pairs, with
-a paired bootstrap interval per training seed (``stsnb.evaluation.stats``); a direction verdict needs every seed's interval on
-the same side. Runs come as ``{training seed: pipeline.StageRun}``.
+a paired bootstrap interval per training seed (``stsnb.evaluation.stats``); a direction verdict needs every seed's
+interval on the same side. Runs come as ``{training seed: pipeline.StageRun}``.
 
 - A check of our setting: stage 1 (contrastive, Eq. 8) improves the untrained prompt embedding (the paper reports no
   untrained score). Gate: stage 1 is not its starting point.
@@ -21,8 +22,8 @@ the same side. Runs come as ``{training seed: pipeline.StageRun}``.
   here: scored on 60 pairs per task, the kept arm's shared pairs are 1-3 of the pairs scored, so kept minus removed
   could not detect leakage; it would need the shared test pairs themselves scored (not run).
 - Tables 4-5, "the template / the stage-2 batch size hardly matters": robustness claims of the paper, judged by
-  equivalence within a stated margin (``stsnb.evaluation.stats.equivalence_verdict``); both runs must have left their start
-  (two copies of one model are trivially equivalent).
+  equivalence within a stated margin (``stsnb.evaluation.stats.equivalence_verdict``); both runs must have left their
+  start (two copies of one model are trivially equivalent).
 """
 
 from __future__ import annotations

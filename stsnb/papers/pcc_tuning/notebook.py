@@ -218,10 +218,10 @@ class Results:
 
 
 def histories(runs: Mapping[tuple[str, int], pipeline.TemplateRun]) -> dict[str, list[dict]]:
-    """The history rows ``stsnb.training.train.fit`` wrote (loss and dev score by step) of every run of the first template on
-    the first training seed, by a label naming the stage ("stage 1 (Eq. 8)", "stage 2, batch 32"), for
-    ``stsnb.teaching.training_curves``. Each stage is its own fit: stage 2's steps count from 0 again, from stage 1's kept
-    adapter."""
+    """The history rows ``stsnb.training.train.fit`` wrote (loss and dev score by step) of every run of the first
+    template on the first training seed, by a label naming the stage ("stage 1 (Eq. 8)", "stage 2, batch 32"), for
+    ``stsnb.teaching.training_curves``. Each stage is its own fit: stage 2's steps count from 0 again, from stage 1's
+    kept adapter."""
     if not runs:
         raise ValueError("no run to read histories from")
     first = runs[next(iter(runs))]  # the runs come in pipeline.plan's order: the first template, first seed

@@ -102,9 +102,9 @@ def stage2_text_form(
 
 
 def optimizer_steps(n_examples: int, global_batch: int, num_processes: int, epochs: int, drop_last: bool) -> int:
-    """The optimizer steps ``stsnb.training.train.fit`` counts for ``n_examples`` at a global batch over ``num_processes``
-    (each process takes ``global_batch // num_processes``, ``stsnb.training.batching``; batches are shared out among the
-    processes)."""
+    """The optimizer steps ``stsnb.training.train.fit`` counts for ``n_examples`` at a global batch over
+    ``num_processes`` (each process takes ``global_batch // num_processes``, ``stsnb.training.batching``; batches are
+    shared out among the processes)."""
     per_process = max(1, global_batch // num_processes)
     batches = n_examples // per_process if drop_last else math.ceil(n_examples / per_process)
     return math.ceil(batches / num_processes) * epochs

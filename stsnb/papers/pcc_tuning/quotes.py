@@ -1,5 +1,5 @@
-"""The paper's sentences each claim of notebook 10 tests, as the paper prints them (``stsnb.evaluation.claims.quote``): the
-``paper_quote`` of every claim row, with its section and table. A check of our own setting quotes the sentence
+"""The paper's sentences each claim of notebook 10 tests, as the paper prints them (``stsnb.evaluation.claims.quote``):
+the ``paper_quote`` of every claim row, with its section and table. A check of our own setting quotes the sentence
 about the setting it checks."""
 
 from __future__ import annotations

@@ -1,13 +1,13 @@
 """STS-Regression's claims checked on our runs: paired differences of STS predictions with bootstrap intervals,
-each built by ``stsnb.evaluation.claims.claim`` with the paper's sentence it tests (``quotes``) and the preconditions it needs
-to be tested at all.
+each built by ``stsnb.evaluation.claims.claim`` with the paper's sentence it tests (``quotes``) and the preconditions it
+needs to be tested at all.
 
 Every claim is a difference ``a - b`` of seven-task (or ``eval_tasks``) average Spearman x100 on the same test
 pairs, one interval per training seed; its direction is the paper's words ("a beats b": +1), and the paper's own
 difference (``REPORTED``) is shown beside it.
 
-Preconditions: each claim is gated on its own arms (``stsnb.evaluation.claims.own_arms_trained``); a failed one makes the
-verdict ``not tested``, with the reason.
+Preconditions: each claim is gated on its own arms (``stsnb.evaluation.claims.own_arms_trained``); a failed one makes
+the verdict ``not tested``, with the reason.
 
 - Table 1 (Section 4.1): both losses of the claim left their start (dev selection kept a step > 0 and the weights
   changed, ``stsnb.evaluation.claims.left_start``); a claim with cross entropy as an arm (the headline) also needs cross
@@ -25,8 +25,8 @@ verdict ``not tested``, with the reason.
   encoder it started from, and "+Ours beats +Contrast" would repeat "+Ours improves the encoder": one comparison
   counted twice, so that claim is not tested (``same_comparison_as``).
 - Table 5 (Section 4.4, "minor fluctuations ... robustness"): a robustness claim, judged by equivalence within a
-  margin (``stsnb.evaluation.stats.equivalence_verdict``: each side at 2.5% with 95% intervals) whose reason is the paper's
-  own numbers (:func:`table5_margin_reason`); not tested when the margin contains the smallest gain Section 4.1
+  margin (``stsnb.evaluation.stats.equivalence_verdict``: each side at 2.5% with 95% intervals) whose reason is the
+  paper's own numbers (:func:`table5_margin_reason`); not tested when the margin contains the smallest gain Section 4.1
   reads as real. Its reference setting changed the encoder and both settings left their start (otherwise two
   copies of one model are trivially "equivalent").
 - Table 6 (Section 4.5): the full head input's run left its start; the other head's run staying put is the finding
@@ -263,9 +263,9 @@ def pair_claim(
     paper_effect: float | None = None,
     **extra,
 ) -> dict:
-    """One claim row (``stsnb.evaluation.claims.claim``): ``a - b`` per training seed, the paper's sentence and difference,
-    the direction the paper's words give, ``margin`` (with its reason and the paper's own effect) for a robustness
-    claim, ``kind`` ("check" for a check of our setting), and the preconditions."""
+    """One claim row (``stsnb.evaluation.claims.claim``): ``a - b`` per training seed, the paper's sentence and
+    difference, the direction the paper's words give, ``margin`` (with its reason and the paper's own effect) for a
+    robustness claim, ``kind`` ("check" for a check of our setting), and the preconditions."""
     return claims.claim(
         text,
         seed_intervals(a, b, n_resamples),
@@ -366,9 +366,9 @@ def table1_gates(
     b: Mapping[int, Trained],
     n_resamples: int,
 ) -> list[claims.Precondition]:
-    """A Table 1 claim's gates on its own arms (``stsnb.evaluation.claims.own_arms_trained``): both losses left their start;
-    where cross entropy, the baseline, is an arm, it also moved the encoder (every seed). Cross entropy's movement
-    gates only the claims it is an arm of."""
+    """A Table 1 claim's gates on its own arms (``stsnb.evaluation.claims.own_arms_trained``): both losses left their
+    start; where cross entropy, the baseline, is an arm, it also moved the encoder (every seed). Cross entropy's
+    movement gates only the claims it is an arm of."""
     gates: dict[str, list[claims.Precondition]] = {c.a: [left(c.a, a)], c.b: [left(c.b, b)]}
     if BASELINE in gates:
         gates[BASELINE].insert(0, nli_moved(runs, before, seeds, n_resamples))
@@ -502,9 +502,9 @@ def table3_claims(
 
     Both need +Ours (stage 2) to have left its start. +Contrast keeping its start is what Section 4.2 reports
     (contrastive learning "may even lead to model collapse"), so it is recorded as the finding
-    (``stsnb.evaluation.claims.staying_put``); but such a +Contrast is the encoder it started from, and "+Ours beats +Contrast"
-    would count the first comparison a second time (``same_comparison_as`` names it, and that claim is not tested).
-    ``backbone``, when given, is named in both texts and stored in the rows (``_opening``)."""
+    (``stsnb.evaluation.claims.staying_put``); but such a +Contrast is the encoder it started from, and "+Ours beats
+    +Contrast" would count the first comparison a second time (``same_comparison_as`` names it, and that claim is not
+    tested). ``backbone``, when given, is named in both texts and stored in the rows (``_opening``)."""
     first = _opening("Table 3", backbone) + "+Ours (two stages) improves the contrastive encoder"
     ours_left = left("+Ours (stage 2)", ours)
     duplicate = all(same_predictions(r.predictions, before) for r in contrast.values())

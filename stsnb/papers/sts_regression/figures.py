@@ -1,6 +1,6 @@
-"""The notebook's figures of STS-Regression's tables, in the ``stsnb.teaching.plots`` style (text at 9 pt or more, legends off
-the data, bars from zero, or points where bars from zero would hide the differences, as in Tables 1 and 3): Table 1
-(Section 4.1), Table 3 (Section 4.2), Table 4 (Section 4.3), Tables 5 and 6 (Sections 4.4-4.5).
+"""The notebook's figures of STS-Regression's tables, in the ``stsnb.teaching.plots`` style (text at 9 pt or more,
+legends off the data, bars from zero, or points where bars from zero would hide the differences, as in Tables 1 and 3):
+Table 1 (Section 4.1), Table 3 (Section 4.2), Table 4 (Section 4.3), Tables 5 and 6 (Sections 4.4-4.5).
 
 Each function takes the notebook's results and returns a figure (``None`` when there is nothing to draw, with
 the reason in a sentence the notebook prints instead of an empty panel).

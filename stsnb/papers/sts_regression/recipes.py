@@ -238,8 +238,8 @@ def table1_run(
     """``fine_tune_table1`` then the STS predictions (``evaluate.task_predictions``: every test pair, or the same
     ``eval_max_pairs`` per task drawn with ``eval_seed`` for every run and training seed) and the head's outputs on
     held-out pairs of its task: the unit a notebook's ``num_processes`` parameter runs on several processes
-    (``stsnb.training.distributed.run``). Every process trains; only the main one scores (the test sets once), the others
-    return None."""
+    (``stsnb.training.distributed.run``). Every process trains; only the main one scores (the test sets once), the
+    others return None."""
     model, result = fine_tune_table1(backbone, pairs, loss, config, dev_pairs=dev_pairs, **fine_tune)
     if not distributed.is_main_process():
         return None
@@ -259,8 +259,8 @@ def train_head_frozen(
     """Stage 1 of Section 4.2 (Figure 3, left): the encoder frozen, only the head learns, on NLI.
 
     With the encoder frozen its embeddings are fixed, so every distinct sentence is embedded once
-    (``stsnb.evaluation.evaluate.embed_sentences``, cached by weight fingerprint) and the head trains on the cached vectors.
-    One difference from the official script: it runs the frozen encoder in train mode (dropout on), we embed in
+    (``stsnb.evaluation.evaluate.embed_sentences``, cached by weight fingerprint) and the head trains on the cached
+    vectors. One difference from the official script: it runs the frozen encoder in train mode (dropout on), we embed in
     eval mode. The cosine of the embeddings does not change in this stage, so there is nothing to select on:
     the last head is kept, as the official script keeps its last save.
     """

@@ -1,5 +1,6 @@
 """What notebook 20's training step by hand (Section 3.1, Figure 1; Eq. 2) needs of this paper; the step itself (the
-same dropout masks before and after, the printed line) is ``stsnb.training.training_step``, shared with notebooks 10, 30, 40.
+same dropout masks before and after, the printed line) is ``stsnb.training.training_step``, shared with notebooks 10,
+30, 40.
 
 - ``step_optimizer``: AdamW over the model's trainable weights with Table 1's groups (the official layer-wise decay,
   the head's own learning rate), at the peak learning rates (``fit`` warms up to them from 0).
@@ -28,8 +29,9 @@ def step_optimizer(
     lr_decay: float = 0.95,
     weight_decay: float = 0.01,
 ) -> torch.optim.AdamW:
-    """AdamW with Table 1's parameter groups (``stsnb.training.train.layerwise_param_groups``: the top layer at ``lr``, each
-    layer below ``lr_decay`` times its upper neighbour, the head at ``head_lr``), as ``train_siamese`` builds them."""
+    """AdamW with Table 1's parameter groups (``stsnb.training.train.layerwise_param_groups``: the top layer at ``lr``,
+    each layer below ``lr_decay`` times its upper neighbour, the head at ``head_lr``), as ``train_siamese`` builds
+    them."""
     return torch.optim.AdamW(layerwise_param_groups(model, lr, lr_decay, weight_decay, head_lr), lr=lr)
 
 

@@ -1,7 +1,7 @@
 """Table 1's runs (Section 4.1): which arms train on which seed, one run as a picklable job for
-``stsnb.training.distributed.run``, and what the notebook keeps of each run (its kept predictions and scores, the STS-B dev
-curve and training history, the head's outputs and accuracy on held-out pairs of its task, the ``metrics.json`` entry
-and printed line).
+``stsnb.training.distributed.run``, and what the notebook keeps of each run (its kept predictions and scores, the STS-B
+dev curve and training history, the head's outputs and accuracy on held-out pairs of its task, the ``metrics.json``
+entry and printed line).
 
 An arm is a Table 1 loss trained on the notebook's task, or ``claims.ROUNDED_K2``: Smooth K2 trained on the class
 ids cross entropy learns (``tasks.same_labels_task``), the headline's regression arm on the STS analogue when
@@ -184,8 +184,8 @@ class Table1Runs:
         }
 
     def labelled_histories(self, seed: int | None = None) -> dict[str, list[dict]]:
-        """The training histories (``stsnb.training.train`` rows) by a printable run label, "arm seed N" (the backbone first
-        when several ran), for ``stsnb.teaching.training_curves``; ``seed``: that training seed's runs only."""
+        """The training histories (``stsnb.training.train`` rows) by a printable run label, "arm seed N" (the backbone
+        first when several ran), for ``stsnb.teaching.training_curves``; ``seed``: that training seed's runs only."""
         several = len({b for b, _, _ in self.histories}) > 1
         return {
             f"{f'{b} ' if several else ''}{n} seed {s}": history

@@ -161,8 +161,8 @@ class Section42:
     """What every Section 4.2 run of a notebook shares: the stage-1 NLI pairs, the de-duplicated STS pairs of stage 2
     (and of +Contrast), the held-out NLI pairs, both stages' settings, the dev pairs, the test pairs and the options
     of the trained encoder. ``ours`` and ``contrast`` run Table 3's two arms on one backbone (Table 5's stage-2
-    sweep reruns ``ours`` with another stage-2 loss), each on ``processes`` processes (``stsnb.training.distributed.run``;
-    the configs' batch sizes are one process's share)."""
+    sweep reruns ``ours`` with another stage-2 loss), each on ``processes`` processes
+    (``stsnb.training.distributed.run``; the configs' batch sizes are one process's share)."""
 
     stage1_pairs: Sequence[TrainingPair]
     stage2_pairs: Sequence[TrainingPair]
