@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from stsnb import cli
-from stsnb.evaluation import claims, stats
+from stsnb.evaluation import claims, verdict_rules
 from stsnb.runs import plans
 from stsnb.teaching import answers
 
@@ -168,7 +168,7 @@ def probe_run(tmp_path) -> answers.RunView:
         {"ablation": "alpha=1.0", "avg": 32.0, "minus_reference": -1.5, "low": -2.5, "high": -0.5},
         {"ablation": "alpha=1.0", "avg": 99.0},
     ]
-    moved = stats.claim_row("SimCSE improves the backbone", {"seed 0": (0.52, 0.10, 0.90)}, +1)
+    moved = verdict_rules.claim_row("SimCSE improves the backbone", {"seed 0": (0.52, 0.10, 0.90)}, +1)
     beats = claims.claim("+HiCL beats SimCSE", {"seed 0": (0.2, -0.8, 1.2)}, paper_quote=QUOTE)
     metrics = {
         "bcl_probe": {"mean": probe},

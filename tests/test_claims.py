@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy.stats import spearmanr
 
-from stsnb.evaluation import claims, stats
+from stsnb.evaluation import claims, stats, verdict_rules
 
 UP, DOWN, ACROSS = (1.0, 0.4, 1.6), (-1.0, -1.6, -0.4), (0.2, -0.5, 0.9)
 Q = claims.quote("Section 4.1", "A beats B.")
@@ -74,7 +74,7 @@ def test_phenomenon_occurs_counts_cases():
     ],
 )
 def test_equivalence_verdict(intervals, expected):
-    assert stats.equivalence_verdict(intervals, margin=1.0) == expected
+    assert verdict_rules.equivalence_verdict(intervals, margin=1.0) == expected
     assert (
         claims.claim("the template hardly matters", paper_quote=Q, intervals=intervals, margin=1.0, margin_reason=WHY)[
             "verdict"
@@ -84,9 +84,9 @@ def test_equivalence_verdict(intervals, expected):
 
 
 def test_equivalence_margin_is_a_parameter_and_checked():
-    assert stats.equivalence_verdict([(0.5, -1.5, 1.9)], margin=2.0) == "equivalent"
+    assert verdict_rules.equivalence_verdict([(0.5, -1.5, 1.9)], margin=2.0) == "equivalent"
     with pytest.raises(ValueError, match="margin must be a positive number"):
-        stats.equivalence_verdict([UP], margin=0)
+        verdict_rules.equivalence_verdict([UP], margin=0)
     row = claims.claim("tau hardly matters", paper_quote=Q, intervals=[UP], margin=2.0, margin_reason=WHY)
     assert (
         row["test"] == "equivalence" and row["kind"] == "paper" and row["margin"] == 2.0 and row["paper_direction"] == 0

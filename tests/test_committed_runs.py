@@ -15,7 +15,7 @@ import markdown_tables as md
 import pytest
 import yaml
 
-from stsnb.evaluation import claims, stats
+from stsnb.evaluation import claims, verdict_rules
 from stsnb.runs import context as runs
 from stsnb.runs import plans
 from stsnb.runs.notebook_noise import output_noise
@@ -150,12 +150,12 @@ def precondition_violations(name: str, rows: list[dict]) -> list[str]:
     problems = []
     for row in rows:
         failed = claims.failed_preconditions(row)
-        if (failed or row.get("not_tested_because")) and row["verdict"] != stats.NOT_TESTED:
+        if (failed or row.get("not_tested_because")) and row["verdict"] != verdict_rules.NOT_TESTED:
             names = [p.get("name") for p in failed]
             problems.append(f"{name}: {row['claim']!r} is {row['verdict']!r} although {names} failed: not tested")
-        if row["verdict"] == stats.NOT_TESTED and not (failed and row.get("not_tested_because")):
+        if row["verdict"] == verdict_rules.NOT_TESTED and not (failed and row.get("not_tested_because")):
             problems.append(f"{name}: {row['claim']!r} is not tested without a failed precondition and its reason")
-        if row["verdict"] not in stats.VERDICTS:
+        if row["verdict"] not in verdict_rules.VERDICTS:
             problems.append(f"{name}: {row['claim']!r}: unknown verdict {row['verdict']!r}")
     return problems
 
@@ -175,8 +175,8 @@ def test_the_guard_catches_a_verdict_on_a_failed_precondition():
         "a beats b", {"seed 0": (-1.1, -1.7, -0.6)}, preconditions=[moved], paper_quote='Table 1: "a beats b"'
     )
     assert precondition_violations("nb", [row]) == []
-    assert precondition_violations("nb", [{**row, "verdict": stats.CONTRADICTED}])
-    assert precondition_violations("nb", [{**row, "verdict": stats.EQUIVALENT}])
+    assert precondition_violations("nb", [{**row, "verdict": verdict_rules.CONTRADICTED}])
+    assert precondition_violations("nb", [{**row, "verdict": verdict_rules.EQUIVALENT}])
     held = claims.claim(
         "a beats b",
         {"seed 0": (1.1, 0.6, 1.7)},
@@ -184,7 +184,7 @@ def test_the_guard_catches_a_verdict_on_a_failed_precondition():
         paper_quote='Table 1: "a beats b"',
     )
     assert precondition_violations("nb", [held]) == []
-    assert precondition_violations("nb", [{**held, "verdict": stats.NOT_TESTED}])  # not tested needs a reason
+    assert precondition_violations("nb", [{**held, "verdict": verdict_rules.NOT_TESTED}])  # not tested needs a reason
 
 
 @pytest.mark.parametrize(("profile", "name"), CLAIMING)
@@ -253,7 +253,7 @@ def test_summary_overview_is_what_the_runs_recorded(profile):
         assert read_env(folder)["git_sha"].startswith(row["commit"].removesuffix("-dirty")), where
         metrics = read_metrics(folder)
         counts = claims.verdict_counts(claim_rows(folder), claims.PAPER) if "claims" in metrics else None
-        for verdict in stats.VERDICTS:
+        for verdict in verdict_rules.VERDICTS:
             expected = MISSING if counts is None else str(counts[verdict])
             assert row[verdict] == expected, f"{where}: {verdict} {row[verdict]} (the run: {expected})"
         checks = claims.verdict_counts(claim_rows(folder), claims.CHECK) if "claims" in metrics else None
@@ -298,10 +298,12 @@ def test_summary_claims_are_those_of_the_runs(profile):
             assert row["detectable (80% power)"] == detectable_text(claim), where
             _printed(row["paper's difference"], claim.get("paper_difference"), f"{where} paper's difference")
             assert row["verdict"].split(" (margin")[0] == claim["verdict"], where
-            if claim["verdict"] == stats.NOT_TESTED and claim.get("preconditions"):
+            if claim["verdict"] == verdict_rules.NOT_TESTED and claim.get("preconditions"):
                 assert row["precondition"].startswith("does not hold: "), where
     if rows:
-        assert f"**Multiplicity.** {stats.multiplicity(intervals).describe()}" in section, f"{profile}: multiplicity"
+        assert f"**Multiplicity.** {verdict_rules.multiplicity(intervals).describe()}" in section, (
+            f"{profile}: multiplicity"
+        )
 
 
 @pytest.mark.parametrize("profile", PROFILES)

@@ -10,6 +10,7 @@ import torch
 import torch.nn.functional as F
 
 from stsnb.data import loading as data
+from stsnb.evaluation import verdict_rules
 from stsnb.models import loading as models
 from stsnb.papers import pcc_tuning
 
@@ -379,7 +380,6 @@ def _system(gold, noise, seed):
 
 
 def test_stage_claims_carry_preconditions_and_seeds_and_are_not_tested_when_stage_1_kept_step_0(sts_gold):
-    from stsnb.evaluation import stats
 
     untrained = _system(sts_gold, 3.0, 0)
     stage1 = {s: _stage_run(_system(sts_gold, 1.0, 10 + s)) for s in (0, 1, 2)}
@@ -387,7 +387,7 @@ def test_stage_claims_carry_preconditions_and_seeds_and_are_not_tested_when_stag
     first, second = pcc_tuning.claims.stage_claims(
         untrained, stage1, stage2, "Mistral-7b", "PromptSTH", n_resamples=200
     )
-    assert (first["verdict"], second["verdict"]) == (stats.SUPPORTED, stats.SUPPORTED)
+    assert (first["verdict"], second["verdict"]) == (verdict_rules.SUPPORTED, verdict_rules.SUPPORTED)
     assert first["seeds"] == second["seeds"] == 3 and second["headline"]
     assert second["paper_difference"] == pytest.approx(90.61 - 85.66)
     # stage 1 against the untrained embedding is a check of our setting; the headline is the paper's, quoted
@@ -406,7 +406,7 @@ def test_stage_claims_carry_preconditions_and_seeds_and_are_not_tested_when_stag
     first, second = pcc_tuning.claims.stage_claims(
         untrained, stayed, stage2, "Mistral-7b", "PromptSTH", n_resamples=200
     )
-    assert first["verdict"] == second["verdict"] == stats.NOT_TESTED
+    assert first["verdict"] == second["verdict"] == verdict_rules.NOT_TESTED
     assert "'stage 1 is not its starting point' does not hold" in first["not_tested_because"]
     assert "'stage 1 moved the encoder' does not hold" in second["not_tested_because"]
     assert pcc_tuning.claims.stayed_at_start({"stage 1 seed 1": stayed[1]}) != []
@@ -416,7 +416,6 @@ def test_stage_claims_carry_preconditions_and_seeds_and_are_not_tested_when_stag
 
 def test_the_control_and_dedup_claims_need_their_runs_and_their_phenomenon(sts_gold):
     from stsnb.evaluation import claims as stsnb_claims
-    from stsnb.evaluation import stats
 
     claims = pcc_tuning.claims
     untrained = _system(sts_gold, 3.0, 0)
@@ -424,7 +423,7 @@ def test_the_control_and_dedup_claims_need_their_runs_and_their_phenomenon(sts_g
     stage2 = {s: _stage_run(_system(sts_gold, 0.2, 20 + s)) for s in (0, 1)}
     control = {s: _stage_run(_system(sts_gold, 0.8, 30 + s)) for s in (0, 1)}
     row = claims.control_claim(stage2, control, {0: 40, 1: 35}, positive_score=4.0, n_pairs=128, n_resamples=200)
-    assert row["verdict"] == stats.SUPPORTED and row["seeds"] == 2
+    assert row["verdict"] == verdict_rules.SUPPORTED and row["seeds"] == 2
     assert row["kind"] == "paper" and row["paper_quote"] == pcc_tuning.quotes.PEARSON_LOSS
     # gated on its own arms only: a stage 1 that stayed put does not gate the comparison of two stage-2 objectives
     assert [p["name"] for p in row["preconditions"]][:2] == [
@@ -434,10 +433,13 @@ def test_the_control_and_dedup_claims_need_their_runs_and_their_phenomenon(sts_g
     no_positives = claims.control_claim(
         stage2, control, {0: 40, 1: 0}, positive_score=4.0, n_pairs=128, n_resamples=200
     )
-    assert no_positives["verdict"] == stats.NOT_TESTED and "control's positives" in no_positives["not_tested_because"]
+    assert (
+        no_positives["verdict"] == verdict_rules.NOT_TESTED
+        and "control's positives" in no_positives["not_tested_because"]
+    )
     removed = {s: _stage_run(_system(sts_gold, 0.5, 40 + s)) for s in (0, 1)}
     survives = claims.dedup_claim(stage1, removed, untrained, n_resamples=200)
-    assert survives["verdict"] == stats.SUPPORTED and survives["kind"] == "check"
+    assert survives["verdict"] == verdict_rules.SUPPORTED and survives["kind"] == "check"
     assert survives["paper_quote"] == pcc_tuning.quotes.TEST_DATA
     assert [stsnb_claims.arms_not_compared(r) for r in (row, no_positives, survives)] == [[], [], []]
 
@@ -462,7 +464,6 @@ def test_the_takeaway_names_what_the_control_attributes_the_headline_to():
 
 def test_robustness_claims_are_judged_by_equivalence_within_the_margin(sts_gold):
     from stsnb.evaluation import claims as stsnb_claims
-    from stsnb.evaluation import stats
 
     claims = pcc_tuning.claims
     base = _system(sts_gold, 0.2, 1)
@@ -472,16 +473,16 @@ def test_robustness_claims_are_judged_by_equivalence_within_the_margin(sts_gold)
     row = claims.robustness_claim(
         "batch", {0: _stage_run(same)}, {0: _stage_run(base)}, margin=1.0, n_resamples=200, **said
     )
-    assert row["verdict"] == stats.EQUIVALENT and row["test"] == "equivalence" and row["margin"] == 1.0
+    assert row["verdict"] == verdict_rules.EQUIVALENT and row["test"] == "equivalence" and row["margin"] == 1.0
     assert row["kind"] == "paper" and "Table 4's templates 0.22, Table 5's batch sizes 0.07" in row["margin_reason"]
     worse = claims.robustness_claim(
         "batch", {0: _stage_run(_system(sts_gold, 3.0, 2))}, {0: _stage_run(base)}, margin=1.0, n_resamples=200, **said
     )
-    assert worse["verdict"] == stats.CONTRADICTED
+    assert worse["verdict"] == verdict_rules.CONTRADICTED
     stayed = claims.robustness_claim(
         "batch", {0: _stage_run(same, best_step=0, weight_change=0.0)}, {0: _stage_run(base)}, n_resamples=200, **said
     )
-    assert stayed["verdict"] == stats.NOT_TESTED  # two copies of one model are trivially "equivalent"
+    assert stayed["verdict"] == verdict_rules.NOT_TESTED  # two copies of one model are trivially "equivalent"
     assert stayed["not_tested_because"].startswith("'stage 2 batch 192 is not its starting point'")
     assert (stayed["a"], stayed["b"]) == said["arms"] and stsnb_claims.arms_not_compared(stayed) == []
     assert claims.paper_batch_difference("Mistral-7b", 192, 224) == pytest.approx(90.54 - 90.61)

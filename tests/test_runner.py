@@ -11,7 +11,7 @@ import markdown_tables as md
 import pytest
 import yaml
 
-from stsnb.evaluation import claims, stats
+from stsnb.evaluation import claims, verdict_rules
 from stsnb.runs import context as runs
 from stsnb.runs import execution
 from stsnb.runs.plans import Plan, PlanError, load_plan, plan_path
@@ -397,8 +397,8 @@ def new_claims() -> list[dict]:
 
 
 def old_claims() -> dict:
-    """Rows of a run made before preconditions existed (``stats.claim_row``, three verdicts, a mapping)."""
-    row = stats.claim_row("+HiCL beats simcse", (0.07, -0.33, 0.47), +1)
+    """Rows of a run made before preconditions existed (``verdict_rules.claim_row``, three verdicts, a mapping)."""
+    row = verdict_rules.claim_row("+HiCL beats simcse", (0.07, -0.33, 0.47), +1)
     no_seeds = {"claim": "Appendix A: CCL over-estimates less", "verdict": "unresolved", "difference": 0.0}
     return {"simcse": row, "appendix": {**no_seeds, "low": 0.0, "high": 0.0}}
 
@@ -449,14 +449,16 @@ def test_overview_has_one_row_per_notebook_read_from_its_run(fake_profile):
         "equivalent": 1,
         "not tested": 1,
     }, "the paper's claims only"
-    assert two_stage.checks == {**dict.fromkeys(stats.VERDICTS, 0), "supported": 1}
-    assert two_stage.cells()[len(stats.VERDICTS) + 3] == "1 supported"
+    assert two_stage.checks == {**dict.fromkeys(verdict_rules.VERDICTS, 0), "supported": 1}
+    assert two_stage.cells()[len(verdict_rules.VERDICTS) + 3] == "1 supported"
     assert two_stage.takeaway == "Stage 2 beat stage 1 by +6.00 points on 2 seeds."
     assert two_stage.comparable == "direction only"
     assert by_name["01_losses"].seconds == pytest.approx(17.6)  # no papermill duration: metrics "seconds"
     assert by_name["00_math"].verdicts is None and by_name["00_math"].takeaway is None  # not invented
-    assert by_name["20_old_schema"].verdicts == {**dict.fromkeys(stats.VERDICTS, 0), "unresolved": 2}
-    assert by_name["20_old_schema"].checks == dict.fromkeys(stats.VERDICTS, 0)  # rows without a kind: the paper's
+    assert by_name["20_old_schema"].verdicts == {**dict.fromkeys(verdict_rules.VERDICTS, 0), "unresolved": 2}
+    assert by_name["20_old_schema"].checks == dict.fromkeys(
+        verdict_rules.VERDICTS, 0
+    )  # rows without a kind: the paper's
     never = by_name["30_never_run"]
     assert never.status == "not run" and never.commit is None and never.seconds is None
     assert never.cells() == ["not run", *[MISSING] * (len(OVERVIEW_COLUMNS) - 2)]
@@ -476,7 +478,7 @@ def test_summary_opens_with_the_overview_then_claims_then_averages_only(fake_pro
     assert len(overview) == 6 and list(overview[0]) == list(OVERVIEW_COLUMNS)
     two_stage = overview[2]
     assert md.link(two_stage["notebook"]) == ("10_two_stage", "10_two_stage/10_two_stage.ipynb")
-    assert [two_stage[v] for v in stats.VERDICTS] == ["1", "0", "1", "1", "1"]
+    assert [two_stage[v] for v in verdict_rules.VERDICTS] == ["1", "0", "1", "1", "1"]
     assert two_stage["checks of our setting"] == "1 supported" and overview[3]["checks of our setting"] == "none"
     assert two_stage["runtime (s)"] == "414" and two_stage["commit"] == "ccccccc-dirty"
     assert two_stage["takeaway"].startswith("Stage 2 beat stage 1") and two_stage["comparable with the paper"] == (
@@ -501,7 +503,7 @@ def test_summary_opens_with_the_overview_then_claims_then_averages_only(fake_pro
     assert supported["seeds and pairs [95% interval]"] == "+6.00 [+3.50, +8.90]"
     assert supported["detectable (80% power)"] == MISSING  # only unresolved claims of the paper
     unresolved = claim_rows["stage 2 beats its control"]
-    assert unresolved["detectable (80% power)"] == f"±{stats.detectable_effect(-2.0, 2.8):.2f}" == "±3.43"
+    assert unresolved["detectable (80% power)"] == f"±{verdict_rules.detectable_effect(-2.0, 2.8):.2f}" == "±3.43"
     assert claim_rows["stage 1 improves the untrained model"]["detectable (80% power)"] == MISSING
     assert supported["precondition"] == ("holds: the baseline moved the encoder; stage 2 is not its starting point")
     not_tested = claim_rows["smooth K2 beats cross entropy"]

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from scipy.stats import bootstrap, spearmanr
 
-from stsnb.evaluation import stats
+from stsnb.evaluation import stats, verdict_rules
 
 
 def _spearman100(pred, gold) -> float:
@@ -40,7 +40,7 @@ def test_identical_predictions_give_exactly_zero(method):
         assert tuple(stats.paired_spearman_difference(gold, a, np.exp(a), method=method)) == (0.0, 0.0, 0.0)
         average = stats.paired_average_difference({"x": (gold, a, a), "y": (gold[:50], a[:50], 3 * a[:50])})
         assert tuple(average) == (0.0, 0.0, 0.0)
-    assert stats.verdict(result) == stats.UNRESOLVED
+    assert verdict_rules.verdict(result) == verdict_rules.UNRESOLVED
 
 
 def test_point_difference_is_scipy_spearman_difference_x100():
@@ -213,10 +213,10 @@ def test_real_encoder_beats_word_overlap_and_the_verdict_says_so(stsb_prediction
     assert result.difference == pytest.approx(_spearman100(cosine, gold) - _spearman100(jaccard, gold), abs=1e-12)
     assert result.low < result.difference < result.high
     assert result.low > 0 and result.direction == 1 and result.excludes_zero
-    assert stats.verdict(result, paper_direction=+1) == stats.SUPPORTED
-    assert stats.verdict(result, paper_direction=-1) == stats.CONTRADICTED
+    assert verdict_rules.verdict(result, paper_direction=+1) == verdict_rules.SUPPORTED
+    assert verdict_rules.verdict(result, paper_direction=-1) == verdict_rules.CONTRADICTED
     reverse = stats.paired_spearman_difference(gold, jaccard, cosine)
-    assert reverse.high < 0 and stats.verdict(reverse, paper_direction=-1) == stats.SUPPORTED
+    assert reverse.high < 0 and verdict_rules.verdict(reverse, paper_direction=-1) == verdict_rules.SUPPORTED
 
 
 @pytest.mark.slow
@@ -232,7 +232,7 @@ def test_real_near_tie_is_unresolved(stsb_predictions):
     assert abs(tie.difference) < 0.1 and tie.low <= 0 <= tie.high
     assert equal.low <= 0 <= equal.high
     for result in (tie, equal):
-        assert stats.verdict(result, +1) == stats.verdict(result, -1) == stats.UNRESOLVED
+        assert verdict_rules.verdict(result, +1) == verdict_rules.verdict(result, -1) == verdict_rules.UNRESOLVED
 
 
 @pytest.mark.slow
@@ -283,28 +283,34 @@ TOUCHING_ABOVE, TOUCHING_BELOW = _interval(0.0, 1.0), _interval(-1.0, 0.0)
     ],
 )
 def test_verdict_rule(intervals, direction, expected):
-    assert stats.verdict(intervals, paper_direction=direction) == expected
-    assert expected in stats.VERDICTS
+    assert verdict_rules.verdict(intervals, paper_direction=direction) == expected
+    assert expected in verdict_rules.VERDICTS
 
 
 def test_verdict_words_are_the_five_of_the_design():
-    assert stats.VERDICTS == ("supported", "contradicted", "unresolved", "equivalent", "not tested")
-    assert (stats.SUPPORTED, stats.CONTRADICTED, stats.UNRESOLVED, stats.EQUIVALENT, stats.NOT_TESTED) == stats.VERDICTS
+    assert verdict_rules.VERDICTS == ("supported", "contradicted", "unresolved", "equivalent", "not tested")
+    assert (
+        verdict_rules.SUPPORTED,
+        verdict_rules.CONTRADICTED,
+        verdict_rules.UNRESOLVED,
+        verdict_rules.EQUIVALENT,
+        verdict_rules.NOT_TESTED,
+    ) == verdict_rules.VERDICTS
 
 
 @pytest.mark.parametrize("direction", [0, 2, -2, True, 0.5])
 def test_verdict_refuses_a_direction_other_than_plus_or_minus_one(direction):
     with pytest.raises(ValueError, match="paper_direction must be \\+1 or -1"):
-        stats.verdict(ABOVE, paper_direction=direction)
+        verdict_rules.verdict(ABOVE, paper_direction=direction)
 
 
 def test_verdict_refuses_empty_nan_and_inverted_intervals():
     with pytest.raises(ValueError, match="at least one interval"):
-        stats.verdict([])
+        verdict_rules.verdict([])
     with pytest.raises(ValueError, match="interval 1 is not finite"):
-        stats.verdict([ABOVE, (float("nan"), 0.1, 0.2)])
+        verdict_rules.verdict([ABOVE, (float("nan"), 0.1, 0.2)])
     with pytest.raises(ValueError, match="interval 0 has low 2.0 above high 1.0"):
-        stats.verdict((1.5, 2.0, 1.0))
+        verdict_rules.verdict((1.5, 2.0, 1.0))
 
 
 def test_direction_and_excludes_zero():
@@ -329,7 +335,7 @@ def test_across_seeds_reports_mean_and_sample_spread():
 
 def test_claim_row_reports_seeds_envelope_and_verdict():
     runs = {1: _interval(0.5, 2.0), 2: _interval(0.2, 1.0), 3: _interval(1.0, 3.0)}
-    row = stats.claim_row("A beats B", runs, paper_direction=+1)
+    row = verdict_rules.claim_row("A beats B", runs, paper_direction=+1)
     differences = [r.difference for r in runs.values()]
     assert row["verdict"] == "supported" and row["seeds"] == 3
     assert row["difference"] == pytest.approx(np.mean(differences))
@@ -337,9 +343,9 @@ def test_claim_row_reports_seeds_envelope_and_verdict():
     assert (row["low"], row["high"]) == (0.2, 3.0)
     assert [entry["seed_run"] for entry in row["per_seed"]] == [1, 2, 3]
     assert row["per_seed"][0]["n_resamples"] == 2000
-    mixed = stats.claim_row("A beats B", [_interval(0.5, 2.0), _interval(-0.1, 1.0)])
+    mixed = verdict_rules.claim_row("A beats B", [_interval(0.5, 2.0), _interval(-0.1, 1.0)])
     assert mixed["verdict"] == "unresolved" and mixed["low"] == -0.1
-    assert stats.claim_row("A beats B", [BELOW], paper_direction=-1)["verdict"] == "supported"
+    assert verdict_rules.claim_row("A beats B", [BELOW], paper_direction=-1)["verdict"] == "supported"
 
 
 def test_to_dict_is_json_ready():
@@ -349,7 +355,7 @@ def test_to_dict_is_json_ready():
     result = stats.paired_average_difference({"one": first, "two": second}, n_resamples=100)
     restored = json.loads(json.dumps(result.to_dict()))
     assert restored["difference"] == result.difference and set(restored["tasks"]) == {"one", "two"}
-    assert json.loads(json.dumps(stats.claim_row("c", {0: result})))["per_seed"][0]["seed_run"] == 0
+    assert json.loads(json.dumps(verdict_rules.claim_row("c", {0: result})))["per_seed"][0]["seed_run"] == 0
 
 
 # ---- bad input -----------------------------------------------------------------------------------------------

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from scipy.stats import norm, spearmanr
 
-from stsnb.evaluation import stats
+from stsnb.evaluation import seed_bootstrap, stats, verdict_rules
 
 
 def _task(n: int, rng: np.random.Generator, noise_a: float, noise_b: float):
@@ -31,7 +31,7 @@ def _spearman100(pred, gold) -> float:
 def test_one_seed_is_the_paired_bootstrap_of_that_seed():
     rng = np.random.default_rng(0)
     gold, a, b = _task(200, rng, 1.0, 1.6)
-    one = stats.seeds_and_pairs_difference({0: {"t": (gold, a, b)}}, n_resamples=1500, seed=3)
+    one = seed_bootstrap.seeds_and_pairs_difference({0: {"t": (gold, a, b)}}, n_resamples=1500, seed=3)
     paired = stats.paired_spearman_difference(gold, a, b, n_resamples=1500, seed=3)
     assert one.difference == pytest.approx(paired.difference, abs=1e-12)
     assert one.seeds == 1 and one.n == 200 and one.pairs == "shared"
@@ -48,7 +48,7 @@ def test_point_estimate_is_the_mean_of_the_seeds_average_differences():
             "x": (gold1, gold1 + rng.normal(0, 1, 80), gold1 + rng.normal(0, 2, 80)),
             "y": (gold2, gold2 + rng.normal(0, 1, 50), gold2 + rng.normal(0, 2, 50)),
         }
-    result = stats.seeds_and_pairs_difference(runs, n_resamples=300)
+    result = seed_bootstrap.seeds_and_pairs_difference(runs, n_resamples=300)
     expected = np.mean(
         [
             np.mean([_spearman100(r[t][1], r[t][0]) - _spearman100(r[t][2], r[t][0]) for t in ("x", "y")])
@@ -63,7 +63,7 @@ def test_point_estimate_is_the_mean_of_the_seeds_average_differences():
 def test_identical_predictions_on_every_seed_give_exactly_zero():
     rng = np.random.default_rng(2)
     gold, a, _ = _task(60, rng, 1.0, 1.0)
-    result = stats.seeds_and_pairs_difference({s: {"t": (gold, a, np.exp(a))} for s in range(3)})
+    result = seed_bootstrap.seeds_and_pairs_difference({s: {"t": (gold, a, np.exp(a))} for s in range(3)})
     assert tuple(result) == (0.0, 0.0, 0.0) and result.standard_error == 0.0
 
 
@@ -73,7 +73,7 @@ def test_exact_small_case_every_replicate_is_one_of_the_seed_means():
     differences are 0 and 200 every replicate is 0, 100 or 200 and the interval runs from 0 to 200."""
     gold = np.arange(10.0)
     runs = {0: {"t": (gold, gold, gold.copy())}, 1: {"t": (gold, gold, -gold)}}
-    result = stats.seeds_and_pairs_difference(runs, n_resamples=400, seed=0)
+    result = seed_bootstrap.seeds_and_pairs_difference(runs, n_resamples=400, seed=0)
     assert result.difference == pytest.approx(100.0)
     assert (result.low, result.high) == (pytest.approx(0.0), pytest.approx(200.0))
     per_seed = stats.paired_spearman_difference(gold, gold, -gold, n_resamples=200)
@@ -87,11 +87,11 @@ def test_seeds_that_disagree_widen_the_interval_beyond_the_pairs_only_one():
     gold = np.round(rng.uniform(0, 5, 300), 1)
     runs = _seeds(gold, {0: (0.5, 1.5), 1: (0.5, 1.5), 2: (1.5, 0.5)}, seed=4)
     per_seed = [stats.paired_average_difference(r, n_resamples=500) for r in runs.values()]
-    both = stats.seeds_and_pairs_difference(runs, n_resamples=1000)
+    both = seed_bootstrap.seeds_and_pairs_difference(runs, n_resamples=1000)
     widest = max(p.high - p.low for p in per_seed)
     assert both.high - both.low > 2 * widest
     assert both.low < 0 < both.high
-    assert stats.verdict(per_seed) == stats.UNRESOLVED  # the per-seed rule agrees: seeds disagree
+    assert verdict_rules.verdict(per_seed) == verdict_rules.UNRESOLVED  # the per-seed rule agrees: seeds disagree
 
 
 def test_seeds_that_agree_keep_the_pairs_width_when_pairs_are_shared():
@@ -103,8 +103,8 @@ def test_seeds_that_agree_keep_the_pairs_width_when_pairs_are_shared():
     jitter = {s: (a + rng.normal(0, 0.01, 250), b + rng.normal(0, 0.01, 250)) for s in range(3)}
     runs = {s: {"t": (gold, pa, pb)} for s, (pa, pb) in jitter.items()}
     one = stats.paired_spearman_difference(gold, a, b, n_resamples=1000)
-    shared = stats.seeds_and_pairs_difference(runs, n_resamples=1000)
-    nested = stats.seeds_and_pairs_difference(runs, n_resamples=1000, pairs="per seed")
+    shared = seed_bootstrap.seeds_and_pairs_difference(runs, n_resamples=1000)
+    nested = seed_bootstrap.seeds_and_pairs_difference(runs, n_resamples=1000, pairs="per seed")
     width = one.high - one.low
     assert shared.high - shared.low == pytest.approx(width, rel=0.2)
     assert nested.high - nested.low < 0.8 * width
@@ -134,7 +134,7 @@ def test_coverage_of_the_mean_over_seeds_on_a_known_population():
         for s in range(3):
             noise_a = rng.choice(levels)
             runs[s] = {"t": (gold, gold + rng.normal(0, noise_a, n), gold + rng.normal(0, 1.2, n))}
-        result = stats.seeds_and_pairs_difference(runs, n_resamples=400, seed=trial)
+        result = seed_bootstrap.seeds_and_pairs_difference(runs, n_resamples=400, seed=trial)
         covered += result.low <= truth <= result.high
     assert 0.7 <= covered / trials <= 1.0
 
@@ -144,15 +144,17 @@ def test_predictions_form_pairs_the_systems_on_the_same_gold():
     gold = np.round(rng.uniform(0, 5, 90), 1)
     a = {s: {"t": (gold, gold + rng.normal(0, 1, 90))} for s in range(2)}
     b = {s: {"t": (gold, gold + rng.normal(0, 2, 90))} for s in range(2)}
-    from_predictions = stats.seeds_and_pairs_predictions_difference(a, b, n_resamples=200)
-    direct = stats.seeds_and_pairs_difference(
+    from_predictions = seed_bootstrap.seeds_and_pairs_predictions_difference(a, b, n_resamples=200)
+    direct = seed_bootstrap.seeds_and_pairs_difference(
         {s: {"t": (gold, a[s]["t"][1], b[s]["t"][1])} for s in range(2)}, n_resamples=200
     )
     assert tuple(from_predictions) == tuple(direct)
     untrained = {"t": (gold, gold + rng.normal(0, 3, 90))}  # one set of predictions shared by every seed
-    assert stats.seeds_and_pairs_predictions_difference(a, untrained, n_resamples=200).seeds == 2
+    assert seed_bootstrap.seeds_and_pairs_predictions_difference(a, untrained, n_resamples=200).seeds == 2
     with pytest.raises(ValueError, match="different pairs"):
-        stats.seeds_and_pairs_predictions_difference(a, {s: {"t": (gold + 1, v["t"][1])} for s, v in b.items()})
+        seed_bootstrap.seeds_and_pairs_predictions_difference(
+            a, {s: {"t": (gold + 1, v["t"][1])} for s, v in b.items()}
+        )
 
 
 def test_shared_pairs_need_the_same_gold_on_every_seed_and_inputs_are_checked():
@@ -160,14 +162,17 @@ def test_shared_pairs_need_the_same_gold_on_every_seed_and_inputs_are_checked():
     g1, a, b = _task(40, rng, 1, 2)
     g2 = g1 + 0.1
     with pytest.raises(ValueError, match="same pairs"):
-        stats.seeds_and_pairs_difference({0: {"t": (g1, a, b)}, 1: {"t": (g2, a, b)}})
-    assert stats.seeds_and_pairs_difference({0: {"t": (g1, a, b)}, 1: {"t": (g2, a, b)}}, pairs="per seed").seeds == 2
+        seed_bootstrap.seeds_and_pairs_difference({0: {"t": (g1, a, b)}, 1: {"t": (g2, a, b)}})
+    assert (
+        seed_bootstrap.seeds_and_pairs_difference({0: {"t": (g1, a, b)}, 1: {"t": (g2, a, b)}}, pairs="per seed").seeds
+        == 2
+    )
     with pytest.raises(ValueError, match="same tasks"):
-        stats.seeds_and_pairs_difference({0: {"t": (g1, a, b)}, 1: {"u": (g1, a, b)}})
+        seed_bootstrap.seeds_and_pairs_difference({0: {"t": (g1, a, b)}, 1: {"u": (g1, a, b)}})
     with pytest.raises(ValueError, match="pairs must be"):
-        stats.seeds_and_pairs_difference({0: {"t": (g1, a, b)}}, pairs="nested")
+        seed_bootstrap.seeds_and_pairs_difference({0: {"t": (g1, a, b)}}, pairs="nested")
     with pytest.raises(ValueError, match="non-empty"):
-        stats.seeds_and_pairs_difference({})
+        seed_bootstrap.seeds_and_pairs_difference({})
 
 
 # ---- the smallest detectable effect ----------------------------------------------------------------------------
@@ -176,14 +181,14 @@ def test_shared_pairs_need_the_same_gold_on_every_seed_and_inputs_are_checked():
 def test_detectable_effect_is_the_half_width_times_z_plus_z_power_over_z():
     factor = (norm.ppf(0.975) + norm.ppf(0.8)) / norm.ppf(0.975)
     assert factor == pytest.approx(1.4294, abs=1e-4)
-    assert stats.detectable_effect(-1.0, 3.0) == pytest.approx(2.0 * factor)
-    assert stats.detectable_effect(0.0, 0.0) == 0.0
-    at_90 = stats.detectable_effect(-1.0, 1.0, confidence_level=0.9, power=0.5)
+    assert verdict_rules.detectable_effect(-1.0, 3.0) == pytest.approx(2.0 * factor)
+    assert verdict_rules.detectable_effect(0.0, 0.0) == 0.0
+    at_90 = verdict_rules.detectable_effect(-1.0, 1.0, confidence_level=0.9, power=0.5)
     assert at_90 == pytest.approx(1.0), "at 50% power the detectable effect is the half-width itself"
     with pytest.raises(ValueError):
-        stats.detectable_effect(1.0, 0.0)
+        verdict_rules.detectable_effect(1.0, 0.0)
     with pytest.raises(ValueError):
-        stats.detectable_effect(0.0, 1.0, power=1.0)
+        verdict_rules.detectable_effect(0.0, 1.0, power=1.0)
 
 
 def test_an_effect_of_the_detectable_size_is_detected_about_80_percent_of_the_time():
@@ -191,7 +196,7 @@ def test_an_effect_of_the_detectable_size_is_detected_about_80_percent_of_the_ti
     0.8 when the true effect is detectable_effect of that interval."""
     rng = np.random.default_rng(9)
     se = 0.7
-    delta = stats.detectable_effect(-1.96 * se, 1.96 * se)
+    delta = verdict_rules.detectable_effect(-1.96 * se, 1.96 * se)
     estimates = rng.normal(delta, se, 20000)
     assert np.mean(estimates - 1.96 * se > 0) == pytest.approx(0.8, abs=0.01)
 
@@ -200,16 +205,16 @@ def test_an_effect_of_the_detectable_size_is_detected_about_80_percent_of_the_ti
 
 
 def test_multiplicity_counts_intervals_and_expected_chance_exclusions():
-    m = stats.multiplicity(38)
+    m = verdict_rules.multiplicity(38)
     assert (m.intervals, m.expected_false) == (38, pytest.approx(1.9))
     assert (
         m.describe()
         == "38 intervals computed; about 1.9 (5% of them) would exclude 0 by chance if no difference were real"
     )
-    assert stats.multiplicity(1).describe().startswith("1 interval computed")
-    assert stats.multiplicity(10, 0.9).expected_false == pytest.approx(1.0)
+    assert verdict_rules.multiplicity(1).describe().startswith("1 interval computed")
+    assert verdict_rules.multiplicity(10, 0.9).expected_false == pytest.approx(1.0)
     with pytest.raises(ValueError):
-        stats.multiplicity(-1)
+        verdict_rules.multiplicity(-1)
 
 
 def test_chance_exclusions_match_the_expectation_under_no_difference():
@@ -219,4 +224,4 @@ def test_chance_exclusions_match_the_expectation_under_no_difference():
     for trial in range(n):
         gold, a, b = _task(80, rng, 1.0, 1.0)
         excluded += stats.paired_spearman_difference(gold, a, b, n_resamples=300, seed=trial).excludes_zero
-    assert excluded <= 3 * stats.multiplicity(n).expected_false
+    assert excluded <= 3 * verdict_rules.multiplicity(n).expected_false

@@ -11,7 +11,7 @@ import pytest
 
 from stsnb.data import loading as data
 from stsnb.evaluation import claims as generic
-from stsnb.evaluation import evaluate, stats
+from stsnb.evaluation import evaluate, stats, verdict_rules
 from stsnb.papers import sts_regression as reg
 from stsnb.papers.sts_regression import claims
 from stsnb.training.train import TrainResult
@@ -232,7 +232,7 @@ def test_table5_is_a_robustness_claim_judged_by_equivalence(arms, stsb_gold):
         for r in claims.table5_claims(runs, "smooth_k2 k=2 x0=0.25", "BERT-base", arms["untrained"], n_resamples=200)
     }
     same, far = rows["smooth_k2 k=3 x0=0.25"], rows["smooth_k2 k=9 x0=0.1"]
-    assert same["test"] == "equivalence" and same["kind"] == "paper" and same["margin"] == stats.DEFAULT_MARGIN
+    assert same["test"] == "equivalence" and same["kind"] == "paper" and same["margin"] == verdict_rules.DEFAULT_MARGIN
     assert same["paper_quote"] == reg.quotes.TABLE5 and same["paper_effect"] == pytest.approx(76.04 - 74.87)
     assert "spreads up to 0.28 points" in same["margin_reason"] and "from 1.17 points" in same["margin_reason"]
     assert "lies between them" in same["margin_reason"]

@@ -10,7 +10,7 @@ supported or contradicted (its interval is still shown). The five verdicts (``st
 - ``supported`` / ``contradicted`` / ``unresolved`` -- a direction claim ("a beats b"): every training seed's
   interval excludes 0 on the paper's side / on the other side / anything else;
 - ``equivalent`` -- a robustness claim ("the template hardly matters"): every seed's interval lies inside
-  +-margin (``stats.equivalence_verdict``); a direction test can never support such a claim;
+  +-margin (``verdict_rules.equivalence_verdict``); a direction test can never support such a claim;
 - ``not tested`` -- a precondition failed.
 
 **The row schema** (:func:`claim`; JSON-ready, stored under ``claims`` in metrics.json):
@@ -26,7 +26,7 @@ supported or contradicted (its interval is still shown). The five verdicts (``st
 - ``headline`` -- ``true`` on the one claim a notebook leads with (its headline, which the class profile shows beside
   the cpu profile's result); ``false`` on the others; rows of older runs without it read as ``false``
   (:func:`is_headline`, :func:`headline_of`);
-- the verdict, difference, envelope, seeds and per-seed intervals of ``stats.claim_row``, ``preconditions``
+- the verdict, difference, envelope, seeds and per-seed intervals of ``verdict_rules.claim_row``, ``preconditions``
   (name, holds, evidence), ``not_tested_because``, ``paper_difference`` and any extra fields.
 
 **The rule: a claim is gated on its own arms.** A comparison of arms a and b is tested where a and b themselves
@@ -37,7 +37,7 @@ gate it). When the paper itself reports that one arm stays put (Table 6 of STS r
 improves), the claim names it in ``staying_put_is_the_finding`` with the reason, and that arm's gate becomes a
 precondition that holds and records both the reason and what was measured.
 
-**Equivalence** (``stats.equivalence_verdict``): "equivalent" needs every seed's 95% interval inside (-margin,
+**Equivalence** (``verdict_rules.equivalence_verdict``): "equivalent" needs every seed's 95% interval inside (-margin,
 +margin). That is two one-sided tests (TOST), each rejecting "the difference is at least the margin" on its side at
 the 2.5% level, so the equivalence test has size at most 2.5%: stricter than the classical TOST at 5%, which uses a
 90% interval. Every equivalence claim states its own margin and the reason for it (``margin_reason``: the paper's
@@ -66,7 +66,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Literal
 
-from . import stats
+from . import verdict_rules
 
 Kind = Literal["paper", "check"]
 PAPER: Kind = "paper"  # a claim of the paper
@@ -126,7 +126,7 @@ def _check_quote(paper_quote: str | None, text: str) -> str:
 
 def _per_seed(intervals) -> list[tuple[object, float, float, float]]:
     """(seed label, difference, low, high) of each interval (a PairedDifference, tuple, list or mapping)."""
-    row = stats.claim_row("-", intervals, +1)
+    row = verdict_rules.claim_row("-", intervals, +1)
     return [(e["seed_run"], e["difference"], e["low"], e["high"]) for e in row["per_seed"]]
 
 
@@ -137,8 +137,8 @@ def _interval_text(label, difference: float, low: float, high: float) -> str:
 
 def baseline_moved(intervals, what: str = "the baseline") -> Precondition:
     """Precondition "<what> moved the encoder": its paired interval against the untrained encoder (baseline
-    minus untrained, same pairs) excludes 0 upward for every training seed; ``intervals`` as for ``stats.verdict``.
-    Gates only the claims about <what> (:func:`own_arms_trained`)."""
+    minus untrained, same pairs) excludes 0 upward for every training seed; ``intervals`` as for
+    ``verdict_rules.verdict``. Gates only the claims about <what> (:func:`own_arms_trained`)."""
     seeds = _per_seed(intervals)
     holds = all(low > 0 for _, _, low, _ in seeds)
     evidence = f"{what} minus untrained: " + "; ".join(_interval_text(*s) for s in seeds)
@@ -260,7 +260,7 @@ def claim(
     ``paper_quote``: the paper's sentence with its section (:func:`quote`); ``kind``: "paper" or "check".
     ``direction``: +1 / -1 for "a beats b" / "a loses to b", taken from the paper's words; 0 when no direction
     is claimed (then ``unresolved``).
-    ``margin`` (with ``margin_reason``, required): a robustness claim, judged by ``stats.equivalence_verdict``:
+    ``margin`` (with ``margin_reason``, required): a robustness claim, judged by ``verdict_rules.equivalence_verdict``:
     two one-sided tests, each at 2.5% with the 95% intervals (the direction is ignored). ``paper_effect``: the
     effect the paper reports as real for this setting; inside +-margin it makes the claim not tested
     (:func:`margin_excludes_paper_effect`).
@@ -273,22 +273,22 @@ def claim(
         raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
     paper_quote = _check_quote(paper_quote, text)
     preconditions = list(preconditions)
-    row = stats.claim_row(text, intervals, direction or +1)
+    row = verdict_rules.claim_row(text, intervals, direction or +1)
     if margin is not None:
         if not isinstance(margin_reason, str) or not margin_reason.strip():
             raise ValueError(f"claim {text!r}: an equivalence margin needs margin_reason (why +-{margin:g})")
         row.update(test="equivalence", margin=float(margin), margin_reason=margin_reason, paper_direction=0)
-        row["verdict"] = stats.equivalence_verdict(intervals, margin)
+        row["verdict"] = verdict_rules.equivalence_verdict(intervals, margin)
         if paper_effect is not None:
             preconditions.append(margin_excludes_paper_effect(margin, paper_effect))
             row["paper_effect"] = float(paper_effect)
     elif direction == 0:
-        row.update(test="no direction", paper_direction=0, verdict=stats.UNRESOLVED)
+        row.update(test="no direction", paper_direction=0, verdict=verdict_rules.UNRESOLVED)
     else:
         row["test"] = "direction"
     failed = [p for p in preconditions if not p.holds]
     if failed:
-        row["verdict"] = stats.NOT_TESTED
+        row["verdict"] = verdict_rules.NOT_TESTED
         row["not_tested_because"] = "; ".join(f"{p.name!r} does not hold ({p.evidence})" for p in failed)
     row["preconditions"] = [p.to_dict() for p in preconditions]
     row["paper_difference"] = paper_difference
@@ -377,7 +377,7 @@ def verdict_counts(rows: Iterable[Mapping], kind: Kind | None = None) -> dict[st
     if kind is not None and kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS} or None, got {kind!r}")
     rows = [r for r in rows if kind is None or kind_of(r) == kind]
-    return {v: sum(r.get("verdict") == v for r in rows) for v in stats.VERDICTS}
+    return {v: sum(r.get("verdict") == v for r in rows) for v in verdict_rules.VERDICTS}
 
 
 def verdict_counts_by_kind(rows: Iterable[Mapping]) -> dict[str, dict[str, int]]:

@@ -1,4 +1,4 @@
-"""Paired bootstrap intervals for Spearman differences, spread over seeds, and the one verdict rule.
+"""Paired bootstrap intervals for Spearman differences, and their spread over seeds.
 
 A paper claim such as "loss A beats loss B" is checked on our own runs as the difference
 Spearman(A) - Spearman(B) x100 on the same test pairs, with a paired bootstrap interval (the pairs are resampled
@@ -10,19 +10,11 @@ once and both systems are scored on the same resample, so the shared difficulty 
   and averages the per-task differences of that replicate.
 - :func:`paired_predictions_difference` -- the same for two systems' ``task -> (gold, predictions)`` mappings.
 - :func:`across_seeds` -- mean and spread of a number over training seeds, reported beside the interval.
-- :func:`verdict` -- ``supported`` when the interval of every seed run excludes 0 in the paper's direction,
-  ``contradicted`` when every one excludes 0 the other way, otherwise ``unresolved``.
-- :func:`equivalence_verdict` -- for a robustness claim ("X hardly matters"): ``equivalent`` when every seed's
-  interval lies inside +-margin, ``contradicted`` when every one lies wholly outside it on one side.
 - :func:`paired_grouped_difference` -- one task whose rows come in dependent groups (C-STS: one sentence pair under
   two conditions): the bootstrap resamples whole groups.
-- :func:`claim_row` -- one claim's row for metrics.json / results tables (difference, envelope, seeds, verdict).
-- :func:`seeds_and_pairs_difference` -- the mean over training seeds of a paired average difference, with a
-  hierarchical (seeds-and-pairs) bootstrap interval: each replicate resamples the seeds, then the test pairs of
-  every task; the interval covers seed-to-seed variation as well as test-pair noise.
-- :func:`detectable_effect` -- the smallest true difference an interval of a given half-width detects with 80%
-  power at 5% two-sided (a normal approximation).
-- :func:`multiplicity` -- how many intervals a run computed and how many of them would exclude 0 by chance alone.
+
+What the intervals say about a claim is decided in ``stsnb.evaluation.verdict_rules``; the interval over training
+seeds and test pairs together is ``stsnb.evaluation.seed_bootstrap``.
 
 Spearman here is scipy's (Pearson correlation of mid-ranks, ties averaged), x100, exactly as
 ``stsnb.evaluation.evaluate.correlations`` reports it.
@@ -37,16 +29,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Literal, NamedTuple
 
 import numpy as np
-from scipy.stats import DegenerateDataWarning, bootstrap, norm, spearmanr
-
-Verdict = Literal["supported", "contradicted", "unresolved", "equivalent", "not tested"]
-SUPPORTED: Verdict = "supported"
-CONTRADICTED: Verdict = "contradicted"
-UNRESOLVED: Verdict = "unresolved"
-EQUIVALENT: Verdict = "equivalent"  # a robustness claim: every seed's interval inside +-margin
-NOT_TESTED: Verdict = "not tested"  # a precondition failed (``stsnb.evaluation.claims``)
-VERDICTS: tuple[Verdict, ...] = (SUPPORTED, CONTRADICTED, UNRESOLVED, EQUIVALENT, NOT_TESTED)
-DEFAULT_MARGIN = 1.0  # Spearman x100 points: "X hardly matters" means |difference| < 1 point
+from scipy.stats import DegenerateDataWarning, bootstrap, spearmanr
 
 Method = Literal["percentile", "basic", "BCa"]
 METHODS: tuple[str, ...] = ("percentile", "basic", "BCa")
@@ -143,6 +126,10 @@ def _check_seed(seed: int | None) -> int | None:
     if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
         raise ValueError(f"seed must be a non-negative integer or None, got {seed!r}")
     return int(seed)
+
+
+def _direction(low: float, high: float) -> int:
+    return 1 if low > 0 else -1 if high < 0 else 0
 
 
 def _check_direction(paper_direction: int) -> int:
@@ -492,319 +479,6 @@ def across_seeds(values: Sequence[float]) -> SeedSpread:
     return SeedSpread(float(array.mean()), std, float(array.min()), float(array.max()), len(array))
 
 
-def _direction(low: float, high: float) -> int:
-    return 1 if low > 0 else -1 if high < 0 else 0
-
-
-def _bounds(interval, position: int) -> tuple[float, float, float]:
-    """(difference, low, high) of a PairedDifference or a plain 3-tuple, checked."""
-    try:
-        difference, low, high = (float(v) for v in interval)
-    except (TypeError, ValueError) as err:
-        raise ValueError(f"interval {position} must be a PairedDifference or (difference, low, high): {err}") from err
-    if not all(math.isfinite(v) for v in (difference, low, high)):
-        raise ValueError(f"interval {position} is not finite: {(difference, low, high)}")
-    if low > high:
-        raise ValueError(f"interval {position} has low {low} above high {high}")
-    return difference, low, high
-
-
-def _as_list(intervals) -> list:
-    if isinstance(intervals, PairedDifference):
-        return [intervals]
-    if isinstance(intervals, Mapping):
-        return list(intervals.values())
-    items = list(intervals)
-    if len(items) == 3 and all(isinstance(v, int | float | np.floating) for v in items):
-        return [tuple(items)]  # one plain (difference, low, high)
-    return items
-
-
-def verdict(intervals, paper_direction: int = +1) -> Verdict:
-    """The verdict on a claim from one interval or one interval per seed run.
-
-    ``paper_direction`` is +1 when the paper says a > b (difference above 0), -1 when it says a < b.
-    ``supported``: every seed's interval excludes 0 on the paper's side; ``contradicted``: every seed's interval
-    excludes 0 on the other side; anything else (an interval containing or touching 0, or seeds that disagree)
-    is ``unresolved``. ``intervals``: a PairedDifference, a (difference, low, high) tuple, or a sequence or
-    {seed: interval} mapping of them.
-    """
-    paper_direction = _check_direction(paper_direction)
-    bounds = [_bounds(v, i) for i, v in enumerate(_as_list(intervals))]
-    if not bounds:
-        raise ValueError("verdict needs at least one interval")
-    directions = {_direction(low, high) for _, low, high in bounds}
-    if directions == {paper_direction}:
-        return SUPPORTED
-    if directions == {-paper_direction}:
-        return CONTRADICTED
-    return UNRESOLVED
-
-
-def equivalence_verdict(intervals, margin: float = DEFAULT_MARGIN) -> Verdict:
-    """The verdict on a robustness claim ("the setting hardly matters") from one interval or one per seed run.
-
-    ``equivalent``: every seed's interval lies inside [-margin, +margin]: two one-sided tests (TOST), each at half
-    the interval's complement, so with 95% intervals each side is tested at 2.5% (a 5% TOST would use 90%
-    intervals; ours is the stricter); ``contradicted``: every seed's interval lies wholly above +margin, or wholly
-    below -margin (the setting matters by more than the margin); otherwise ``unresolved``. A direction test can
-    never support "X does not matter": an interval that contains 0 says only that we could not tell.
-    """
-    margin = float(margin)
-    if not math.isfinite(margin) or margin <= 0:
-        raise ValueError(f"margin must be a positive number of Spearman x100 points, got {margin!r}")
-    bounds = [_bounds(v, i) for i, v in enumerate(_as_list(intervals))]
-    if not bounds:
-        raise ValueError("equivalence_verdict needs at least one interval")
-    if all(-margin < low and high < margin for _, low, high in bounds):
-        return EQUIVALENT
-    if all(low > margin for _, low, _ in bounds) or all(high < -margin for _, _, high in bounds):
-        return CONTRADICTED
-    return UNRESOLVED
-
-
-def claim_row(claim: str, intervals, paper_direction: int = +1) -> dict:
-    """One claim as a JSON-ready row: the verdict, the mean and spread of the difference over seeds, and the
-    envelope of the per-seed intervals (lowest low, highest high).
-
-    The envelope excludes 0 on one side exactly when every seed's interval does, so ``low``/``high`` agree with
-    the verdict. ``intervals``: as for :func:`verdict`; a {seed: interval} mapping keeps the seeds in
-    ``per_seed``.
-    """
-    paper_direction = _check_direction(paper_direction)
-    items = _as_list(intervals)
-    labels = list(intervals) if isinstance(intervals, Mapping) else [None] * len(items)
-    bounds = [_bounds(v, i) for i, v in enumerate(items)]
-    if not bounds:
-        raise ValueError(f"claim {claim!r} needs at least one interval")
-    spread = across_seeds([d for d, _, _ in bounds])
-    per_seed = []
-    for label, item, (difference, low, high) in zip(labels, items, bounds, strict=True):
-        entry = item.to_dict() if isinstance(item, PairedDifference) else {}
-        entry.update(seed_run=label, difference=difference, low=low, high=high)
-        per_seed.append(entry)
-    return {
-        "claim": claim,
-        "paper_direction": paper_direction,
-        "verdict": verdict(items, paper_direction),
-        "difference": spread.mean,
-        "difference_std": spread.std,
-        "difference_min": spread.min,
-        "difference_max": spread.max,
-        "seeds": spread.n,
-        "low": min(low for _, low, _ in bounds),
-        "high": max(high for _, _, high in bounds),
-        "per_seed": per_seed,
-    }
-
-
 # ---- seeds and pairs, power, multiplicity --------------------------------------------------------------------
 
 PairDesign = Literal["shared", "per seed"]
-
-
-@dataclass(frozen=True)
-class SeedsAndPairsDifference(PairedDifference):
-    """A :class:`PairedDifference` over several training seeds (``seeds``): the mean of the seeds' paired average
-    differences with a hierarchical bootstrap interval; ``pairs`` says how the test pairs were resampled."""
-
-    seeds: int = 1
-    pairs: str = "shared"
-
-
-def _seed_tasks(runs: Mapping, name: str) -> dict[object, list[_TaskRanks]]:
-    """``{seed: [_TaskRanks per task]}`` in one task order, every seed with the same tasks (checked)."""
-    if not isinstance(runs, Mapping) or not runs:
-        raise ValueError(f"{name} must be a non-empty mapping of training seed -> {{task: (gold, pred_a, pred_b)}}")
-    tasks = None
-    out: dict[object, list[_TaskRanks]] = {}
-    for label, per_task in runs.items():
-        if not isinstance(per_task, Mapping) or not per_task:
-            raise ValueError(f"{name}[{label!r}] must be a non-empty mapping of task -> (gold, pred_a, pred_b)")
-        if tasks is None:
-            tasks = list(per_task)
-        elif set(per_task) != set(tasks):
-            raise ValueError(f"every seed needs the same tasks: {sorted(per_task)} vs {sorted(tasks)}")
-        out[label] = [_TaskRanks(*_task_arrays(*per_task[t], where=f" (seed {label!r}, task {t!r})")) for t in tasks]
-    return out
-
-
-def seeds_and_pairs_difference(
-    runs: Mapping[object, Mapping[str, tuple[Sequence[float], Sequence[float], Sequence[float]]]],
-    *,
-    pairs: PairDesign = "shared",
-    n_resamples: int = 2000,
-    confidence_level: float = 0.95,
-    seed: int | None = 0,
-) -> SeedsAndPairsDifference:
-    """Mean over training seeds of the seven-task average difference Spearman(a) - Spearman(b) x100, with a
-    hierarchical (seeds-and-pairs) percentile bootstrap interval.
-
-    ``runs`` maps a training seed to ``{task: (gold, pred_a, pred_b)}``. The point estimate is the mean over seeds
-    of :func:`paired_average_difference`'s point estimates. Each replicate draws as many seeds as there are, with
-    replacement, then resamples the test pairs of every task (stratified by task, as the paired bootstrap does) and
-    averages the drawn seeds' average differences on that resample. ``pairs="shared"`` (our notebooks): every seed
-    was scored on the same test pairs, so one draw of pairs serves every drawn seed (the pairs are crossed with the
-    seeds: a hard pair is hard for every seed, and drawing it for one seed and not another would hide that shared
-    noise); the seeds' gold scores must then be equal. ``pairs="per seed"``: each drawn seed gets its own draw of
-    pairs (seeds scored on different test draws). With one seed this is :func:`paired_average_difference`'s
-    bootstrap (percentile). Unlike the per-seed rule (every seed's interval on one side), this interval answers
-    "is the mean over seeds of the difference away from 0", the seeds counted as a sample of training runs.
-    """
-    if pairs not in ("shared", "per seed"):
-        raise ValueError(f"pairs must be 'shared' or 'per seed', got {pairs!r}")
-    n_resamples = _check_n_resamples(n_resamples)
-    confidence_level = _check_confidence_level(confidence_level)
-    seed = _check_seed(seed)
-    prepared = _seed_tasks(runs, "runs")
-    labels = list(prepared)
-    first = next(iter(runs.values()))
-    task_names = list(first)
-    sizes = [t.n for t in prepared[labels[0]]]
-    if pairs == "shared":
-        for label in labels[1:]:
-            for name in task_names:
-                if not np.array_equal(np.asarray(runs[label][name][0], float), np.asarray(first[name][0], float)):
-                    raise ValueError(
-                        f"pairs='shared' needs every seed scored on the same pairs; task {name!r} of seed {label!r} "
-                        "has other gold scores"
-                    )
-    per_seed = {
-        label: [
-            _spearman_x100(np.asarray(runs[label][t][1], float), np.asarray(runs[label][t][0], float))
-            - _spearman_x100(np.asarray(runs[label][t][2], float), np.asarray(runs[label][t][0], float))
-            for t in task_names
-        ]
-        for label in labels
-    }
-    seed_means = [float(np.mean(v)) for v in per_seed.values()]
-    per_task = {t: float(np.mean([per_seed[s][i] for s in labels])) for i, t in enumerate(task_names)}
-    settings = dict(
-        n=sum(sizes),
-        confidence_level=confidence_level,
-        n_resamples=n_resamples,
-        method="percentile",
-        seed=seed,
-        tasks=per_task if len(task_names) > 1 else {},
-        seeds=len(labels),
-        pairs=pairs,
-    )
-    if all(task.same_order() for tasks in prepared.values() for task in tasks):
-        return SeedsAndPairsDifference(0.0, 0.0, 0.0, standard_error=0.0, **settings)
-    rng = np.random.default_rng(seed)
-    n_seeds, total = len(labels), sum(sizes)
-    batch = max(1, _BATCH_ELEMENTS // total)
-    values = []
-    for start in range(0, n_resamples, batch):
-        rows = min(batch, n_resamples - start)
-        drawn = rng.integers(0, n_seeds, size=(rows, n_seeds))  # seed positions of each replicate
-        sums = np.zeros(rows)
-        shared = [_counts(rng.integers(0, n, size=(rows, n)), n) for n in sizes] if pairs == "shared" else None
-        for position in range(n_seeds):
-            counts = shared or [_counts(rng.integers(0, n, size=(rows, n)), n) for n in sizes]
-            for index, label in enumerate(labels):
-                chosen = drawn[:, position] == index
-                if chosen.any():
-                    per_task_values = [
-                        task.difference_of_counts(c[chosen]) for task, c in zip(prepared[label], counts, strict=True)
-                    ]
-                    sums[chosen] += np.mean(per_task_values, axis=0)
-        values.append(sums / n_seeds)
-    replicates = np.concatenate(values)
-    if np.isnan(replicates).any():
-        raise ValueError(
-            f"{int(np.isnan(replicates).sum())} of {n_resamples} resamples drew only tied gold or prediction scores "
-            f"in some task (Spearman undefined): too few distinct pairs, sizes {sizes} ({task_names})"
-        )
-    low, high = np.quantile(replicates, [(1 - confidence_level) / 2, (1 + confidence_level) / 2])
-    return SeedsAndPairsDifference(
-        float(np.mean(seed_means)),
-        float(low),
-        float(high),
-        standard_error=float(replicates.std(ddof=1)),
-        **settings,
-    )
-
-
-def seeds_and_pairs_predictions_difference(
-    a: Mapping[object, Mapping[str, tuple[Sequence[float], Sequence[float]]]],
-    b: Mapping[object, Mapping[str, tuple[Sequence[float], Sequence[float]]]],
-    *,
-    n_resamples: int = 2000,
-    confidence_level: float = 0.95,
-    seed: int | None = 0,
-) -> SeedsAndPairsDifference:
-    """:func:`seeds_and_pairs_difference` of two systems' ``{seed: {task: (gold, predictions)}}`` (``b`` may be one
-    ``{task: (gold, predictions)}`` shared by every seed, e.g. the untrained model): same seeds, tasks and gold
-    pairs, so the test pairs are shared (``pairs="shared"``)."""
-    if not isinstance(a, Mapping) or not a:
-        raise ValueError("a must be a non-empty mapping of training seed -> {task: (gold, predictions)}")
-    shared_b = isinstance(b, Mapping) and bool(b) and all(isinstance(v, tuple | list) for v in b.values())
-    if not shared_b and (not isinstance(b, Mapping) or set(b) != set(a)):
-        raise ValueError(f"a and b need the same training seeds, got {sorted(map(str, a))} and {sorted(map(str, b))}")
-    runs = {}
-    for label, per_task in a.items():
-        other = b if shared_b else b[label]
-        if set(per_task) != set(other):
-            raise ValueError(f"seed {label!r}: a and b cover different tasks, {sorted(per_task)} and {sorted(other)}")
-        triples = {}
-        for task, (gold, pred_a) in per_task.items():
-            gold_b, pred_b = other[task]
-            if not np.array_equal(np.asarray(gold, dtype=float), np.asarray(gold_b, dtype=float)):
-                raise ValueError(f"seed {label!r}, {task}: a and b were scored on different pairs")
-            triples[task] = (gold, pred_a, pred_b)
-        runs[label] = triples
-    return seeds_and_pairs_difference(runs, n_resamples=n_resamples, confidence_level=confidence_level, seed=seed)
-
-
-DEFAULT_POWER = 0.8
-
-
-def detectable_effect(
-    low: float, high: float, *, confidence_level: float = 0.95, power: float = DEFAULT_POWER
-) -> float:
-    """The smallest true difference an interval ``[low, high]`` would detect (exclude 0 on its side) with
-    probability ``power``: ``half-width x (z_{(1+level)/2} + z_{power}) / z_{(1+level)/2}``; at a 95% interval and
-    80% power, ``half-width x (1.960 + 0.842) / 1.960 = 1.43 x half-width``.
-
-    Assumption: the estimate is roughly normal around the true difference with a standard error SE = half-width /
-    z_{(1+level)/2} that does not depend on the true difference (the percentile interval of a symmetric bootstrap
-    distribution). A true difference delta then gives an interval above 0 when the estimate exceeds z SE, which
-    happens with probability Phi(delta / SE - z): ``power`` at delta = (z + z_power) SE. For a claim judged on
-    several seeds give the widest seed's interval (every seed must exclude 0; the seeds share their test pairs, so
-    their intervals move together and the widest one decides, approximately)."""
-    low, high = float(low), float(high)
-    if not (math.isfinite(low) and math.isfinite(high)) or low > high:
-        raise ValueError(f"detectable_effect needs a finite interval with low <= high, got [{low}, {high}]")
-    level = _check_confidence_level(confidence_level)
-    if not 0.0 < float(power) < 1.0:
-        raise ValueError(f"power must lie strictly between 0 and 1, got {power!r}")
-    z = float(norm.ppf((1 + level) / 2))
-    return (high - low) / 2 * (z + float(norm.ppf(power))) / z
-
-
-class Multiplicity(NamedTuple):
-    """How many intervals were computed at ``confidence_level`` and how many would exclude 0 by chance alone if
-    no difference were real (``(1 - level) x intervals``, an expectation: the intervals are not independent)."""
-
-    intervals: int
-    confidence_level: float
-    expected_false: float
-
-    def describe(self) -> str:
-        """ "38 intervals computed; about 1.9 (5% of them) would exclude 0 by chance if no difference were real"."""
-        share = f"{100 * (1 - self.confidence_level):g}%"
-        return (
-            f"{self.intervals} interval{'s' * (self.intervals != 1)} computed; about {self.expected_false:.1f} "
-            f"({share} of them) would exclude 0 by chance if no difference were real"
-        )
-
-
-def multiplicity(intervals: int, confidence_level: float = 0.95) -> Multiplicity:
-    """:class:`Multiplicity` of ``intervals`` intervals: the expected number excluding 0 by chance is
-    ``(1 - confidence_level) x intervals`` (0.05 x n at 95%), whatever their dependence (linearity of expectation);
-    how many would do so at once does depend on it."""
-    if isinstance(intervals, bool) or int(intervals) != intervals or intervals < 0:
-        raise ValueError(f"intervals must be a non-negative integer, got {intervals!r}")
-    level = _check_confidence_level(confidence_level)
-    return Multiplicity(int(intervals), level, (1 - level) * int(intervals))

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..evaluation import stats
+from ..evaluation import verdict_rules
 from ..evaluation.claims import CHECK, PAPER, failed_preconditions, is_equivalence, is_headline, kind_of, verdict_counts
 from .context import git_sha, write_text_atomic
 from .locks import folder_lock
@@ -115,7 +115,7 @@ def average_rows(folder: Path) -> list[dict[str, str]]:
 def claim_rows(folder: Path) -> list[dict[str, Any]]:
     """The claims a notebook checked (metrics.json ``claims``: a list of rows, or a mapping of them), each with
     ``claim``, ``verdict`` and its paired interval (``stsnb.evaluation.claims.claim``; older runs:
-    ``stats.claim_row``)."""
+    ``verdict_rules.claim_row``)."""
     claims = read_metrics(folder).get("claims") or []
     rows = list(claims.values()) if isinstance(claims, dict) else list(claims)
     return [r for r in rows if isinstance(r, dict) and "claim" in r and "verdict" in r]
@@ -160,7 +160,7 @@ OVERVIEW_COLUMNS = (
     "status",
     "runtime (s)",
     "commit",
-    *stats.VERDICTS,
+    *verdict_rules.VERDICTS,
     CHECKS_COLUMN,
     "takeaway",
     "comparable with the paper",
@@ -184,9 +184,9 @@ class OverviewRow:
     def cells(self) -> list[str]:
         """The texts of ``OVERVIEW_COLUMNS`` after ``notebook`` (renderers add the link and escape)."""
         verdicts = (
-            [str(self.verdicts.get(v, 0)) for v in stats.VERDICTS]
+            [str(self.verdicts.get(v, 0)) for v in verdict_rules.VERDICTS]
             if self.verdicts is not None
-            else [MISSING] * len(stats.VERDICTS)
+            else [MISSING] * len(verdict_rules.VERDICTS)
         )
         return [
             self.status,
@@ -311,11 +311,11 @@ def interval_count(row: Mapping[str, Any]) -> int:
 
 def detectable_text(row: Mapping[str, Any]) -> str:
     """The smallest difference an unresolved direction claim of the paper could have detected with 80% power
-    (``stats.detectable_effect`` of its widest seed's interval, "±1.43"); missing for other rows."""
+    (``verdict_rules.detectable_effect`` of its widest seed's interval, "±1.43"); missing for other rows."""
     widths = seed_intervals(row)
-    if kind_of(row) != PAPER or row.get("verdict") != stats.UNRESOLVED or is_equivalence(row) or not widths:
+    if kind_of(row) != PAPER or row.get("verdict") != verdict_rules.UNRESOLVED or is_equivalence(row) or not widths:
         return MISSING
-    return f"±{max(stats.detectable_effect(lo, hi) for lo, hi in widths):.2f}"
+    return f"±{max(verdict_rules.detectable_effect(lo, hi) for lo, hi in widths):.2f}"
 
 
 HEADLINE_MARK = "headline: "  # before the claim text of a notebook's headline claim in the claims table
@@ -424,7 +424,7 @@ def summary_markdown(plan: Plan, outcomes: Sequence[Outcome], profile_dir: Path)
         "",
     ]
     rows = [[_link(row.notebook, row.folder, f"{row.notebook}.ipynb"), *row.cells()] for row in overview]
-    lines += _table(OVERVIEW_COLUMNS, rows, right=("runtime (s)", *stats.VERDICTS))
+    lines += _table(OVERVIEW_COLUMNS, rows, right=("runtime (s)", *verdict_rules.VERDICTS))
     lines += claims_markdown(overview)
     lines += averages_markdown(overview)
     return "\n".join(lines) + "\n"
@@ -437,7 +437,7 @@ def multiplicity_line(overview: Sequence[OverviewRow]) -> str | None:
     counts = {name: n for name, n in counts.items() if n}
     if not counts:
         return None
-    chance = stats.multiplicity(sum(counts.values()))
+    chance = verdict_rules.multiplicity(sum(counts.values()))
     per = ", ".join(f"{name} {n}" for name, n in counts.items())
     return (
         f"**Multiplicity.** {chance.describe()} (per notebook: {per}). A single interval excluding 0 is weak "

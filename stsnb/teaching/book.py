@@ -18,7 +18,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..evaluation import stats
+from ..evaluation import verdict_rules
 from ..runs import plans, summary
 
 TEMPLATES = Path(__file__).parent / "templates"
@@ -239,7 +239,7 @@ def _head(columns) -> str:
 def overview_html(rows: list[summary.OverviewRow], pages: set[str]) -> str:
     """The overview table (``summary.overview_rows``, the same rows as summary.md's first table): one row per
     notebook, linked to its page where it has one."""
-    right = {"runtime (s)", *stats.VERDICTS}
+    right = {"runtime (s)", *verdict_rules.VERDICTS}
     lines = [_head(summary.OVERVIEW_COLUMNS)]
     for row in rows:
         name = html.escape(row.notebook)

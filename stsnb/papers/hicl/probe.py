@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from ...data.loading import STSPair
-from ...evaluation import evaluate, stats
+from ...evaluation import evaluate, stats, verdict_rules
 from ...training.train import TrainConfig
 from .objectives import ObjectiveSettings
 from .training import BackboneSettings, HiclSettings, make_examples, train_method
@@ -46,7 +46,7 @@ def simcse_moves(
     n_resamples: int = 1000,
 ) -> dict:
     """Train SimCSE with ``setting`` on ``sentences`` (one epoch, ``len(sentences) // batch_size`` steps, no
-    warmup, no selection) and return ``stats.claim_row`` of last-step minus untrained STS-B dev Spearman, with
+    warmup, no selection) and return ``verdict_rules.claim_row`` of last-step minus untrained STS-B dev Spearman, with
     ``dev_before``, ``dev_after``, ``loss_first``, ``loss_last``, ``steps`` and ``seconds``."""
     if len(sentences) < 2 * batch_size:
         raise ValueError(f"need at least two batches of {batch_size} sentences, got {len(sentences)}")
@@ -73,7 +73,7 @@ def simcse_moves(
     )
     after = evaluate.dev_predictions(trained.encoder, dev_pairs)
     gap = stats.paired_predictions_difference(after, before, n_resamples=n_resamples, seed=seed)
-    row = stats.claim_row(f"SimCSE ({setting.label()}) improves STS-B dev", [gap], paper_direction=+1)
+    row = verdict_rules.claim_row(f"SimCSE ({setting.label()}) improves STS-B dev", [gap], paper_direction=+1)
     row.pop("per_seed")
     return {
         **row,

@@ -9,9 +9,9 @@ moved the encoder (baseline minus the untrained backbone, same pairs, excludes 0
 left their start (selection kept a step > 0, some weight changed). A +HiCL difference on a baseline that never improved
 the backbone compares two copies of the untrained model and is **not tested**. Every row is a claim of the paper
 (``kind="paper"``) and quotes Section 4.2's sentence on Table 1 (``quotes.TABLE1``); a claim on several training seeds
-also carries a seeds-and-pairs interval (``stats.seeds_and_pairs_predictions_difference``: seeds resampled, then the
-test pairs), which counts the seed-to-seed spread the per-seed intervals leave out (for instance a seed whose baseline
-kept an early checkpoint).
+also carries a seeds-and-pairs interval (``seed_bootstrap.seeds_and_pairs_predictions_difference``: seeds resampled,
+then the test pairs), which counts the seed-to-seed spread the per-seed intervals leave out (for instance a seed whose
+baseline kept an early checkpoint).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
-from ...evaluation import claims, evaluate, stats
+from ...evaluation import claims, evaluate, seed_bootstrap, stats, verdict_rules
 from . import quotes
 from .records import RunOutcome
 from .reported import table1_gain
@@ -156,7 +156,7 @@ def plus_hicl_claim(
     }
     both = None
     if len(plus_hicl) > 1:
-        both = stats.seeds_and_pairs_predictions_difference(
+        both = seed_bootstrap.seeds_and_pairs_predictions_difference(
             {s: r.predictions for s, r in plus_hicl.items()},
             {s: r.predictions for s, r in baseline.items()},
             n_resamples=n_resamples,
@@ -170,7 +170,7 @@ def plus_hicl_claim(
         paper_difference=round(paper, 2),
         method=method,
         paper_row=row_name,
-        baseline_minus_untrained=stats.claim_row(f"{name} improves the backbone", moves, +1),
+        baseline_minus_untrained=verdict_rules.claim_row(f"{name} improves the backbone", moves, +1),
         seeds_and_pairs=both,
     )
     row["interval"] = f"{row['difference']:+.2f} [{row['low']:+.2f}, {row['high']:+.2f}]"
@@ -225,7 +225,11 @@ def accuracy_headline_line(row: Mapping, cpu_row: Mapping | None, cpu_text: str)
     seed is that seed's test pairs alone."""
     ours = f"{row['difference']:+.2f} [{row['low']:+.2f}, {row['high']:+.2f}], {claims.verdict_text(row)}"
     paper = f"paper {row['paper_difference']:+.2f}" if row.get("paper_difference") is not None else "paper: no row"
-    if cpu_row is not None and cpu_row.get("verdict") == stats.SUPPORTED and int(cpu_row.get("seeds") or 0) >= 2:
+    if (
+        cpu_row is not None
+        and cpu_row.get("verdict") == verdict_rules.SUPPORTED
+        and int(cpu_row.get("seeds") or 0) >= 2
+    ):
         return (
             f"The paper's accuracy headline, {row['claim']} ({paper}), holds at cpu scale ({cpu_text}); this run: "
             f"{ours}."
@@ -272,4 +276,4 @@ def takeaway(
             "12's equal-truncation quantity)"
         )
     total = sum(verdicts.values())
-    return text + f"; {verdicts.get(stats.NOT_TESTED, 0)} of {total} claims not tested."
+    return text + f"; {verdicts.get(verdict_rules.NOT_TESTED, 0)} of {total} claims not tested."

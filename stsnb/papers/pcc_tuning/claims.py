@@ -11,7 +11,7 @@ interval on the same side. Runs come as ``{training seed: pipeline.StageRun}``.
 - The headline, a claim of the paper: stage 2 (Pearson, Eq. 9) improves on stage 1 (Section 4.2, Tables 2 and 4; the
   paper difference and its direction from Table 4). Gates, its own arms: stage 1 moved the encoder (its interval
   against the untrained embedding excludes 0 upward on every seed) and stage 2 left its start. With several seeds it
-  also gets a seeds-and-pairs interval (``stats.seeds_and_pairs_predictions_difference``).
+  also gets a seeds-and-pairs interval (``seed_bootstrap.seeds_and_pairs_predictions_difference``).
 - The control, testing the paper's attribution of the gain to the Pearson loss (Section 3): Pearson stage 2 beats
   stage 2's pairs under stage 1's objective, from the same stage-1 adapter, in the same batches and steps
   (``training.scored_pairs_info_nce``), so the objective is what differs; the headline alone cannot tell the Pearson
@@ -31,7 +31,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
-from ...evaluation import claims, stats
+from ...evaluation import claims, seed_bootstrap, stats, verdict_rules
 from ...evaluation.evaluate import TaskPredictions
 from . import quotes
 from .pipeline import StageRun
@@ -71,8 +71,8 @@ def seed_intervals(
 
 def seeds_and_pairs(a: Runs, b: Runs | TaskPredictions, *, n_resamples: int = 2000, seed: int = 0) -> dict | None:
     """``a - b``'s mean over the training seeds with its seeds-and-pairs interval (seeds resampled, then the shared
-    test pairs of every task; ``stats.seeds_and_pairs_predictions_difference``) as a JSON-ready dict; None with one
-    seed (the per-seed interval is then the whole story)."""
+    test pairs of every task; ``seed_bootstrap.seeds_and_pairs_predictions_difference``) as a JSON-ready dict; None with
+    one seed (the per-seed interval is then the whole story)."""
     a = _runs(a, "a")
     if len(a) < 2:
         return None
@@ -82,7 +82,7 @@ def seeds_and_pairs(a: Runs, b: Runs | TaskPredictions, *, n_resamples: int = 20
         other = b.predictions
     else:
         other = b
-    both = stats.seeds_and_pairs_predictions_difference(
+    both = seed_bootstrap.seeds_and_pairs_predictions_difference(
         {s: r.predictions for s, r in a.items()}, other, n_resamples=n_resamples, seed=seed
     )
     return both.to_dict()
@@ -231,16 +231,16 @@ def attribution(headline: Mapping, control: Mapping | None) -> str:
     """What our control attributes the headline gain to, from the two rows: the Pearson loss when the control is
     supported; otherwise that the gain is *not* attributed to the Pearson loss by our control (the Pearson loss and
     the new in-domain pairs stay confounded), with the control's difference, verdict and the smallest difference its
-    widest seed interval could detect (``stats.detectable_effect``)."""
+    widest seed interval could detect (``verdict_rules.detectable_effect``)."""
     gain = f"the stage-2 gain ({headline['difference']:+.2f})"
     if control is None:
         return f"{gain} is not attributed to the Pearson loss: the control (the same pairs under InfoNCE) did not run"
     said = f"stage 2 minus the InfoNCE control on the same pairs {control['difference']:+.2f} [{control['low']:+.2f}, "
     said += f"{control['high']:+.2f}], {claims.verdict_text(control)}"
-    if control["verdict"] == stats.SUPPORTED:
+    if control["verdict"] == verdict_rules.SUPPORTED:
         return f"our control attributes {gain} to the Pearson loss ({said})"
     widths = [(e["low"], e["high"]) for e in control.get("per_seed") or []] or [(control["low"], control["high"])]
-    detectable = max(stats.detectable_effect(lo, hi) for lo, hi in widths)
+    detectable = max(verdict_rules.detectable_effect(lo, hi) for lo, hi in widths)
     return (
         f"{gain} is not attributed to the Pearson loss by our control ({said}; its intervals would detect about "
         f"+-{detectable:.2f} at 80% power): the loss and the new in-domain pairs remain confounded"
@@ -254,7 +254,7 @@ def robustness_claim(
     *,
     paper_quote: str,
     arms: tuple[str, str],
-    margin: float = stats.DEFAULT_MARGIN,
+    margin: float = verdict_rules.DEFAULT_MARGIN,
     margin_reason: str,
     paper_difference: float | None = None,
     n_resamples: int = 2000,

@@ -43,7 +43,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...evaluation import claims, stats
+from ...evaluation import claims, stats, verdict_rules
 from ...evaluation.evaluate import TaskPredictions
 from ...training.train import TrainResult
 from . import quotes
@@ -592,7 +592,7 @@ def table5_claims(
     before: TaskPredictions,
     *,
     table: str = "Table 5",
-    margin: float = stats.DEFAULT_MARGIN,
+    margin: float = verdict_rules.DEFAULT_MARGIN,
     n_resamples: int = 2000,
     where: str = "",
     backbone: str = "",
@@ -765,14 +765,14 @@ def conclusions(rows: Sequence[Mapping], *, profile: str, scope: str) -> str:
 
     def listed(verdict: str) -> str:
         chosen = [r for r in paper if r["verdict"] == verdict]
-        if verdict == stats.NOT_TESTED:  # an interval on a setting that did not train says nothing: names only
+        if verdict == verdict_rules.NOT_TESTED:  # an interval on a setting that did not train says nothing: names only
             return "; ".join(f"{r['claim']} ({claims.seeds_text(r)})" for r in chosen) or "none"
         return "; ".join(f"{r['claim']} ({_short(r)}, {claims.seeds_text(r)})" for r in chosen) or "none"
 
     counts = claims.verdict_counts(paper)
     check_text = "; ".join(f"{r['claim']}: {_short(r)}, **{claims.verdict_text(r)}**" for r in checks) or "none run"
     reasons = dict.fromkeys(
-        p["name"] for r in rows if r["verdict"] == stats.NOT_TESTED for p in claims.failed_preconditions(r)
+        p["name"] for r in rows if r["verdict"] == verdict_rules.NOT_TESTED for p in claims.failed_preconditions(r)
     )
     k_only = [r for r in rows if claims.is_equivalence(r) and r["a"].split(" x0=")[-1] == r["b"].split(" x0=")[-1]]
     lines = [
@@ -782,7 +782,7 @@ def conclusions(rows: Sequence[Mapping], *, profile: str, scope: str) -> str:
         "",
         f"**Claims of the paper** ({len(paper)}; each quotes its sentence in Section 6):",
         "",
-        *(f"- **{v.capitalize()}** ({counts[v]}): {listed(v)}." for v in stats.VERDICTS),
+        *(f"- **{v.capitalize()}** ({counts[v]}): {listed(v)}." for v in verdict_rules.VERDICTS),
         *_finding_lines(paper),
         "- Preconditions that failed (their claims are not tested): "
         + ("; ".join(f"'{name}'" for name in reasons) or "none")

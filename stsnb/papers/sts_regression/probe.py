@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from ...data.loading import STSPair
-from ...evaluation import evaluate, stats
+from ...evaluation import evaluate, stats, verdict_rules
 from ...runs import probe_tables
 from ...runs.probe_tables import row_line
 from ...training.train import TrainConfig
@@ -124,7 +124,7 @@ def table1_moves(
     n_resamples: int = 1000,
 ) -> dict:
     """Fine-tune ``backbone`` on the first ``setting.pairs`` of ``pairs`` (one epoch, no selection) and return
-    ``stats.claim_row`` of last-step minus untrained STS-B dev Spearman, with ``dev_before``, ``dev_after``,
+    ``verdict_rules.claim_row`` of last-step minus untrained STS-B dev Spearman, with ``dev_before``, ``dev_after``,
     ``loss_first``, ``loss_last``, ``steps`` and ``seconds`` (loading, training and both scorings)."""
     if len(pairs) < setting.pairs:
         raise ValueError(f"{setting.label()}: needs {setting.pairs} training pairs, got {len(pairs)}")
@@ -158,7 +158,7 @@ def table1_moves(
     )
     after = evaluate.dev_predictions(model.encoder, dev_pairs)
     gap = stats.paired_predictions_difference(after, before, n_resamples=n_resamples, seed=seed)
-    row_out = stats.claim_row(f"{setting.label()} improves STS-B dev", [gap], paper_direction=+1)
+    row_out = verdict_rules.claim_row(f"{setting.label()} improves STS-B dev", [gap], paper_direction=+1)
     row_out.pop("per_seed")
     losses = [h["loss"] for h in result.history if "loss" in h]
     return {

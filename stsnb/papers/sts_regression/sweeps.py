@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from ...evaluation import evaluate, stats
+from ...evaluation import evaluate, verdict_rules
 from .claims import Trained, table5_claims, table6_claims, with_flag
 from .model import CONCATENATIONS, Concatenation
 from .recipes import STAGE_SETTINGS, TABLE2, LossSpec, table2_loss
@@ -152,7 +152,7 @@ def sweep_table5_claims(
     row: str,
     before: evaluate.TaskPredictions,
     *,
-    margin: float = stats.DEFAULT_MARGIN,
+    margin: float = verdict_rules.DEFAULT_MARGIN,
     n_resamples: int = 2000,
     backbone: str = "",
 ) -> list[dict]:
