@@ -15,7 +15,7 @@ import argparse
 import json
 import time
 
-from stsnb.data import loading as data
+from stsnb import data
 from stsnb.evaluation import evaluate
 from stsnb.models import loading as models
 from stsnb.papers import pcc_tuning

@@ -15,7 +15,7 @@ import time
 
 import torch
 
-from stsnb.data import loading as data
+from stsnb import data
 from stsnb.models import loading as models
 
 

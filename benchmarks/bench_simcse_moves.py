@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import argparse
 
-from stsnb.data import loading as data
+from stsnb import data
 from stsnb.papers import hicl
 from stsnb.runs import probe_tables
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 import argparse
 import random
 
-from stsnb.data import loading as data
+from stsnb import data
 from stsnb.papers import sts_regression as reg
 from stsnb.papers.sts_regression.probe import ProbeSetting, table1_moves
 from stsnb.runs import probe_tables

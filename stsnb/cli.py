@@ -298,7 +298,7 @@ def _cuda_refusal(profile: str, plans_dir: Path) -> str | None:
 
 def _preflight(plan, notebooks_dir: Path) -> bool:
     """``--check --online``: :mod:`stsnb.gpu.preflight` over the plan; prints its lines, returns whether all passed."""
-    from .data.loading import DataError, resolve_data_dir
+    from .data import DataError, resolve_data_dir
     from .gpu.preflight import plan_params, plan_settings, run_preflight
 
     try:
@@ -330,7 +330,7 @@ def summary_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -
 
 
 def eval_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from .data.loading import DataError, describe_source
+    from .data import DataError, describe_source
     from .evaluation.evaluate import EmbeddingCache, parse_tasks, sts
     from .models.loading import LazyEncoder, ModelError, cache_dir, folder_cache_key, load_encoder
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from stsnb.data import loading as data
+from stsnb import data
 
 
 @pytest.fixture(scope="session")

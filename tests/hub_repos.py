@@ -12,7 +12,7 @@ from pathlib import Path
 
 from hub_server import Repo, gzip_jsonl, parquet
 
-from stsnb.data import loading as data
+from stsnb import data
 
 SNLI_IDS = {"entailment": 0, "neutral": 1, "contradiction": 2}  # stanfordnlp/snli's label ids
 

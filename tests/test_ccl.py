@@ -10,8 +10,8 @@ import pytest
 import torch
 from torch import nn
 
-from stsnb.data import loading as data
-from stsnb.data.loading import CSTSRecord
+from stsnb import data
+from stsnb.data import CSTSRecord
 from stsnb.evaluation import claims as stsnb_claims
 from stsnb.evaluation import evaluate as stsnb_evaluate
 from stsnb.evaluation import stats

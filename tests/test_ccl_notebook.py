@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from matplotlib.text import Text
 
-from stsnb.data import loading as data
+from stsnb import data
 from stsnb.papers import ccl
 from stsnb.runs import plans
 from stsnb.teaching import plots

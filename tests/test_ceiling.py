@@ -158,7 +158,7 @@ def test_bad_inputs_raise():
 
 
 def test_binary_ceiling_on_real_stsb_test(data_dir):
-    from stsnb.data.loading import load_stsb
+    from stsnb.data import load_stsb
 
     gold = np.array([p.score for p in load_stsb("test", data_dir=data_dir)])
     assert len(gold) == 1379

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from stsnb.data.loading import STSPair
+from stsnb.data import STSPair
 from stsnb.evaluation import evaluate
 from stsnb.teaching import data_look
 

@@ -349,7 +349,7 @@ def test_a_table1_run_trains_on_two_processes(data_dir):
     import functools
     import math
 
-    from stsnb.data import loading as data
+    from stsnb import data
     from stsnb.papers import sts_regression as reg
     from stsnb.training.distributed import run
     from stsnb.training.train import TrainConfig
@@ -387,7 +387,7 @@ class _TextEncoder(nn.Module):
 
 
 def _pcc_batches():
-    from stsnb.data import loading as data
+    from stsnb import data
 
     triplets = [data.Triplet(f"anchor {i}", f"positive {i}", f"negative {i}") for i in range(GLOBAL_BATCH)]
     pairs = [
@@ -475,7 +475,7 @@ def test_section42_arms_run_through_the_launcher_on_two_processes(data_dir):
     """Notebook 20's Section 4.2 on two processes: +Ours (stage 1 on the frozen real MiniLM, stage 2 jointly) and
     +Contrast each start as one torchrun job, share the global batch of 8 (4 per process) and hand back the main
     process's scored run."""
-    from stsnb.data import loading as data
+    from stsnb import data
     from stsnb.papers import sts_regression as reg
     from stsnb.training.train import TrainConfig
 
@@ -542,7 +542,7 @@ def test_a_table1_run_scores_the_test_sets_once_on_the_main_process(tmp_path, da
     the comparison is of the scoring alone."""
     import functools
 
-    from stsnb.data import loading as data
+    from stsnb import data
     from stsnb.papers import sts_regression as reg
     from stsnb.training.train import TrainConfig
 
@@ -572,7 +572,7 @@ def test_pcc_tuning_scores_every_stage_once_on_the_main_process(tmp_path, data_d
     comes back equals the one-process run's (lr 0, as above)."""
     import functools
 
-    from stsnb.data import loading as data
+    from stsnb import data
     from stsnb.evaluation import evaluate
     from stsnb.models import loading as models
     from stsnb.papers.pcc_tuning import pipeline

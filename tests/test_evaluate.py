@@ -7,7 +7,7 @@ import pytest
 import torch
 from scipy.stats import pearsonr, spearmanr
 
-from stsnb.data import loading as data
+from stsnb import data
 from stsnb.evaluation import evaluate
 
 

@@ -309,7 +309,7 @@ def test_package_exports():
 
 @pytest.mark.slow
 def test_simcse_probe_scores_last_weights_against_the_untrained_backbone_on_the_same_pairs(data_dir):
-    from stsnb.data import loading as data
+    from stsnb import data
 
     sentences = data.sample(data.load_wiki(), 16, 0)
     dev = data.sample(list(data.load_stsb("dev")), 24, 0)
@@ -334,7 +334,7 @@ def test_simcse_probe_scores_last_weights_against_the_untrained_backbone_on_the_
 @pytest.fixture(scope="module")
 def gold_by_task(data_dir):
     """Gold scores of the first 300 pairs of the real STS-B and SICK-R test sets."""
-    from stsnb.data import loading as data
+    from stsnb import data
 
     return {
         "STSBenchmark": np.array([p.score for p in list(data.load_stsb("test", data_dir=data_dir))[:300]]),
@@ -469,7 +469,7 @@ def test_comparability_says_direction_only_unless_the_papers_setting():
 
 @pytest.mark.slow
 def test_a_real_run_records_training_time_apart_from_its_dev_evaluations(data_dir):
-    from stsnb.data import loading as data
+    from stsnb import data
     from stsnb.training.train import TrainConfig
 
     sentences = data.sample(data.load_wiki(), 16, 0)

@@ -110,7 +110,7 @@ def test_truncation_summary_counts_what_only_hicl_reads_by_hand():
 
 
 def test_training_sample_is_the_plain_draw_unless_enriched():
-    from stsnb.data import loading as data
+    from stsnb import data
 
     sentences = [f"s{i}" for i in range(100)]
     counts = [40 if i % 4 == 0 else 10 for i in range(100)]  # 25 long ones
@@ -142,7 +142,7 @@ def test_the_training_time_ratio_is_set_beside_table12_only_like_for_like():
 @pytest.mark.slow
 def test_a_real_baseline_reads_32_input_tokens_and_hicl_the_whole_sentence(data_dir):
     """On the real MiniLM tokenizer ([CLS] + [SEP]): the baseline's longest example has 30 sentence tokens."""
-    from stsnb.data import loading as data
+    from stsnb import data
 
     long = [s for s in data.load_wiki(400) if len(s.split()) > 45][:4]
     dev = data.sample(list(data.load_stsb("dev")), 16, 0)

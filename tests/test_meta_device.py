@@ -111,7 +111,7 @@ def test_hicl_step_on_the_device(tokenizer, hicl_on):
 
 
 def test_pcc_stage_losses_on_the_device(tokenizer):
-    from stsnb.data.loading import STSPair, Triplet
+    from stsnb.data import STSPair, Triplet
     from stsnb.papers import pcc_tuning
 
     encoder = meta_encoder(tokenizer, pooling="last", template='This sentence : "*sent_0*" means something')

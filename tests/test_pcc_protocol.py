@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from stsnb.data import loading as data
+from stsnb import data
 from stsnb.models import loading as models
 from stsnb.papers import pcc_tuning
 from stsnb.papers.pcc_tuning import protocol

@@ -9,7 +9,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from stsnb.data import loading as data
+from stsnb import data
 from stsnb.evaluation import verdict_rules
 from stsnb.models import loading as models
 from stsnb.papers import pcc_tuning
@@ -495,7 +495,7 @@ def test_stage1_reads_simcse_nli_for_simcse_csv_from_the_data_folder(tmp_path, m
     `stsnb data fetch --paper` fetches; missing, the error names the command."""
     import shutil
 
-    from stsnb.data import loading as stsdata
+    from stsnb import data as stsdata
     from stsnb.papers.pcc_tuning import corpora
 
     folder = tmp_path / "data"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from stsnb.data import loading as data
+from stsnb import data
 from stsnb.data.senteval_text import ptb_tokenize, snli_rows
 
 

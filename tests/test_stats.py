@@ -195,7 +195,7 @@ def _jaccard(first: str, second: str) -> float:
 @pytest.fixture(scope="module")
 def stsb_predictions(minilm, data_dir):
     """The first 400 STS-B test pairs: gold, MiniLM cosine similarity, word-overlap Jaccard."""
-    from stsnb.data import loading as data
+    from stsnb import data
     from stsnb.evaluation import evaluate
 
     pairs = list(data.load_stsb("test", data_dir=data_dir))[:400]

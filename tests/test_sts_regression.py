@@ -7,7 +7,7 @@ import math
 import pytest
 import torch
 
-from stsnb.data import loading as data
+from stsnb import data
 from stsnb.evaluation import evaluate
 from stsnb.models import loading as models
 from stsnb.papers import sts_regression as reg

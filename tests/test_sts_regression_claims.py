@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from stsnb.data import loading as data
+from stsnb import data
 from stsnb.evaluation import claims as generic
 from stsnb.evaluation import evaluate, stats, verdict_rules
 from stsnb.papers import sts_regression as reg

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 import torch
 
-from stsnb.data import loading as data
+from stsnb import data
 from stsnb.evaluation import evaluate
 from stsnb.papers import sts_regression as reg
 from stsnb.papers.sts_regression import claims, figures, memory, sweeps, two_stage

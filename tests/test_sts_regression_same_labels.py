@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 import torch
 
-from stsnb.data import loading as data
+from stsnb import data
 from stsnb.evaluation import claims as generic
 from stsnb.evaluation import evaluate
 from stsnb.papers import sts_regression as reg

@@ -572,7 +572,7 @@ def test_a_killed_qlora_fit_resumes_to_the_uninterrupted_weights_and_saves_only_
     """A tiny Mistral in 4-bit (bitsandbytes' Linear4bit on the CPU) with a LoRA adapter: ``last/`` holds the adapter,
     its optimizer state and the RNGs, never the 4-bit base (whose quantisation keys a strict load could not take back),
     and a fit killed after a checkpoint resumes to the weights of the uninterrupted one."""
-    from stsnb.data import loading as data
+    from stsnb import data
     from stsnb.models import loading as models
 
     pairs = list(data.load_stsb("train", data_dir=data_dir))[:24]

@@ -1,24 +1,42 @@
 """The data layer: every corpus the notebooks read, from the data folder or the Hugging Face Hub.
 
-Holds the loaders (``loading``: STS12-16, STS-B, SICK in SentEval's "all" setting, SNLI/MultiNLI, Wikipedia, C-STS),
-SentEval's text conversions (``senteval_text``), ``stsnb data fetch`` (``fetch``) and the manifest that
-``stsnb data verify`` checks a folder against (``manifest``).
+Holds the records every loader returns and the layer's names (``records``), the loaders (``loading``: STS12-16, STS-B,
+SICK in SentEval's "all" setting, SNLI/MultiNLI, Wikipedia, C-STS) with their Hub copies (``hub_copies``), SentEval's
+text conversions (``senteval_text``), ``stsnb data fetch`` (``fetch``, reading the Hub through ``hub``) and the
+manifest that ``stsnb data verify`` checks a folder against (``manifest``).
 
 May import: no other layer (the bottom of the package).
 
-The loaders' names are re-exported here, so a notebook reads ``from stsnb import data; data.load_stsb("test")``.
+The records and loaders are re-exported here: the rest of the package and the notebooks read
+``from stsnb import data; data.load_stsb("test")``.
 """
 
 from .loading import (
+    CSTS_SPLITS,
+    DATA_DIR_ENV,
+    DEFAULT_DATA_DIR,
+    HUB,
+    NLI_LABEL_TO_ID,
     NLI_LABELS,
+    SICK_ENTAILMENT,
+    SICK_FILES,
+    SICK_SPLITS,
+    SNLI_SPLITS,
+    STS_SUBSETS,
+    STS_YEARS,
+    STSB_SPLITS,
+    WIKI_FILE,
     CSTSRecord,
     DataError,
+    DedupReport,
     Loaded,
     NLIPair,
     STSPair,
+    TextVariant,
     Triplet,
     dedup_against_tests,
     describe_source,
+    has_data_dir,
     load_csts,
     load_nli,
     load_sick,
@@ -26,23 +44,42 @@ from .loading import (
     load_snli,
     load_sts_year,
     load_stsb,
+    load_wiki,
     load_wiki_corpus,
     nli_triplets,
+    rescale_sick,
     resolve_data_dir,
     sample,
     seven_test_sets,
+    uses_hub,
 )
 
 __all__ = [
     "CSTSRecord",
+    "CSTS_SPLITS",
+    "DATA_DIR_ENV",
+    "DEFAULT_DATA_DIR",
     "DataError",
+    "DedupReport",
+    "HUB",
     "Loaded",
     "NLIPair",
     "NLI_LABELS",
+    "NLI_LABEL_TO_ID",
+    "SICK_ENTAILMENT",
+    "SICK_FILES",
+    "SICK_SPLITS",
+    "SNLI_SPLITS",
+    "STSB_SPLITS",
     "STSPair",
+    "STS_SUBSETS",
+    "STS_YEARS",
+    "TextVariant",
     "Triplet",
+    "WIKI_FILE",
     "dedup_against_tests",
     "describe_source",
+    "has_data_dir",
     "load_csts",
     "load_nli",
     "load_sick",
@@ -50,9 +87,12 @@ __all__ = [
     "load_snli",
     "load_sts_year",
     "load_stsb",
+    "load_wiki",
     "load_wiki_corpus",
     "nli_triplets",
+    "rescale_sick",
     "resolve_data_dir",
     "sample",
     "seven_test_sets",
+    "uses_hub",
 ]

@@ -18,7 +18,7 @@ import numpy as np
 import torch
 from scipy.stats import pearsonr, spearmanr
 
-from ..data import loading as stsdata
+from .. import data as stsdata
 
 STS_TASKS = ("STS12", "STS13", "STS14", "STS15", "STS16", "STSBenchmark", "SICKRelatedness")
 

@@ -240,7 +240,7 @@ def sts_test_sentences(max_pairs: int | None) -> tuple[int, bool]:
     """Sentences one scoring of the seven STS test sets encodes (``stsnb.evaluation.evaluate`` encodes each distinct
     sentence once): the distinct sentences measured on the data folder, ``(count, True)``; without one, two per pair
     ``(count, False)``. ``max_pairs``: at most that many pairs per task (an upper bound: 2 sentences each)."""
-    from ..data import loading as data
+    from .. import data as data
 
     if max_pairs is not None:
         return 2 * 7 * int(max_pairs), False

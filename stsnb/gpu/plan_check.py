@@ -155,7 +155,7 @@ def activation_bytes(params: Mapping[str, Any]) -> int:
 
 def measured_length(texts_of: Callable[[], Sequence[str]], tokenizer: str, batch: int, cap: int) -> int:
     """``longest_in_batch`` of the texts ``texts_of()`` reads, at most ``cap``; ``cap`` where the data is missing."""
-    from ..data import loading as data
+    from .. import data as data
 
     try:
         texts = texts_of()
@@ -171,7 +171,7 @@ def measured_or_cap(
     holds them, else ``(cap, False)``: the cost tables say which."""
     import random
 
-    from ..data import loading as data
+    from .. import data as data
 
     try:
         texts = list(texts_of())

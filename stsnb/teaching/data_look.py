@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.stats import rankdata, spearmanr
 
-from ..data import loading as stsdata
+from .. import data as stsdata
 from ..evaluation import evaluate
 
 LOOK_TASK = "STSBenchmark"

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ...data import loading as data
+from ... import data as data
 from ...gpu.cost_estimate import FitRow, evaluations
 from ...gpu.plan_check import measured_or_cap
 from .quadruples import pair_conditions, split_quadruples

@@ -27,7 +27,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from ...data.loading import CSTSRecord
+from ...data import CSTSRecord
 from ...models import loading as models
 
 Architecture = Literal["bi", "tri"]

@@ -19,7 +19,7 @@ import torch
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from ...data.loading import CSTSRecord
+from ...data import CSTSRecord
 from ...teaching import plots
 from ...training import losses
 from .objectives import acl, fdl, rdl

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ...data import loading as data
+from ... import data as data
 from ...gpu.memory_estimate import TrainingSetup
 from ...gpu.plan_check import MemoryPlanRow, activation_bytes, measured_length
 

@@ -14,7 +14,7 @@ import random
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from ...data.loading import CSTSRecord
+from ...data import CSTSRecord
 
 LABEL_RANGE = (1.0, 5.0)  # C-STS labels (Deshpande et al. 2023)
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from ...data.loading import CSTSRecord
+from ...data import CSTSRecord
 from ...evaluation import evaluate
 from ...models.loading import Pooling
 from ...training.train import TrainConfig, TrainResult, fit

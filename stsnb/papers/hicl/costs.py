@@ -19,7 +19,7 @@ import functools
 from collections.abc import Mapping
 from typing import Any
 
-from ...data import loading as data
+from ... import data as data
 from ...gpu.cost_estimate import FitRow, dev_sentences, evaluations, sts_test_sentences
 from ...gpu.memory_estimate import KNOWN_SHAPES
 from ...gpu.plan_check import measured_length, measured_or_cap

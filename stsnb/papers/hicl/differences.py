@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ...data.loading import WIKI_FILE
+from ...data import WIKI_FILE
 from .reported import TABLE13
 from .results import PAPER_METHODS, PAPER_MODELS
 from .variants import METHODS

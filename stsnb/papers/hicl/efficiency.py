@@ -39,7 +39,7 @@ Mode = Literal["whole", "segments"]
 
 def _token_block(tokenizer, n_tokens: int, batch_size: int) -> list[list[int]]:
     """``batch_size`` sequences of exactly ``n_tokens`` real Wikipedia tokens (sentences joined end to end)."""
-    from ...data.loading import load_wiki
+    from ...data import load_wiki
 
     stream: list[int] = []
     for ids in tokenizer(load_wiki(limit=4000), add_special_tokens=False)["input_ids"]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ...data import loading as data
+from ... import data as data
 from ...gpu.memory_estimate import GIB, TrainingSetup, auto_checkpointing, gpu_memory_gib
 from ...gpu.plan_check import MemoryPlanRow, activation_bytes, measured_length, memory_rows
 from .variants import SNCSE_ANCHOR_PROMPT

@@ -15,7 +15,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from ...data.loading import STSPair
+from ...data import STSPair
 from ...evaluation import evaluate, stats, verdict_rules
 from ...training.train import TrainConfig
 from .objectives import ObjectiveSettings

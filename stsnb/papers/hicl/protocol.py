@@ -81,7 +81,7 @@ def training_sample(
     with ``long_share`` in [0, 1], that share of them is drawn from the sentences of more than ``min_tokens`` tokens
     (``token_counts[i]`` for ``sentences[i]``) and the rest from the others: a sample enriched in what the baselines'
     truncation cuts (a protocol difference from wiki1m's length distribution, Table 2)."""
-    from ...data import loading as data
+    from ... import data as data
 
     if long_share is None:
         return data.sample(sentences, n, seed)

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ...data import loading as stsdata
+from ... import data as stsdata
 
 SIMCSE_NLI = "simcse"  # nli_source naming SimCSE's nli_for_simcse.csv, the official stage-1 corpus (Section 4.1)
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ...data import loading as data
+from ... import data as data
 from ...gpu.cost_estimate import FitRow, dev_sentences, evaluations, sts_test_sentences
 from ...gpu.plan_check import measured_length, measured_or_cap
 from . import prompts, protocol

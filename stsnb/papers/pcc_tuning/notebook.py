@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ...data import loading as stsdata
+from ... import data as stsdata
 from ...evaluation import evaluate
 from ...models import loading as models
 from ...training import batching

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import torch
 
-from ...data import loading as stsdata
+from ... import data as stsdata
 from ...evaluation import evaluate
 from ...models import loading as models
 from ...training import distributed

@@ -34,7 +34,7 @@ from typing import Any
 
 import torch
 
-from ...data import loading as stsdata
+from ... import data as stsdata
 from ...evaluation import evaluate
 from ...models import loading as models
 from ...training import batching

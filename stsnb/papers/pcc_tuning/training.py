@@ -25,7 +25,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from ...data import loading as stsdata
+from ... import data as stsdata
 from ...evaluation import evaluate
 from ...models import loading as models
 from ...training import losses

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...data import loading as stsdata
+from ... import data as stsdata
 
 C_GRID = (0.01, 0.1, 1.0, 10.0, 100.0)  # L2 strengths tried (SentEval's logistic regression grid, 10^-2..10^2)
 

@@ -25,7 +25,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
-from ...data import loading as stsdata
+from ... import data as stsdata
 from ...gpu import memory
 from ...gpu.memory_estimate import TrainingSetup
 from ...gpu.plan_check import MemoryPlanRow, activation_bytes

@@ -19,7 +19,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from ...data.loading import STSPair
+from ...data import STSPair
 from ...evaluation import evaluate, stats, verdict_rules
 from ...runs import probe_tables
 from ...runs.probe_tables import row_line

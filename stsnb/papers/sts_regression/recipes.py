@@ -15,7 +15,7 @@ from typing import Any, Literal
 import torch
 from torch import Tensor, nn
 
-from ...data import loading as stsdata
+from ... import data as stsdata
 from ...evaluation import evaluate
 from ...models import loading as models
 from ...training import batching, distributed, losses

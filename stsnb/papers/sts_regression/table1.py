@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from torch import Tensor
 
-from ...data import loading as stsdata
+from ... import data as stsdata
 from .claims import BASELINE, HEADLINE, HEADLINE_LOSSES, ROUNDED_K2, Trained, with_flag
 from .recipes import LossSpec, Table1Run, dev_curve, table1_run, table2_loss
 from .scoring import Evaluation, compare

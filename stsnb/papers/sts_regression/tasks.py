@@ -34,7 +34,7 @@ from typing import Literal
 import torch
 from torch import Tensor
 
-from ...data import loading as stsdata
+from ... import data as stsdata
 from .model import classify
 from .training_data import NLI_RANGE, STS_RANGE, TrainingPair
 

@@ -8,7 +8,7 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ...data import loading as stsdata
+from ... import data as stsdata
 
 # Section 4.1: ours orders the classes by similarity; Sentence-BERT's contradiction 0, entailment 1, neutral 2 does
 # not (harmless for cross entropy, wrong for regression).

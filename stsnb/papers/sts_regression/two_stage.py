@@ -16,7 +16,7 @@ import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from ...data import loading as stsdata
+from ... import data as stsdata
 from ...evaluation import evaluate
 from ...training import distributed
 from ...training.train import TrainConfig, TrainResult
