@@ -7,7 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from stsnb.data import hub_copies
 from stsnb.data import loading as data
+from stsnb.data import records as data_records
 
 STS_COUNTS = {
     "STS12": {"MSRpar": 750, "MSRvid": 750, "SMTeuroparl": 459, "surprise.OnWN": 750, "surprise.SMTnews": 399},
@@ -18,7 +20,7 @@ STS_COUNTS = {
 }
 
 
-@pytest.mark.parametrize("year", data.STS_YEARS)
+@pytest.mark.parametrize("year", data_records.STS_YEARS)
 @pytest.mark.parametrize("text", ["senteval", "raw"])
 def test_sts_years_have_every_subset_with_the_documented_counts(year, text, data_dir):
     pairs = data.load_sts_year(year, text, data_dir)
@@ -75,7 +77,7 @@ def test_snli_pairs_and_triplets(data_dir):
         3278,
     ]
     assert {p.label_id for p in dev} == {0, 1, 2}
-    assert dev[0].label_id == data.NLI_LABEL_TO_ID[dev[0].label]
+    assert dev[0].label_id == data_records.NLI_LABEL_TO_ID[dev[0].label]
     triplets = data.nli_triplets(dev)
     assert len(triplets) > 3000
     entailed = {(p.premise, p.hypothesis) for p in dev if p.label == "entailment"}
@@ -112,10 +114,10 @@ def test_dedup_removes_train_pairs_seen_in_any_test_set_in_either_order(data_dir
 
 
 def test_dedup_on_synthetic_pairs_ignores_scores_and_order():
-    test = [data.STSPair("a b", "c", 1.0, "T", "t")]
+    test = [data_records.STSPair("a b", "c", 1.0, "T", "t")]
     train = [
-        data.STSPair("c", "a  b", 4.0, "X", "train"),  # reversed, extra space, other score
-        data.STSPair("a b", "d", 1.0, "X", "train"),
+        data_records.STSPair("c", "a  b", 4.0, "X", "train"),  # reversed, extra space, other score
+        data_records.STSPair("a b", "d", 1.0, "X", "train"),
     ]
     report = data.dedup_against_tests(train, test)
     assert [p.sent2 for p in report.kept] == ["d"]
@@ -140,56 +142,60 @@ def _rewrite_line(path: Path, number: int, text: str) -> None:
 
 
 def test_missing_folder_names_the_variable(tmp_path):
-    with pytest.raises(data.DataError, match="STSNB_DATA_DIR"):
+    with pytest.raises(data_records.DataError, match="STSNB_DATA_DIR"):
         data.load_stsb("test", data_dir=tmp_path / "nowhere", hub=False)
 
 
 def test_missing_file_is_named(corrupt_copy):
     (corrupt_copy / "senteval/STS/STS13-en-test/STS.gs.FNWN.txt").unlink()
-    with pytest.raises(data.DataError, match=r"STS\.gs\.FNWN\.txt: file not found"):
+    with pytest.raises(data_records.DataError, match=r"STS\.gs\.FNWN\.txt: file not found"):
         data.load_sts_year("STS13", data_dir=corrupt_copy)
 
 
 def test_score_out_of_range_names_file_and_line(corrupt_copy):
     _rewrite_line(corrupt_copy / "senteval/STS/STS12-en-test/STS.gs.MSRvid.txt", 7, "5.6")
-    with pytest.raises(data.DataError, match=r"STS\.gs\.MSRvid\.txt:7: score 5\.6 outside the range \[0\.0, 5\.0\]"):
+    with pytest.raises(
+        data_records.DataError, match=r"STS\.gs\.MSRvid\.txt:7: score 5\.6 outside the range \[0\.0, 5\.0\]"
+    ):
         data.load_sts_year("STS12", data_dir=corrupt_copy)
 
 
 def test_non_numeric_score_names_file_and_line(corrupt_copy):
     _rewrite_line(corrupt_copy / "senteval/STS/STSBenchmark/sts-dev.csv", 3, "a\tb\tc\td\tfive\tx\ty")
-    with pytest.raises(data.DataError, match=r"sts-dev\.csv:3: expected a score in \[0\.0, 5\.0\], got 'five'"):
+    with pytest.raises(data_records.DataError, match=r"sts-dev\.csv:3: expected a score in \[0\.0, 5\.0\], got 'five'"):
         data.load_stsb("dev", data_dir=corrupt_copy)
 
 
 def test_malformed_line_names_file_line_and_expectation(corrupt_copy):
     _rewrite_line(corrupt_copy / "senteval/STS/STS14-en-test/STS.input.images.txt", 12, "only one sentence")
-    with pytest.raises(data.DataError, match=r"STS\.input\.images\.txt:12: expected 2 tab-separated sentences"):
+    with pytest.raises(data_records.DataError, match=r"STS\.input\.images\.txt:12: expected 2 tab-separated sentences"):
         data.load_sts_year("STS14", data_dir=corrupt_copy)
     path = corrupt_copy / "senteval/SICK/SICK_trial.txt"
     _rewrite_line(path, 5, "5\tA\tB\t3.2\tMAYBE")
-    with pytest.raises(data.DataError, match=r"SICK_trial\.txt:5: expected an entailment label"):
+    with pytest.raises(data_records.DataError, match=r"SICK_trial\.txt:5: expected an entailment label"):
         data.load_sick("trial", data_dir=corrupt_copy)
 
 
 def test_mismatched_line_counts_are_reported(corrupt_copy):
     gold = corrupt_copy / "senteval/STS/STS16-en-test/STS.gs.headlines.txt"
     gold.write_text("\n".join(gold.read_text().split("\n")[:-5]) + "\n")
-    with pytest.raises(data.DataError, match=r"STS\.input\.headlines\.txt has \d+ lines but .*STS\.gs\.headlines"):
+    with pytest.raises(
+        data_records.DataError, match=r"STS\.input\.headlines\.txt has \d+ lines but .*STS\.gs\.headlines"
+    ):
         data.load_sts_year("STS16", data_dir=corrupt_copy)
     labels = corrupt_copy / "senteval/SNLI/labels.test"
     labels.write_text("\n".join(labels.read_text().split("\n")[:100]) + "\n")
-    with pytest.raises(data.DataError, match=r"labels\.test 100: expected the same number of lines"):
+    with pytest.raises(data_records.DataError, match=r"labels\.test 100: expected the same number of lines"):
         data.load_snli("test", data_dir=corrupt_copy)
 
 
 def test_bad_nli_label_and_bad_csts_row(corrupt_copy):
     _rewrite_line(corrupt_copy / "senteval/SNLI/labels.dev", 4, "maybe")
-    with pytest.raises(data.DataError, match=r"labels\.dev:4: expected one of"):
+    with pytest.raises(data_records.DataError, match=r"labels\.dev:4: expected one of"):
         data.load_snli("dev", data_dir=corrupt_copy)
     path = corrupt_copy / "csts_reannotated/csts_validation_reannotated.csv"
     _rewrite_line(path, 3, "a,b,c,7")
-    with pytest.raises(data.DataError, match=r"csts_validation_reannotated\.csv:3: score 7\.0 outside"):
+    with pytest.raises(data_records.DataError, match=r"csts_validation_reannotated\.csv:3: score 7\.0 outside"):
         data.load_csts("validation", corrupt_copy)
 
 
@@ -198,7 +204,7 @@ def test_invalid_utf8_names_the_line(corrupt_copy):
     raw = path.read_bytes().split(b"\n")
     raw[2] = b"\xff\xfe broken\tpair"
     path.write_bytes(b"\n".join(raw))
-    with pytest.raises(data.DataError, match=r"STS\.input\.FNWN\.txt:3: not valid UTF-8"):
+    with pytest.raises(data_records.DataError, match=r"STS\.input\.FNWN\.txt:3: not valid UTF-8"):
         data.load_sts_year("STS13", data_dir=corrupt_copy)
 
 
@@ -243,8 +249,8 @@ def test_hub_path_gives_the_same_records_as_the_raw_folder(monkeypatch, data_dir
         records, layout = folder[(dataset_id, split)]
         return _as_hub_rows(records, layout)
 
-    monkeypatch.setattr(data, "_load_dataset", fake_load_dataset)
-    monkeypatch.setenv(data.DATA_DIR_ENV, data.HUB)
+    monkeypatch.setattr(hub_copies, "_load_dataset", fake_load_dataset)
+    monkeypatch.setenv(data.DATA_DIR_ENV, data_records.HUB)
     assert data.describe_source().startswith("the Hugging Face Hub")
 
     def key(r):
@@ -260,21 +266,23 @@ def test_hub_path_gives_the_same_records_as_the_raw_folder(monkeypatch, data_dir
         assert len(loaded) == len(records) > 100
     assert {r.subset for r in data.load_sts_year("STS13", "raw")} == {"hub-all"}  # no subset names on the Hub
     assert len(requested) == 4
-    with pytest.raises(data.DataError, match="raw"):
+    with pytest.raises(data_records.DataError, match="raw"):
         data.load_stsb("test")  # the default SentEval text is not what the Hub holds
 
 
 def test_hub_rows_out_of_range_are_refused(monkeypatch):
-    monkeypatch.setattr(data, "_load_dataset", lambda *a, **k: [{"sentence1": "a", "sentence2": "b", "score": 3.0}])
-    monkeypatch.setenv(data.DATA_DIR_ENV, data.HUB)
-    with pytest.raises(data.DataError, match=r"stsb row 0: score 3.0 outside the range \[0.0, 1.0\]"):
+    monkeypatch.setattr(
+        hub_copies, "_load_dataset", lambda *a, **k: [{"sentence1": "a", "sentence2": "b", "score": 3.0}]
+    )
+    monkeypatch.setenv(data.DATA_DIR_ENV, data_records.HUB)
+    with pytest.raises(data_records.DataError, match=r"stsb row 0: score 3.0 outside the range \[0.0, 1.0\]"):
         data.load_stsb("test", "raw")  # sentence-transformers/stsb scores are 0-1: 3.0 is not one of them
 
 
 def test_no_data_folder_is_a_quick_clear_error(monkeypatch, tmp_path):
     monkeypatch.delenv(data.DATA_DIR_ENV, raising=False)
     monkeypatch.setattr(data, "DEFAULT_DATA_DIR", tmp_path / "data")
-    with pytest.raises(data.DataError) as caught:
+    with pytest.raises(data_records.DataError) as caught:
         data.load_stsb("test")
     message = str(caught.value)
     assert str(tmp_path / "data") in message and "`stsnb data fetch`" in message and "docs/data.md" in message
@@ -306,7 +314,7 @@ def test_nli_012_csv_reads_its_own_format_from_real_snli_rows(tmp_path, data_dir
 def test_bad_nli_012_rows_name_file_and_line_not_a_key_error(tmp_path, row, message):
     path = tmp_path / "nli_012.csv"
     path.write_text(f'gold_label,sentence1,sentence2\n2,"fine","also fine"\n{row}\n')
-    with pytest.raises(data.DataError, match=message):
+    with pytest.raises(data_records.DataError, match=message):
         data.load_nli(str(path))
 
 
@@ -317,10 +325,12 @@ def test_simcse_triplets_read_nli_for_simcse_csv_and_name_bad_lines(tmp_path, da
     path.write_text("sent0,sent1,hard_neg\n" + "\n".join(rows) + "\n")
     assert list(data.load_simcse_triplets(path)) == triplets
     path.write_text("sent0,sent1,hard_neg\n" + rows[0] + '\n"only","two"\n')
-    with pytest.raises(data.DataError, match=r"nli_for_simcse.csv:3: empty or missing hard_neg"):
+    with pytest.raises(data_records.DataError, match=r"nli_for_simcse.csv:3: empty or missing hard_neg"):
         data.load_simcse_triplets(path)
     path.write_text("premise,hypothesis\n")
-    with pytest.raises(data.DataError, match=r"nli_for_simcse.csv:1: missing columns \['hard_neg', 'sent0', 'sent1'\]"):
+    with pytest.raises(
+        data_records.DataError, match=r"nli_for_simcse.csv:1: missing columns \['hard_neg', 'sent0', 'sent1'\]"
+    ):
         data.load_simcse_triplets(path)
 
 
@@ -330,11 +340,13 @@ def test_wiki_corpus_source_is_chosen_apart_from_the_evaluation_data(tmp_path, d
     path = tmp_path / "wiki1m_for_simcse.txt"
     path.write_text("\n".join(sample) + "\n")
     assert data.load_wiki_corpus(str(path)) == sample
-    with pytest.raises(data.DataError, match=r"wiki2m: no such file; the training corpus source must be one of"):
+    with pytest.raises(
+        data_records.DataError, match=r"wiki2m: no such file; the training corpus source must be one of"
+    ):
         data.load_wiki_corpus("wiki2m")
     empty = tmp_path / "empty.txt"
     empty.write_text("")
-    with pytest.raises(data.DataError, match=r"empty.txt: no sentences"):
+    with pytest.raises(data_records.DataError, match=r"empty.txt: no sentences"):
         data.load_wiki_corpus(str(empty))
 
 
@@ -358,5 +370,7 @@ def test_wiki_corpus_from_the_hub_reads_wiki1m_through_datasets_text_rows(tmp_pa
     assert data.load_wiki_corpus("hub", limit=2) == sample[:2]
     assert calls[0] == ("princeton-nlp/datasets-for-simcse", "wiki1m_for_simcse.txt", "train")
     local.write_text("\n")
-    with pytest.raises(data.DataError, match=r"princeton-nlp/datasets-for-simcse/wiki1m_for_simcse.txt: no sentences"):
+    with pytest.raises(
+        data_records.DataError, match=r"princeton-nlp/datasets-for-simcse/wiki1m_for_simcse.txt: no sentences"
+    ):
         data.load_wiki_corpus("hub")

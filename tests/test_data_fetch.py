@@ -268,10 +268,11 @@ def test_paper_adds_the_paper_corpora_and_prints_their_sizes_first(hub, tmp_path
     assert listed < next(i for i, line in enumerate(lines) if line.startswith("  building"))
     assert not data_fetch.paper_problems(tmp_path / "data")
     from stsnb.data import loading as data
+    from stsnb.data import records as data_records
 
     assert len(data.load_simcse_triplets(tmp_path / "data" / "paper" / "nli_for_simcse.csv")) == 400
     snli = data._read_nli_csv(tmp_path / "data" / "paper" / "snli_train.csv")
-    assert len(snli) == 400 and {p.label for p in snli} <= set(data.NLI_LABELS)
+    assert len(snli) == 400 and {p.label for p in snli} <= set(data_records.NLI_LABELS)
     multinli = data._read_nli_csv(tmp_path / "data" / "paper" / "multinli_train.csv")
     assert len(multinli) == 400, "both shards of MultiNLI train, their gold-less rows dropped"
     wiki = (tmp_path / "data" / "paper" / data.WIKI_FILE).read_text().splitlines()

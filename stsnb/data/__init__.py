@@ -12,28 +12,12 @@ The records and loaders are re-exported here: the rest of the package and the no
 """
 
 from .loading import (
-    CSTS_SPLITS,
     DATA_DIR_ENV,
     DEFAULT_DATA_DIR,
-    HUB,
-    NLI_LABEL_TO_ID,
-    NLI_LABELS,
     SICK_ENTAILMENT,
     SICK_FILES,
-    SICK_SPLITS,
-    SNLI_SPLITS,
-    STS_SUBSETS,
-    STS_YEARS,
-    STSB_SPLITS,
     WIKI_FILE,
-    CSTSRecord,
-    DataError,
     DedupReport,
-    Loaded,
-    NLIPair,
-    STSPair,
-    TextVariant,
-    Triplet,
     dedup_against_tests,
     describe_source,
     has_data_dir,
@@ -52,6 +36,24 @@ from .loading import (
     sample,
     seven_test_sets,
     uses_hub,
+)
+from .records import (
+    CSTS_SPLITS,
+    HUB,
+    NLI_LABEL_TO_ID,
+    NLI_LABELS,
+    SICK_SPLITS,
+    SNLI_SPLITS,
+    STS_SUBSETS,
+    STS_YEARS,
+    STSB_SPLITS,
+    CSTSRecord,
+    DataError,
+    Loaded,
+    NLIPair,
+    STSPair,
+    TextVariant,
+    Triplet,
 )
 
 __all__ = [

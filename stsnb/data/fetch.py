@@ -41,6 +41,7 @@ from typing import Any
 
 from . import loading as data
 from . import manifest as data_manifest
+from . import records as data_records
 from . import senteval_text
 
 WIKI_SAMPLE_LINES = 11_914  # the data folder's wiki sample: a contiguous prefix of wiki1m_for_simcse.txt
@@ -183,13 +184,13 @@ def _unspaced(sentence: str) -> str:
 
 def _build_sts_raw(files: Files, out: Path) -> str:
     counts = []
-    for year in data.STS_YEARS:
+    for year in data_records.STS_YEARS:
         raw = RawText(_jsonl_rows(_local(files, f"{year}-raw")), f"mteb/{year.lower()}-sts")
         source = out / "senteval" / "STS" / f"{year}-en-test"
         target = out / "sts_raw" / f"{year}-en-test"
         target.mkdir(parents=True, exist_ok=True)
         scored = 0
-        for subset in data.STS_SUBSETS[year]:
+        for subset in data_records.STS_SUBSETS[year]:
             inputs = (source / f"STS.input.{subset}.txt").read_text(encoding="utf-8").splitlines()
             golds = (source / f"STS.gs.{subset}.txt").read_text(encoding="utf-8").splitlines()
             lines, gold_lines = [], []
@@ -307,7 +308,7 @@ PARTS: tuple[Part, ...] = (
         ),
         _build_snli,
     ),
-    Part("sts_raw", tuple(_mteb(f"{y}-raw", f"{y.lower()}-sts") for y in data.STS_YEARS), _build_sts_raw),
+    Part("sts_raw", tuple(_mteb(f"{y}-raw", f"{y.lower()}-sts") for y in data_records.STS_YEARS), _build_sts_raw),
     Part(
         "stsbenchmark_raw",
         tuple(_mteb(f"stsb-{s}", "stsbenchmark-sts", f"{s}.jsonl.gz") for s in ("train", "validation", "test")),
@@ -317,8 +318,13 @@ PARTS: tuple[Part, ...] = (
     Part("wiki1m_subset", (HubFile("wiki1m", SIMCSE_REPO, data.WIKI_FILE),), _build_wiki_sample),
     Part(
         "csts_reannotated",
-        tuple(HubFile(f"csts-{s}", "LivNLP/C-STS-Reannotated", f"csts_{s}_reannotated.csv") for s in data.CSTS_SPLITS),
-        _copy_verbatim(*((f"csts-{s}", f"csts_reannotated/csts_{s}_reannotated.csv") for s in data.CSTS_SPLITS)),
+        tuple(
+            HubFile(f"csts-{s}", "LivNLP/C-STS-Reannotated", f"csts_{s}_reannotated.csv")
+            for s in data_records.CSTS_SPLITS
+        ),
+        _copy_verbatim(
+            *((f"csts-{s}", f"csts_reannotated/csts_{s}_reannotated.csv") for s in data_records.CSTS_SPLITS)
+        ),
     ),
     Part(
         "paper/wiki1m, paper/nli_for_simcse.csv",
@@ -489,7 +495,7 @@ def _chain(err: BaseException | None) -> Iterable[BaseException]:
 def default_target() -> Path:
     """Where the data folder goes: ``$STSNB_DATA_DIR``, else ``data/`` at the repository root."""
     value = os.environ.get(data.DATA_DIR_ENV) or str(data.DEFAULT_DATA_DIR)
-    if value == data.HUB:
+    if value == data_records.HUB:
         raise FetchError(
             f"{data.DATA_DIR_ENV}=hub reads the Hub copies directly and has no folder to fetch into: "
             "unset it, or pass --to DIR"

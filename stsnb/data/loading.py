@@ -20,117 +20,42 @@ to skip (unscored STS15/16 pairs, C-STS rows labelled -1), and it says how many 
 from __future__ import annotations
 
 import csv
-import math
 import os
 import random
-from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
 
-TextVariant = Literal["senteval", "raw"]
+from .hub_copies import _hub_csts, _hub_multinli, _hub_sick, _hub_snli, _hub_sts, _hub_stsb, _hub_wiki
+from .records import (
+    CSTS_SPLITS,
+    DATA_DIR_ENV,
+    GET_THE_DATA,
+    HUB,
+    HUB_DATASETS,
+    NLI_LABEL_TO_ID,
+    NLI_LABELS,
+    SICK_SPLITS,
+    SNLI_SPLITS,
+    STS_SUBSETS,
+    STS_YEARS,
+    STSB_SPLITS,
+    WIKI_FILE,
+    CSTSRecord,
+    DataError,
+    Loaded,
+    NLIPair,
+    STSPair,
+    TextVariant,
+    Triplet,
+    _score,
+)
 
-DATA_DIR_ENV = "STSNB_DATA_DIR"
 DEFAULT_DATA_DIR = Path(__file__).resolve().parents[2] / "data"
-
-# SentEval's STS12-16 subsets (SimCSE's modified SentEval, REFERENCE_NOTES B). STS13 has no SMT (licence).
-STS_SUBSETS: dict[str, tuple[str, ...]] = {
-    "STS12": ("MSRpar", "MSRvid", "SMTeuroparl", "surprise.OnWN", "surprise.SMTnews"),
-    "STS13": ("FNWN", "headlines", "OnWN"),
-    "STS14": ("deft-forum", "deft-news", "headlines", "images", "OnWN", "tweet-news"),
-    "STS15": ("answers-forums", "answers-students", "belief", "headlines", "images"),
-    "STS16": ("answer-answer", "headlines", "plagiarism", "postediting", "question-question"),
-}
-STS_YEARS = tuple(STS_SUBSETS)
-STSB_SPLITS = ("train", "dev", "test")
-SICK_SPLITS = ("train", "trial", "test")
-SNLI_SPLITS = ("dev", "test")
-CSTS_SPLITS = ("train", "validation")
-NLI_LABELS = ("contradiction", "neutral", "entailment")
-# STS-Regression Section 4.1: contradiction/neutral/entailment -> 0/1/2 (ordered by similarity)
-NLI_LABEL_TO_ID = {name: i for i, name in enumerate(NLI_LABELS)}
-
-# Hub datasets used when no data folder exists (kept thin: they are unreachable from this workplace).
-HUB_DATASETS = {
-    "STS12": "mteb/sts12-sts",
-    "STS13": "mteb/sts13-sts",
-    "STS14": "mteb/sts14-sts",
-    "STS15": "mteb/sts15-sts",
-    "STS16": "mteb/sts16-sts",
-    "STSBenchmark": "sentence-transformers/stsb",
-    "SICK": "RobZamp/sick",
-    "SNLI": "stanfordnlp/snli",
-    "wiki1m": "princeton-nlp/datasets-for-simcse",
-    "CSTS": "LivNLP/C-STS-Reannotated",
-}
-
-
-class DataError(ValueError):
-    """A data file is missing or malformed; the message names the file, the line and what was expected."""
-
-
-@dataclass(frozen=True)
-class STSPair:
-    """One scored sentence pair. ``score`` is on the dataset's own scale (STS 0-5, SICK 1-5)."""
-
-    sent1: str
-    sent2: str
-    score: float
-    dataset: str
-    subset: str
-    source: str = field(default="", compare=False)
-    entailment: str | None = None  # SICK only: NEUTRAL / ENTAILMENT / CONTRADICTION
-
-
-@dataclass(frozen=True)
-class NLIPair:
-    premise: str
-    hypothesis: str
-    label: str  # one of NLI_LABELS
-    source: str = field(default="", compare=False)
-
-    @property
-    def label_id(self) -> int:
-        """contradiction/neutral/entailment -> 0/1/2 (STS-Regression Section 4.1)."""
-        return NLI_LABEL_TO_ID[self.label]
-
-
-@dataclass(frozen=True)
-class Triplet:
-    """(anchor, positive, hard negative) as in SimCSE's supervised NLI data (Pcc-tuning Eq. 8)."""
-
-    anchor: str
-    positive: str
-    negative: str
-
-
-@dataclass(frozen=True)
-class CSTSRecord:
-    sent1: str
-    sent2: str
-    condition: str
-    label: float  # 1-5
-    source: str = field(default="", compare=False)
-
-
-class Loaded(list):
-    """A list of records that also says what the loader skipped on purpose (``skipped``: reason -> count)."""
-
-    def __init__(self, items: Iterable = (), skipped: dict[str, int] | None = None):
-        super().__init__(items)
-        self.skipped: dict[str, int] = dict(skipped or {})
 
 
 # ----------------------------------------------------------------------------------------------------------
 # locating files
-
-
-HUB = "hub"  # STSNB_DATA_DIR=hub (or data_dir="hub"): read the Hugging Face Hub copies instead of a folder
-GET_THE_DATA = (
-    "Get the data: `stsnb data fetch` builds the folder from the Hugging Face Hub and verifies it (at ./data in the "
-    f"repository, or where {DATA_DIR_ENV} points; `--to DIR` for another place; docs/data.md); `stsnb data verify "
-    "DIR` checks a folder copied from elsewhere."
-)
 
 
 def _setting(override: str | os.PathLike | None) -> tuple[str, str]:
@@ -212,16 +137,6 @@ def _read_lines(path: Path) -> list[str]:
 
 def text_line_of_offset(data: bytes, offset: int) -> int:
     return data.count(b"\n", 0, offset) + 1
-
-
-def _score(text: str, where: str, low: float, high: float) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise DataError(f"{where}: expected a score in [{low}, {high}], got {text!r}") from None
-    if not (low <= value <= high) or math.isnan(value):
-        raise DataError(f"{where}: score {value} outside the range [{low}, {high}]")
-    return value
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -541,18 +456,6 @@ def load_nli(source: str = "snli-dev-test", data_dir=None) -> list[NLIPair]:
     return _read_nli_csv(path)
 
 
-def _hub_multinli() -> list[NLIPair]:
-    from datasets import load_dataset
-
-    labels = ("entailment", "neutral", "contradiction")  # nyu-mll/multi_nli: 0/1/2, -1 = no gold label
-    rows = load_dataset("nyu-mll/multi_nli", split="train")
-    return [
-        NLIPair(r["premise"], r["hypothesis"], labels[int(r["label"])], f"multi_nli:{i}")
-        for i, r in enumerate(rows)
-        if int(r["label"]) >= 0
-    ]
-
-
 def _csv_rows(path: Path, columns: Sequence[str], expected: str) -> Iterator[tuple[int, dict[str, str]]]:
     """(line number, row) of a CSV with a header naming ``columns``; a row with a missing or empty field is a
     ``DataError`` naming the file and line."""
@@ -596,7 +499,6 @@ def load_simcse_triplets(path: str | os.PathLike) -> Loaded:
 
 
 WIKI_SOURCES = ("sample", "hub")
-WIKI_FILE = "wiki1m_for_simcse.txt"  # SimCSE's unsupervised corpus: 1M Wikipedia sentences, one per line
 
 
 def load_wiki_corpus(source: str = "sample", limit: int | None = None, data_dir=None) -> list[str]:
@@ -680,97 +582,3 @@ def dedup_against_tests(train: Sequence[STSPair], tests: Sequence[STSPair]) -> D
 
 # ----------------------------------------------------------------------------------------------------------
 # Hugging Face Hub fallback (thin; mapped onto the same records)
-
-
-def _load_dataset(dataset_id: str, *args, **kwargs):
-    try:
-        from datasets import load_dataset
-    except ImportError as err:  # pragma: no cover - datasets is a dependency
-        raise DataError("the Hub path needs the `datasets` package") from err
-    try:
-        return load_dataset(dataset_id, *args, **kwargs)
-    except Exception as err:  # connection errors, missing datasets: all mean "not readable from here"
-        raise DataError(
-            f"could not read the Hub dataset {dataset_id} ({type(err).__name__}: {str(err).splitlines()[0][:200]}). "
-            f"{GET_THE_DATA}"
-        ) from err
-
-
-def _hub_sts(year: str) -> Loaded:
-    rows = _load_dataset(HUB_DATASETS[year], split="test")
-    return Loaded(
-        STSPair(
-            r["sentence1"],
-            r["sentence2"],
-            _score(str(r["score"]), f"{HUB_DATASETS[year]} row {i}", 0.0, 5.0),
-            year,
-            "hub-all",  # the Hub copies carry no subset names: per-subset means are not available
-            f"{HUB_DATASETS[year]}:{i}",
-        )
-        for i, r in enumerate(rows)
-    )
-
-
-def _hub_stsb(split: str) -> Loaded:
-    name = {"train": "train", "dev": "validation", "test": "test"}[split]
-    rows = _load_dataset(HUB_DATASETS["STSBenchmark"], split=name)
-    # sentence-transformers/stsb stores scores divided by 5
-    return Loaded(
-        STSPair(
-            r["sentence1"],
-            r["sentence2"],
-            5.0 * _score(str(r["score"]), f"{HUB_DATASETS['STSBenchmark']} row {i}", 0.0, 1.0),
-            "STSBenchmark",
-            split,
-            f"hub:{i}",
-        )
-        for i, r in enumerate(rows)
-    )
-
-
-def _hub_sick(split: str) -> Loaded:
-    name = {"train": "train", "trial": "validation", "test": "test"}[split]
-    rows = _load_dataset(HUB_DATASETS["SICK"], split=name)
-    labels = ("ENTAILMENT", "NEUTRAL", "CONTRADICTION")
-    return Loaded(
-        STSPair(
-            r["sentence_A"],
-            r["sentence_B"],
-            _score(str(r["relatedness_score"]), f"{HUB_DATASETS['SICK']} row {i}", 1.0, 5.0),
-            "SICK",
-            split,
-            f"hub:{i}",
-            entailment=labels[int(r["label"])],
-        )
-        for i, r in enumerate(rows)
-    )
-
-
-def _hub_snli(split: str) -> Loaded:
-    name = {"train": "train", "dev": "validation", "test": "test"}[split]
-    rows = _load_dataset(HUB_DATASETS["SNLI"], split=name)
-    labels = ("entailment", "neutral", "contradiction")  # stanfordnlp/snli: 0/1/2, -1 = no gold label
-    pairs, unlabelled = [], 0
-    for i, r in enumerate(rows):
-        if int(r["label"]) < 0:
-            unlabelled += 1
-            continue
-        pairs.append(NLIPair(r["premise"], r["hypothesis"], labels[int(r["label"])], f"hub:{i}"))
-    return Loaded(pairs, {"no gold label": unlabelled} if unlabelled else {})
-
-
-def _hub_wiki(limit: int | None) -> list[str]:
-    rows = _load_dataset(HUB_DATASETS["wiki1m"], data_files=WIKI_FILE, split="train")
-    sentences = [r["text"].strip() for r in rows if r["text"].strip()]
-    return sentences[:limit] if limit is not None else sentences
-
-
-def _hub_csts(split: str) -> Loaded:
-    rows = _load_dataset(HUB_DATASETS["CSTS"], split=split)
-    records, unlabelled = [], 0
-    for i, r in enumerate(rows):
-        if float(r["label"]) < 0:
-            unlabelled += 1
-            continue
-        records.append(CSTSRecord(r["sentence1"], r["sentence2"], r["condition"], float(r["label"]), f"hub:{i}"))
-    return Loaded(records, {"label -1 (no usable label)": unlabelled} if unlabelled else {})

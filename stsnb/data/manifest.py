@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from . import loading as data
+from . import records as data_records
 
 MANIFEST_FILE = Path(__file__).with_name("manifest.json")
 FETCH_HINT = "run `stsnb data fetch` to build a folder that verifies (docs/data.md)"
@@ -49,7 +50,7 @@ class Table:
 def _sts_files(text: str, year: str) -> Callable[[Path], list[Path]]:
     def files(root: Path) -> list[Path]:
         folder = data._sts_root(root, text) / f"{year}-en-test"  # type: ignore[arg-type]
-        return [folder / f"STS.{kind}.{s}.txt" for s in data.STS_SUBSETS[year] for kind in ("input", "gs")]
+        return [folder / f"STS.{kind}.{s}.txt" for s in data_records.STS_SUBSETS[year] for kind in ("input", "gs")]
 
     return files
 
@@ -62,7 +63,7 @@ def tables() -> list[Table]:
     """Every table of the default data folder, in a fixed order."""
     result: list[Table] = []
     for text, prefix in (("senteval", "senteval"), ("raw", "raw")):
-        for year in data.STS_YEARS:
+        for year in data_records.STS_YEARS:
             result.append(
                 Table(
                     f"{prefix}/{year}",
@@ -71,7 +72,7 @@ def tables() -> list[Table]:
                 )
             )
         stsb = ("senteval", "STS", "STSBenchmark") if text == "senteval" else ("stsbenchmark_raw",)
-        for split in data.STSB_SPLITS:
+        for split in data_records.STSB_SPLITS:
             result.append(
                 Table(
                     f"{prefix}/STSBenchmark/{split}",
@@ -80,7 +81,7 @@ def tables() -> list[Table]:
                 )
             )
         sick = ("senteval", "SICK") if text == "senteval" else ("sick_raw",)
-        for split in data.SICK_SPLITS:
+        for split in data_records.SICK_SPLITS:
             result.append(
                 Table(
                     f"{prefix}/SICK/{split}",
@@ -88,7 +89,7 @@ def tables() -> list[Table]:
                     _one(*sick, data.SICK_FILES[split]),
                 )
             )
-    for split in data.SNLI_SPLITS:
+    for split in data_records.SNLI_SPLITS:
         result.append(
             Table(
                 f"senteval/SNLI/{split}",
@@ -103,7 +104,7 @@ def tables() -> list[Table]:
             _one("wiki1m_subset", data.WIKI_FILE),
         )
     )
-    for split in data.CSTS_SPLITS:
+    for split in data_records.CSTS_SPLITS:
         result.append(
             Table(
                 f"csts/{split}",
@@ -119,21 +120,21 @@ def tables() -> list[Table]:
 
 
 def record_gold(record: Any) -> float | None:
-    if isinstance(record, data.STSPair):
+    if isinstance(record, data_records.STSPair):
         return record.score
-    if isinstance(record, data.CSTSRecord):
+    if isinstance(record, data_records.CSTSRecord):
         return record.label
-    if isinstance(record, data.NLIPair):
+    if isinstance(record, data_records.NLIPair):
         return float(record.label_id)
     return None
 
 
 def record_text(record: Any) -> str:
-    if isinstance(record, data.STSPair):
+    if isinstance(record, data_records.STSPair):
         parts = [record.subset, record.sent1.strip(), record.sent2.strip(), record.entailment or ""]
-    elif isinstance(record, data.CSTSRecord):
+    elif isinstance(record, data_records.CSTSRecord):
         parts = [record.sent1.strip(), record.sent2.strip(), record.condition.strip()]
-    elif isinstance(record, data.NLIPair):
+    elif isinstance(record, data_records.NLIPair):
         parts = [record.premise.strip(), record.hypothesis.strip(), record.label]
     else:
         parts = [str(record).strip()]
@@ -242,7 +243,7 @@ def verify_table(table: Table, expected: dict[str, Any], root: Path) -> str | No
         return f"{table.name}: missing {', '.join(missing)}"
     try:
         records = table.load(root)
-    except data.DataError as err:
+    except data_records.DataError as err:
         return f"{table.name}: {err}"
     first = _first_mismatch(records, expected["fingerprints"])
     if len(records) != expected["records"]:
