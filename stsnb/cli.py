@@ -193,7 +193,8 @@ def _exercises(value: str) -> tuple[str, list[str]]:
 
 
 def data_fetch_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from .data.fetch import FetchError, fetch
+    from .data.fetch import fetch
+    from .data.hub import FetchError
 
     try:
         result = fetch(args.to, paper=args.paper, say=lambda line: print(line, flush=True))
@@ -211,7 +212,8 @@ def data_fetch_command(args: argparse.Namespace, parser: argparse.ArgumentParser
 
 
 def data_verify_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from .data.fetch import FetchError, default_target
+    from .data.fetch import default_target
+    from .data.hub import FetchError
     from .data.manifest import verify
 
     try:

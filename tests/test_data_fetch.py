@@ -18,6 +18,7 @@ from hub_repos import build_repos
 from hub_server import Fault, LocalHub, gzip_jsonl
 
 from stsnb.data import fetch as data_fetch
+from stsnb.data import hub as data_fetch_hub
 from stsnb.data import manifest as data_manifest
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -34,8 +35,8 @@ def hub(repos):
         yield server
 
 
-def _client(server: LocalHub, tmp_path: Path) -> data_fetch.Hub:
-    return data_fetch.Hub(endpoint=server.url, cache_dir=str(tmp_path / "hf-cache"))
+def _client(server: LocalHub, tmp_path: Path) -> data_fetch_hub.Hub:
+    return data_fetch_hub.Hub(endpoint=server.url, cache_dir=str(tmp_path / "hf-cache"))
 
 
 def _cli(args: list[str], env_extra: dict[str, str], timeout: float = 300) -> subprocess.CompletedProcess:
@@ -163,7 +164,7 @@ def test_an_interrupted_fetch_leaves_nothing_half_done_and_a_rerun_reuses_what_c
     last = "LivNLP/C-STS-Reannotated:csts_validation_reannotated.csv"
     hub.faults[last] = Fault(cuts=[100_000] + [0] * 5)
     target = tmp_path / "data"
-    with pytest.raises(data_fetch.FetchError, match="csts_validation_reannotated.csv"):
+    with pytest.raises(data_fetch_hub.FetchError, match="csts_validation_reannotated.csv"):
         data_fetch.fetch(target, hub=_client(hub, tmp_path), say=lambda line: None)
     assert not target.exists() and not list(tmp_path.glob(".data.*"))
     assert not list((tmp_path / "hf-cache").rglob("*.incomplete"))
@@ -180,7 +181,7 @@ def test_a_download_whose_checksum_is_wrong_stops_the_fetch(hub, tmp_path):
     served = hub.repos["mteb/sts13-sts"].files["test.jsonl.gz"]
     hub.faults[name] = Fault(serve_instead=bytes(reversed(served)))
     target = tmp_path / "data"
-    with pytest.raises(data_fetch.FetchError) as caught:
+    with pytest.raises(data_fetch_hub.FetchError) as caught:
         data_fetch.fetch(target, hub=_client(hub, tmp_path), say=lambda line: None)
     message = str(caught.value)
     assert name in message and "SHA-256" in message and "Run `stsnb data fetch` again" in message
@@ -201,7 +202,7 @@ def _edit_served_stsb_test(hub: LocalHub, tmp_path: Path, edit) -> None:
 
 def test_an_upstream_row_that_cannot_be_aligned_stops_the_fetch_naming_the_line(hub, tmp_path):
     _edit_served_stsb_test(hub, tmp_path, lambda row: row.update(sentence2=row["sentence2"] + " Indeed."))
-    with pytest.raises(data_fetch.FetchError, match="sts-test.csv:200: no pair of mteb/stsbenchmark-sts"):
+    with pytest.raises(data_fetch_hub.FetchError, match="sts-test.csv:200: no pair of mteb/stsbenchmark-sts"):
         data_fetch.fetch(tmp_path / "data", hub=_client(hub, tmp_path), say=lambda line: None)
     assert not (tmp_path / "data").exists() and not list(tmp_path.glob(".data.*"))
 
@@ -213,7 +214,7 @@ def test_fetched_data_that_does_not_verify_is_kept_aside_not_put_in_place(hub, t
     target = tmp_path / "data"
     target.mkdir()
     (target / "notes.txt").write_text("mine")
-    with pytest.raises(data_fetch.FetchError) as caught:
+    with pytest.raises(data_fetch_hub.FetchError) as caught:
         data_fetch.fetch(target, hub=_client(hub, tmp_path), say=lambda line: None)
     message = str(caught.value)
     assert "raw/STSBenchmark/test: sts-test.csv:200: text differs from the reference copy's" in message
