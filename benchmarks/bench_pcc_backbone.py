@@ -20,7 +20,7 @@ from stsnb.evaluation import evaluate
 from stsnb.models import loading as models
 from stsnb.papers import pcc_tuning
 from stsnb.papers.pcc_tuning import claims, corpora, pipeline
-from stsnb.training.train import TrainConfig
+from stsnb.training.config import TrainConfig
 
 
 def measure(backbone: str, args: argparse.Namespace) -> dict:

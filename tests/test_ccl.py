@@ -453,7 +453,7 @@ def test_tri_encoder_scores_distinct_sentences_and_conditions_once_with_the_same
 
 @pytest.mark.slow
 def test_a_short_training_run_on_real_rows(data_dir):
-    from stsnb.training.train import TrainConfig
+    from stsnb.training.config import TrainConfig
 
     pairing = ccl.pair_conditions(data.load_csts("train", data_dir))
     rows = data.load_csts("validation", data_dir)[:40]
@@ -558,7 +558,7 @@ def test_reported_numbers_match_the_papers_differences():
 
 def _outcome(name, rows, predictions, *, seed=0, best_step=10, weight_change=1e-3, arch="bi"):
     """A scored run on real rows with given predictions (the statistics under test need nothing else)."""
-    from stsnb.training.train import TrainResult
+    from stsnb.training.config import TrainResult
 
     gold = ccl.gold_labels(rows)
     spearman, pearson = stsnb_evaluate.correlations(predictions, gold)

@@ -73,7 +73,8 @@ def _two_process_gradients_equal_one_process() -> None:
 
 
 def _uneven_data_trains_on_both_ranks() -> None:
-    from stsnb.training.train import TrainConfig, fit
+    from stsnb.training.config import TrainConfig
+    from stsnb.training.train import fit
 
     data = [(torch.randn(3), torch.randn(())) for _ in range(13)]  # 13 examples, batches of 4: 4 batches for 2 ranks
 
@@ -100,7 +101,8 @@ def _uneven_data_trains_on_both_ranks() -> None:
 
 
 def _killed_two_process_run_resumes_to_the_same_weights(folder: str) -> None:
-    from stsnb.training.train import TrainConfig, fit
+    from stsnb.training.config import TrainConfig
+    from stsnb.training.train import fit
 
     generator = torch.Generator().manual_seed(0)
     data = [(torch.randn(3, generator=generator), torch.randn((), generator=generator)) for _ in range(48)]
@@ -286,7 +288,8 @@ def test_a_failing_worker_is_reported_with_its_last_lines():
 
 
 def _train_with_one_bad_example() -> int:
-    from stsnb.training.train import TrainConfig, fit
+    from stsnb.training.config import TrainConfig
+    from stsnb.training.train import fit
 
     torch.manual_seed(0)
     model = nn.Linear(3, 1)
@@ -313,7 +316,8 @@ def test_a_nan_on_one_process_stops_every_process_with_the_step_named():
 
 def _lora_with_checkpointing_steps(folder: str) -> dict:
     from stsnb.models.loading import LoraSettings, load_encoder
-    from stsnb.training.train import TrainConfig, fit
+    from stsnb.training.config import TrainConfig
+    from stsnb.training.train import fit
 
     encoder = load_encoder(
         folder, pooling="last", lora=LoraSettings(r=4, alpha=8), gradient_checkpointing=True, max_length=16
@@ -351,8 +355,8 @@ def test_a_table1_run_trains_on_two_processes(data_dir):
 
     from stsnb import data
     from stsnb.papers import sts_regression as reg
+    from stsnb.training.config import TrainConfig
     from stsnb.training.distributed import run
-    from stsnb.training.train import TrainConfig
 
     pairs = reg.nli_training_pairs(list(data.load_snli("dev", data_dir=data_dir))[:40])
     job = functools.partial(
@@ -477,7 +481,7 @@ def test_section42_arms_run_through_the_launcher_on_two_processes(data_dir):
     process's scored run."""
     from stsnb import data
     from stsnb.papers import sts_regression as reg
-    from stsnb.training.train import TrainConfig
+    from stsnb.training.config import TrainConfig
 
     nli = reg.nli_training_pairs(list(data.load_snli("dev", data_dir=data_dir))[:40])
     sts = [reg.TrainingPair(p.sent1, p.sent2, p.score) for p in list(data.load_stsb("train", data_dir=data_dir))[:32]]
@@ -544,7 +548,7 @@ def test_a_table1_run_scores_the_test_sets_once_on_the_main_process(tmp_path, da
 
     from stsnb import data
     from stsnb.papers import sts_regression as reg
-    from stsnb.training.train import TrainConfig
+    from stsnb.training.config import TrainConfig
 
     pairs = reg.nli_training_pairs(list(data.load_snli("dev", data_dir=data_dir))[:24])
     job = functools.partial(
@@ -576,7 +580,7 @@ def test_pcc_tuning_scores_every_stage_once_on_the_main_process(tmp_path, data_d
     from stsnb.evaluation import evaluate
     from stsnb.models import loading as models
     from stsnb.papers.pcc_tuning import pipeline
-    from stsnb.training.train import TrainConfig
+    from stsnb.training.config import TrainConfig
 
     config = TrainConfig(batch_size=4, lr=0.0, progress=False)
     triplets = list(data.nli_triplets(list(data.load_snli("dev", data_dir=data_dir))[:200]))[:8]

@@ -8,7 +8,8 @@ import torch
 
 from stsnb.models import loading as models
 from stsnb.training import losses
-from stsnb.training.train import TrainConfig, fit
+from stsnb.training.config import TrainConfig
+from stsnb.training.train import fit
 
 pytestmark = [
     pytest.mark.gpu,

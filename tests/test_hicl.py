@@ -349,7 +349,7 @@ def _noisy(gold_by_task, noise: float, seed: int) -> dict:
 
 def _run(predictions, *, seed=0, best_step=20, weight_change=1e-3, method="simcse", on=False):
     """A scored run with given predictions on real test pairs (the claim logic under test needs nothing else)."""
-    from stsnb.training.train import TrainResult
+    from stsnb.training.config import TrainResult
 
     result = TrainResult(40, 60.0, best_step, 10.0, weight_change=weight_change)
     scores = hicl.spearman_scores(predictions)
@@ -357,7 +357,7 @@ def _run(predictions, *, seed=0, best_step=20, weight_change=1e-3, method="simcs
 
 
 def test_histories_are_grouped_by_method_and_labelled_by_arm_and_seed():
-    from stsnb.training.train import TrainResult
+    from stsnb.training.config import TrainResult
 
     def outcome(method, on, seed, dev):
         history = [{"step": 0, "dev": dev}, {"step": 10, "epoch": 0, "loss": 3.2}, {"step": 10, "dev": dev + 1}]
@@ -470,7 +470,7 @@ def test_comparability_says_direction_only_unless_the_papers_setting():
 @pytest.mark.slow
 def test_a_real_run_records_training_time_apart_from_its_dev_evaluations(data_dir):
     from stsnb import data
-    from stsnb.training.train import TrainConfig
+    from stsnb.training.config import TrainConfig
 
     sentences = data.sample(data.load_wiki(), 16, 0)
     dev = data.sample(list(data.load_stsb("dev")), 24, 0)

@@ -60,7 +60,7 @@ class WordTokenizer:
 
 
 def _protocol(**kw) -> hicl.TrainingProtocol:
-    from stsnb.training.train import TrainConfig
+    from stsnb.training.config import TrainConfig
 
     backbone = hicl.BackboneSettings("minilm-l6", "mean", None, False, 64)
     return hicl.TrainingProtocol(backbone, TrainConfig(lr=1e-4, seed=7), {"simcse": 0.15, "esimcse": 0.01}, **kw)
@@ -146,7 +146,7 @@ def test_a_real_baseline_reads_32_input_tokens_and_hicl_the_whole_sentence(data_
 
     long = [s for s in data.load_wiki(400) if len(s.split()) > 45][:4]
     dev = data.sample(list(data.load_stsb("dev")), 16, 0)
-    from stsnb.training.train import TrainConfig
+    from stsnb.training.config import TrainConfig
 
     config = TrainConfig(batch_size=2, lr=1e-5, max_steps=1, eval_every=1, drop_last=True, progress=False)
     protocol = dataclasses.replace(_protocol(max_length=64, eval_tasks="stsb", eval_max_pairs=16), config=config)

@@ -12,7 +12,7 @@ import pytest
 from stsnb.evaluation import evaluate
 from stsnb.papers.pcc_tuning import figures, notebook, pipeline, protocol
 from stsnb.teaching import plots
-from stsnb.training.train import TrainResult
+from stsnb.training.config import TrainResult
 
 
 def _profile(profile: str) -> dict:

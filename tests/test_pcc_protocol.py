@@ -101,7 +101,7 @@ def test_a_4bit_run_is_scored_on_the_unquantized_base_with_its_trained_adapter(t
     from conftest import save_tiny_causal_lm
     from transformers import MistralConfig
 
-    from stsnb.training.train import trainable_state
+    from stsnb.training.checkpoints import trainable_state
 
     folder = save_tiny_causal_lm(tmp_path / "tiny-mistral", MistralConfig)
     lora = models.LoraSettings(r=4)

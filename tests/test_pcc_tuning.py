@@ -42,7 +42,8 @@ def test_qlora_on_a_tiny_mistral_takes_a_training_step_on_cpu(tmp_path):
     from transformers import MistralConfig
 
     from stsnb.training import losses
-    from stsnb.training.train import TrainConfig, fit
+    from stsnb.training.config import TrainConfig
+    from stsnb.training.train import fit
 
     folder = save_tiny_causal_lm(tmp_path / "tiny-mistral", MistralConfig)
     encoder = models.load_encoder(
@@ -125,7 +126,7 @@ def test_stage2_loss_is_one_minus_pearson_of_the_cosines():
 
 
 def test_stage2_refuses_gradient_accumulation():
-    from stsnb.training.train import TrainConfig
+    from stsnb.training.config import TrainConfig
 
     with pytest.raises(ValueError, match="statistic of the whole batch"):
         pcc_tuning.train_stage(_StubEncoder(), 2, PAIRS, TrainConfig(batch_size=2, grad_accum=2, progress=False))
@@ -186,7 +187,8 @@ def test_stage2_starts_again_from_the_stage1_adapter(tmp_path):
     from conftest import save_tiny_causal_lm
     from transformers import LlamaConfig
 
-    from stsnb.training.train import TrainConfig, trainable_state
+    from stsnb.training.checkpoints import trainable_state
+    from stsnb.training.config import TrainConfig
 
     folder = save_tiny_causal_lm(tmp_path / "tiny-llama", LlamaConfig)
     encoder = pcc_tuning.load_prompt_encoder(str(folder), "sth", lora=models.LoraSettings(r=4))
@@ -250,7 +252,7 @@ def test_the_control_encodes_the_pairs_as_stage_2_does():
 
 
 def _config(**changes):
-    from stsnb.training.train import TrainConfig
+    from stsnb.training.config import TrainConfig
 
     base = dict(batch_size=2, lr=1e-2, warmup_ratio=0.0, eval_at_start=False, progress=False)
     return TrainConfig(**{**base, **changes})
@@ -262,7 +264,7 @@ def test_the_control_trains_from_the_same_start_in_the_same_steps_as_pearson(tmp
     from conftest import save_tiny_causal_lm
     from transformers import LlamaConfig
 
-    from stsnb.training.train import trainable_state
+    from stsnb.training.checkpoints import trainable_state
 
     folder = save_tiny_causal_lm(tmp_path / "tiny-llama", LlamaConfig)
     embeddings = []
@@ -359,7 +361,7 @@ def test_plan_runs_the_headline_and_section_6_on_every_seed_and_the_sweeps_on_th
 
 
 def _stage_run(predictions, best_step=4, weight_change=1e-2, steps=4):
-    from stsnb.training.train import TrainResult
+    from stsnb.training.config import TrainResult
 
     result = TrainResult(steps, 50.0, best_step, 1.0, weight_change=weight_change)
     return pcc_tuning.StageRun(result, predictions)

@@ -13,7 +13,7 @@ from stsnb.models import loading as models
 from stsnb.papers import sts_regression as reg
 from stsnb.papers.sts_regression import memory as table4_memory
 from stsnb.training import losses, train
-from stsnb.training.train import TrainConfig
+from stsnb.training.config import TrainConfig
 
 
 @pytest.fixture(scope="module")

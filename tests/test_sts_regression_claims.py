@@ -14,7 +14,7 @@ from stsnb.evaluation import claims as generic
 from stsnb.evaluation import evaluate, stats, verdict_rules
 from stsnb.papers import sts_regression as reg
 from stsnb.papers.sts_regression import claims
-from stsnb.training.train import TrainResult
+from stsnb.training.config import TrainResult
 
 
 @pytest.fixture(scope="module")
@@ -370,7 +370,7 @@ def test_a_real_run_whose_dev_selection_kept_step_0_is_not_tested(data_dir):
     """The real MiniLM fine-tuned on real SNLI pairs at learning rate 0: every dev score ties the untrained one,
     selection keeps step 0, no weight changes, the predictions are the untrained encoder's, and the claim that
     training improved it is not tested (not "unresolved" with a zero interval)."""
-    from stsnb.training.train import TrainConfig
+    from stsnb.training.config import TrainConfig
 
     pairs = reg.nli_training_pairs(list(data.load_snli("dev", data_dir=data_dir))[:48])
     dev = list(data.load_stsb("dev", data_dir=data_dir))[:60]

@@ -20,7 +20,7 @@ from stsnb.papers import sts_regression as reg
 from stsnb.papers.sts_regression import claims, figures, memory, sweeps, two_stage
 from stsnb.teaching import plots
 from stsnb.training.batching import BatchError
-from stsnb.training.train import TrainConfig, TrainResult
+from stsnb.training.config import TrainConfig, TrainResult
 
 matplotlib.use("Agg")
 

@@ -11,8 +11,9 @@ import pytest
 import torch
 from torch import nn
 
-from stsnb.training import train
-from stsnb.training.train import NonFiniteLossError, TrainConfig, accelerator, fit, relative_change
+from stsnb.training import checkpoints, train
+from stsnb.training.config import NonFiniteLossError, TrainConfig
+from stsnb.training.train import accelerator, fit, relative_change
 
 
 def make_data(n: int = 64, seed: int = 0) -> list[tuple[torch.Tensor, torch.Tensor]]:
@@ -373,7 +374,7 @@ def test_a_batch_the_loss_refuses_is_named_by_step():
 def make_run(monkeypatch):
     """``make_run(scores=None, **config)``: a fit's ``_Run`` on ``fresh_model()`` and ``make_data()`` (batches of 8,
     lr 0.05); with ``scores`` its ``evaluate`` returns them in turn. The Accelerator lets go of the runs afterwards."""
-    monkeypatch.delenv(train.CHECKPOINTS_ENV, raising=False)
+    monkeypatch.delenv(checkpoints.CHECKPOINTS_ENV, raising=False)
     runs = []
 
     def make(scores=None, **settings):
@@ -392,7 +393,7 @@ def make_run(monkeypatch):
 
 
 def weights(run) -> dict[str, torch.Tensor]:
-    return train.trainable_state(run.acc.unwrap_model(run.model))
+    return checkpoints.trainable_state(run.acc.unwrap_model(run.model))
 
 
 def nudge(run, by: float = 1.0) -> None:
@@ -606,5 +607,5 @@ def test_a_killed_qlora_fit_resumes_to_the_uninterrupted_weights_and_saves_only_
         resumed, cosine_mse, items, TrainConfig(**config, **checkpoint, resume=True), collate=list, evaluate=evaluate
     )
     assert result.resumed_at == 2 and result.steps == 6
-    want, got = train.trainable_state(reference), train.trainable_state(resumed)
+    want, got = checkpoints.trainable_state(reference), checkpoints.trainable_state(resumed)
     assert want.keys() == got.keys() and all(torch.allclose(want[k], got[k], atol=1e-6) for k in want)

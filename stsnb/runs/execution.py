@@ -76,7 +76,7 @@ def check_kernel(kernel: str = KERNEL) -> None:
 @contextlib.contextmanager
 def kernel_environment(run_dir: Path, checkpoints: Path | None = None, resume: bool = False) -> Iterator[None]:
     """Set the variables a kernel must see at start-up (it inherits our environment), restore them after."""
-    from ..training.train import CHECKPOINTS_ENV, RESUME_ENV
+    from ..training.checkpoints import CHECKPOINTS_ENV, RESUME_ENV
 
     values = {RUN_DIR_ENV: str(run_dir), **QUIET_ENV, CHECKPOINTS_ENV: "", RESUME_ENV: "0"}
     if checkpoints is not None:

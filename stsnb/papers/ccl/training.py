@@ -19,7 +19,8 @@ import torch
 from ...data import CSTSRecord
 from ...evaluation import evaluate
 from ...models.loading import Pooling
-from ...training.train import TrainConfig, TrainResult, fit
+from ...training.config import TrainConfig, TrainResult
+from ...training.train import fit
 from .encoders import Architecture, ConditionalEncoder, Projection, build_encoder
 from .objectives import Objective, loss_function
 from .quadruples import Quadruple, scale_label

@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 
 from ...data import STSPair
 from ...evaluation import evaluate, stats, verdict_rules
-from ...training.train import TrainConfig
+from ...training.config import TrainConfig
 from .objectives import ObjectiveSettings
 from .training import BackboneSettings, HiclSettings, make_examples, train_method
 

@@ -30,7 +30,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
-from ...training.train import TrainConfig
+from ...training.config import TrainConfig
 from .objectives import ObjectiveSettings
 from .records import RunOutcome
 from .results import paired_difference

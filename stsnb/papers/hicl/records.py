@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from ...training.train import TrainResult
+from ...training.config import TrainResult
 
 
 @dataclass

@@ -26,7 +26,8 @@ from torch import nn
 from ...evaluation.evaluate import dev_evaluator
 from ...models import loading as models
 from ...models.loading import SentenceEncoder
-from ...training.train import TrainConfig, TrainResult, fit
+from ...training.config import TrainConfig, TrainResult
+from ...training.train import fit
 from .objectives import ObjectiveSettings, global_loss, hicl_objective
 from .records import RunOutcome
 from .results import spearman_scores, task_predictions

@@ -18,7 +18,8 @@ from ... import data as stsdata
 from ...evaluation import evaluate
 from ...models import loading as models
 from ...training import distributed
-from ...training.train import TrainConfig, TrainResult, trainable_state
+from ...training.checkpoints import trainable_state
+from ...training.config import TrainConfig, TrainResult
 from . import corpora
 from .protocol import Scorer, scores_unquantized
 from .training import train_stage

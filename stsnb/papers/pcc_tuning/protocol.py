@@ -38,7 +38,8 @@ from ... import data as stsdata
 from ...evaluation import evaluate
 from ...models import loading as models
 from ...training import batching
-from ...training.train import TrainConfig, trainable_state
+from ...training.checkpoints import trainable_state
+from ...training.config import TrainConfig
 from .recipes import Recipe, paper_recipe, warmup_ratio
 
 EVAL_ENDINGS = ".?\"'"  # endings after which the official evaluation appends no period

@@ -29,8 +29,9 @@ from ... import data as stsdata
 from ...evaluation import evaluate
 from ...models import loading as models
 from ...training import losses
+from ...training.config import TrainConfig, TrainResult
 from ...training.distributed import gather_with_grad
-from ...training.train import TrainConfig, TrainResult, fit
+from ...training.train import fit
 from .prompts import template as template_text
 
 STAGE2_OBJECTIVES = ("pearson", "infonce")  # Eq. 9 (the paper's stage 2); Eq. 8's form on the same pairs (control)

@@ -45,7 +45,7 @@ import numpy as np
 
 from ...evaluation import claims, stats, verdict_rules
 from ...evaluation.evaluate import TaskPredictions
-from ...training.train import TrainResult
+from ...training.config import TrainResult
 from . import quotes
 from .reported import REPORTED
 from .tasks import NLI_TASK, STS_ROUNDED_TASK, Table1Task

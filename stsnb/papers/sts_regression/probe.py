@@ -23,7 +23,7 @@ from ...data import STSPair
 from ...evaluation import evaluate, stats, verdict_rules
 from ...runs import probe_tables
 from ...runs.probe_tables import row_line
-from ...training.train import TrainConfig
+from ...training.config import TrainConfig
 from .backbones import load_backbone
 from .recipes import fine_tune_table1, table2_loss
 from .tasks import table1_task

@@ -19,7 +19,8 @@ from ... import data as stsdata
 from ...evaluation import evaluate
 from ...models import loading as models
 from ...training import batching, distributed, losses
-from ...training.train import TrainConfig, TrainResult, fit, layerwise_param_groups
+from ...training.config import TrainConfig, TrainResult
+from ...training.train import fit, layerwise_param_groups
 from .backbones import load_backbone
 from .model import ClampMode, Concatenation, SiameseModel, clamp_prediction, head_output, predict
 from .tasks import NLI_TASK, Table1Task

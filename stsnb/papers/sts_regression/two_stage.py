@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from ... import data as stsdata
 from ...evaluation import evaluate
 from ...training import distributed
-from ...training.train import TrainConfig, TrainResult
+from ...training.config import TrainConfig, TrainResult
 from .backbones import load_backbone
 from .claims import Trained, with_flag
 from .model import ClampMode, predict

@@ -1,0 +1,198 @@
+"""A fit's checkpoints on disk: which fit a folder belongs to (:func:`run_key`), the state that resumes it written
+whole or not at all (``last/``, swapped in by renames), and the RNG states of every process.
+
+``stsnb.training.train.fit`` writes and reads them; docs/gpu-server.md says how ``stsnb run --resume`` uses them."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch import nn
+
+from .config import LossFn, TrainConfig
+
+
+def trainable_state(model: nn.Module) -> dict[str, torch.Tensor]:
+    """A CPU copy of the parameters that train (small for LoRA or a frozen encoder)."""
+    names = {name for name, p in model.named_parameters() if p.requires_grad}
+    return {k: v.detach().cpu().clone() for k, v in model.state_dict().items() if k in names}
+
+
+CHECKPOINTS_ENV = "STSNB_CHECKPOINTS"  # a folder: every fit() without its own checkpoint_dir checkpoints below it
+
+
+RESUME_ENV = "STSNB_RESUME"  # "1": those fits resume from their checkpoints (``stsnb run --resume``)
+
+
+def run_key(model: nn.Module, loss_fn: LossFn, train_data: Sequence, config: TrainConfig) -> str:
+    """What decides a training run, as a short hash: the settings (progress and checkpoint fields aside), the loss
+    function's name, the number of examples and a strided sample of them, and a strided sample of the starting
+    weights (``stsnb.models.fingerprint.weights_sample``). A notebook rerun meets the same keys in the same fits; two
+    fits with one key would train the same weights, so sharing their checkpoints is right."""
+    from ..models.fingerprint import weights_sample
+
+    settings = _run_settings(config)
+    stride = max(1, len(train_data) // 64)
+    examples = [repr(train_data[i])[:500] for i in range(0, len(train_data), stride)][:64]
+    digest = hashlib.blake2b(digest_size=8)
+    parts = (json.dumps(settings, sort_keys=True, default=str), _describe_loss(loss_fn), str(len(train_data)))
+    for part in (*parts, *examples):
+        digest.update(part.encode() + b"\n")
+    digest.update(weights_sample(model).encode())
+    key = digest.hexdigest()
+    _RUN_KEYS_SEEN[key] = _RUN_KEYS_SEEN.get(key, 0) + 1
+    return f"{key}-{_RUN_KEYS_SEEN[key]}"  # the n-th fit with this key in this process: a rerun meets them in order
+
+
+_RUN_KEYS_SEEN: dict[str, int] = {}
+
+
+def _run_settings(config: TrainConfig) -> dict[str, Any]:
+    """The settings that decide a run's weights: the config without how it is shown or where it checkpoints."""
+    return {k: v for k, v in asdict(config).items() if k not in {"progress", "checkpoint_dir", "resume"}}
+
+
+_SIMPLE = (bool, int, float, str, type(None))
+
+
+def _describe_loss(loss_fn: LossFn) -> str:
+    """The loss's name with the plain values it closes over or is partially applied to (e.g. Smooth K2's k and x0),
+    so that two fits differing only in a loss setting get different keys."""
+    import functools
+
+    values: list[str] = []
+    while isinstance(loss_fn, functools.partial):
+        values += [repr(a) for a in loss_fn.args if isinstance(a, _SIMPLE)]
+        values += [f"{k}={v!r}" for k, v in sorted(loss_fn.keywords.items()) if isinstance(v, _SIMPLE)]
+        loss_fn = loss_fn.func
+    for cell in getattr(loss_fn, "__closure__", None) or ():
+        try:
+            content = cell.cell_contents
+        except ValueError:  # an empty cell
+            continue
+        if isinstance(content, _SIMPLE) or callable(content) and hasattr(content, "__qualname__"):
+            values.append(repr(content) if isinstance(content, _SIMPLE) else content.__qualname__)
+    name = f"{getattr(loss_fn, '__module__', '')}.{getattr(loss_fn, '__qualname__', type(loss_fn).__name__)}"
+    return f"{name}({', '.join(values)})"
+
+
+def checkpoint_settings(model: nn.Module, loss_fn: LossFn, train_data: Sequence, config: TrainConfig):
+    """``(checkpoint_dir, resume)`` of one fit: the config's own, else ``$STSNB_CHECKPOINTS/<run_key>`` with
+    ``$STSNB_RESUME``, which the batch runner sets for a plan with ``checkpoints: true`` (and ``--resume``)."""
+    if config.checkpoint_dir is not None:
+        return Path(config.checkpoint_dir), config.resume
+    root = os.environ.get(CHECKPOINTS_ENV)
+    if not root:
+        return None, False
+    return Path(root) / run_key(model, loss_fn, train_data, config), config.resume or os.environ.get(RESUME_ENV) == "1"
+
+
+def _save_atomic(obj: Any, path: Path) -> None:
+    """``torch.save`` to a temporary file renamed over ``path``: a run killed mid-save keeps the previous file."""
+    temporary = path.with_name(f".{path.name}.tmp")
+    torch.save(obj, temporary)
+    temporary.replace(path)
+
+
+def _rng_states() -> dict[str, Any]:
+    """This process's random number generators (Python, NumPy, torch CPU and CUDA): dropout and batch order resume."""
+    import random
+
+    import numpy as np
+
+    states = {"python": random.getstate(), "numpy": np.random.get_state(), "torch": torch.get_rng_state()}
+    if torch.cuda.is_available():
+        states["cuda"] = torch.cuda.get_rng_state_all()
+    return states
+
+
+def _set_rng_states(states: Mapping[str, Any]) -> None:
+    import random
+
+    import numpy as np
+
+    random.setstate(states["python"])
+    np.random.set_state(states["numpy"])
+    torch.set_rng_state(states["torch"])
+    if "cuda" in states and torch.cuda.is_available():
+        torch.cuda.set_rng_state_all(states["cuda"])
+
+
+def _save_training_state(acc, model: nn.Module, optimizer, folder: Path) -> None:
+    """What resumes a fit, without the frozen weights: each process's RNG states; on the main process the weights
+    that train (``trainable_state``), the optimizer and the gradient scaler (the processes of a DDP run hold the same
+    ones)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    torch.save(_rng_states(), folder / f"rng_{acc.process_index}.pt")
+    if acc.is_main_process:
+        torch.save(trainable_state(acc.unwrap_model(model)), folder / "trainable.pt")
+        torch.save(optimizer.state_dict(), folder / "optimizer.pt")
+        if acc.scaler is not None:
+            torch.save(acc.scaler.state_dict(), folder / "scaler.pt")
+
+
+def _load_training_state(acc, model: nn.Module, optimizer, folder: Path) -> None:
+    """The state ``_save_training_state`` wrote: the trainable weights into the model (a missing or unknown name is
+    an error naming it), then the optimizer, the scaler and this process's RNG states."""
+    unwrapped = acc.unwrap_model(model)
+    weights = torch.load(folder / "trainable.pt", weights_only=True)
+    expected = {name for name, p in unwrapped.named_parameters() if p.requires_grad}
+    if set(weights) != expected:
+        missing, unknown = sorted(expected - set(weights)), sorted(set(weights) - expected)
+        raise RuntimeError(
+            f"{folder}: the checkpoint's trainable weights do not match the model's (missing {missing[:3]}, "
+            f"unknown {unknown[:3]}): a checkpoint of another setting? Run without --resume to start over."
+        )
+    with torch.no_grad():
+        unwrapped.load_state_dict(weights, strict=False)
+    optimizer.load_state_dict(torch.load(folder / "optimizer.pt", weights_only=True))
+    if acc.scaler is not None and (folder / "scaler.pt").is_file():
+        acc.scaler.load_state_dict(torch.load(folder / "scaler.pt", weights_only=True))
+    _set_rng_states(torch.load(folder / f"rng_{acc.process_index}.pt", weights_only=False))  # our own file
+
+
+def _save_last_checkpoint(acc, model: nn.Module, optimizer, checkpoints: Path, scheduler, state: Mapping) -> None:
+    """The state that resumes the fit (``_save_training_state``) in ``checkpoints/last``, swapped in only once
+    complete.
+
+    Written to ``last.new`` first (every process saves its part); the main process then moves the old ``last``
+    aside to ``last.old``, renames ``last.new`` to ``last`` and deletes ``last.old``. A kill at any point leaves a
+    complete checkpoint in ``last`` or, between the two renames, in ``last.old`` (``_last_checkpoint`` looks there
+    too)."""
+    import shutil
+
+    new, last, old = checkpoints / "last.new", checkpoints / "last", checkpoints / "last.old"
+    if acc.is_main_process and new.exists():
+        shutil.rmtree(new)  # an unfinished save of a killed run
+    acc.wait_for_everyone()
+    _save_training_state(acc, model, optimizer, new)
+    acc.wait_for_everyone()
+    if not acc.is_main_process:
+        return
+    torch.save(scheduler.state_dict(), new / "scheduler.pt")
+    (new / "progress.json").write_text(json.dumps(state))  # written last: its presence marks a complete save
+    if last.exists():
+        if old.exists():
+            shutil.rmtree(old)
+        last.rename(old)
+    new.rename(last)
+    if old.exists():
+        shutil.rmtree(old)
+
+
+HEAVY_STATE_FILES = ("trainable.pt", "optimizer.pt", "scaler.pt")  # what only an unfinished fit needs to go on
+
+
+def _last_checkpoint(checkpoints: Path) -> Path | None:
+    """The newest complete checkpoint folder (``last``, else ``last.old`` left by a kill between two renames)."""
+    for folder in (checkpoints / "last", checkpoints / "last.old"):
+        if (folder / "progress.json").is_file():
+            return folder
+    return None

@@ -1,0 +1,67 @@
+"""What a fit is asked (:class:`TrainConfig`) and what it returns (:class:`TrainResult`): the settings and records that
+``stsnb.training.train.fit``, its checkpoints and every paper's recipes share."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import torch
+from torch import nn
+
+LossFn = Callable[[nn.Module, Any], torch.Tensor]
+
+
+EvalFn = Callable[[nn.Module], float]
+
+
+MIXED_PRECISION = ("no", "fp16", "bf16")
+
+
+class NonFiniteLossError(FloatingPointError):
+    """The loss became NaN or infinite; the message says at which step, epoch and batch."""
+
+
+@dataclass
+class TrainConfig:
+    epochs: int = 1
+    batch_size: int = 16  # per process: the global batch is batch_size x processes
+    lr: float = 2e-5
+    weight_decay: float = 0.0
+    warmup_ratio: float = 0.1  # fraction of optimizer steps with linearly rising LR, then linear decay to 0
+    grad_accum: int = 1  # micro-batches per optimizer step (see the module docstring for batch statistics)
+    max_grad_norm: float | None = 1.0  # None: no clipping
+    max_steps: int | None = None  # stop after this many optimizer steps (None: run all epochs)
+    eval_every: int | None = None  # evaluate every N optimizer steps (None: once per epoch)
+    eval_at_start: bool = True  # evaluate before the first step too: the untouched model can be the best
+    mixed_precision: str = "auto"  # "no", "fp16", "bf16"; "auto": bf16 on a GPU that has it, fp16 on others, no on CPU
+    seed: int = 0
+    drop_last: bool = False  # drop a short last batch (batch statistics dislike tiny batches)
+    checkpoint_dir: str | None = None  # best.pt (trainable weights) and last/ (full state) go here
+    resume: bool = False  # continue from checkpoint_dir/last if it exists
+    progress: bool = True
+    schedule_steps_factor: float = 1.0  # the scheduler counts this many times the real steps (official-code quirks)
+
+
+@dataclass
+class TrainResult:
+    steps: int
+    best_score: float | None
+    best_step: int | None
+    seconds: float
+    history: list[dict] = field(default_factory=list)  # one row per logged interval / evaluation
+    # the largest |change| of any trainable weight between the start of this call and the weights returned (the
+    # selected ones); 0.0 means the returned model is its starting point (``stsnb.evaluation.claims.left_start``)
+    weight_change: float | None = None
+    # the optimizer step a resumed run continued from (None: it started at step 0 in this call); ``seconds`` then
+    # counts only the steps after it, so it is no training time to compare
+    resumed_at: int | None = None
+    # how far the returned weights moved: the L2 distance between them and the start over every trainable weight,
+    # divided by the L2 norm of the start (``relative_change``). ``weight_change`` is no distance: Adam moves each
+    # weight by at most about the learning rate per step, and some weight nearly always by that much, so it comes
+    # out near the sum of the learning rates over the kept steps whatever the run
+    relative_change: float | None = None
+
+    def to_dict(self) -> dict:
+        return asdict(self)
