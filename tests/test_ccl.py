@@ -17,7 +17,7 @@ from stsnb.evaluation import evaluate as stsnb_evaluate
 from stsnb.evaluation import stats
 from stsnb.models import loading as models
 from stsnb.papers import ccl
-from stsnb.training import losses
+from stsnb.training import conditional_losses
 
 Q = ccl.quotes.TABLE3  # the sentence a synthetic claim quotes
 
@@ -173,7 +173,7 @@ def test_fdl_rdl_acl_against_eq_5_to_8():
     # FDL is Quad (Eq. 4) with the label gap as its margin
     gap = 0.5
     same_gap = (COS_POS, COS_NEG, torch.full((4,), 0.75, dtype=torch.float64), torch.full((4,), 0.25).double())
-    assert ccl.fdl(*same_gap).item() == pytest.approx(losses.quad_loss(COS_POS, COS_NEG, margin=gap).item())
+    assert ccl.fdl(*same_gap).item() == pytest.approx(conditional_losses.quad_loss(COS_POS, COS_NEG, margin=gap).item())
     with pytest.raises(ValueError, match="label_pos must be >= label_neg"):
         ccl.fdl(COS_POS, COS_NEG, L_NEG, L_POS)
 

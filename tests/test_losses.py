@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 import torch
 
+from stsnb.training import conditional_losses as CL
 from stsnb.training import losses as L
 
 RTOL, ATOL = 1e-6, 1e-9
@@ -304,12 +305,12 @@ def test_quad_loss_matches_the_c_sts_distance_form(rng):
     for margin in (1.0, 0.3, 0.0):
         dist_pos, dist_neg = 1 - cp, 1 - cn  # c-sts QuadrupletLoss: distance = 1 - cosine
         expected = np.array([max(margin + dp - dn, 0.0) for dp, dn in zip(dist_pos, dist_neg, strict=True)])
-        np.testing.assert_allclose(L.quad_loss(t(cp), t(cn), margin, "none").numpy(), expected, atol=1e-12)
-        assert L.quad_loss(t(cp), t(cn), margin).item() == pytest.approx(expected.mean(), abs=1e-12)
+        np.testing.assert_allclose(CL.quad_loss(t(cp), t(cn), margin, "none").numpy(), expected, atol=1e-12)
+        assert CL.quad_loss(t(cp), t(cn), margin).item() == pytest.approx(expected.mean(), abs=1e-12)
     with pytest.raises(ValueError, match="margin must be"):
-        L.quad_loss(t(cp), t(cn), margin=-1.0)
+        CL.quad_loss(t(cp), t(cn), margin=-1.0)
     with pytest.raises(ValueError, match="cos_pos and cos_neg"):
-        L.quad_loss(t(cp), t(cn[:3]))
+        CL.quad_loss(t(cp), t(cn[:3]))
 
 
 def test_w_acl_is_the_weighted_sum_of_fdl_and_rdl(rng):
@@ -321,17 +322,17 @@ def test_w_acl_is_the_weighted_sum_of_fdl_and_rdl(rng):
         fdl = max(lp[i] - ln[i] + cn[i] - cp[i], 0.0)  # Eq. 5
         rdl = max(ln[i] - lp[i] - cn[i] + cp[i], 0.0)  # Eq. 6
         expected.append((lp[i] - ln[i]) * (fdl + rdl))  # Eq. 7 weighted as in Eq. 9
-    got = L.w_acl(t(cp), t(cn), t(lp), t(ln), reduction="none")
+    got = CL.w_acl(t(cp), t(cn), t(lp), t(ln), reduction="none")
     np.testing.assert_allclose(got.numpy(), expected, atol=1e-12)
-    assert L.w_acl(t(cp), t(cn), t(lp), t(ln)).item() == pytest.approx(np.mean(expected), abs=1e-12)
+    assert CL.w_acl(t(cp), t(cn), t(lp), t(ln)).item() == pytest.approx(np.mean(expected), abs=1e-12)
 
 
 def test_w_acl_validates_label_order_and_shapes():
     c = torch.tensor([0.5, 0.2])
     with pytest.raises(ValueError, match="label_pos must be >= label_neg"):
-        L.w_acl(c, c, torch.tensor([0.25, 0.5]), torch.tensor([0.5, 0.25]))
+        CL.w_acl(c, c, torch.tensor([0.25, 0.5]), torch.tensor([0.5, 0.25]))
     with pytest.raises(ValueError, match="cos_pos and label_neg"):
-        L.w_acl(c, c, torch.tensor([0.5, 0.5]), torch.tensor([0.25]))
+        CL.w_acl(c, c, torch.tensor([0.5, 0.5]), torch.tensor([0.25]))
 
 
 def alpha_np(labels, sigma):
@@ -351,12 +352,12 @@ def alpha_np(labels, sigma):
 def test_bcl_weights_follow_eq11(rng):
     labels = rng.choice([0.0, 0.25, 0.5, 0.75, 1.0], 9)
     for sigma in (0.0, 0.25, 0.5, 0.75, 1.0):
-        np.testing.assert_allclose(L.bcl_weights(t(labels), sigma).numpy(), alpha_np(labels, sigma))
-    assert torch.diagonal(L.bcl_weights(t(labels), 0.0)).abs().sum() == 0  # sigma = 0: every i = j excluded
+        np.testing.assert_allclose(CL.bcl_weights(t(labels), sigma).numpy(), alpha_np(labels, sigma))
+    assert torch.diagonal(CL.bcl_weights(t(labels), 0.0)).abs().sum() == 0  # sigma = 0: every i = j excluded
     with pytest.raises(ValueError, match="sigma must be"):
-        L.bcl_weights(t(labels), 1.5)
+        CL.bcl_weights(t(labels), 1.5)
     with pytest.raises(ValueError, match=r"scaled to \[0, 1\]"):
-        L.bcl_weights(t([1.0, 3.0, 5.0]), 0.5)
+        CL.bcl_weights(t([1.0, 3.0, 5.0]), 0.5)
 
 
 @pytest.mark.parametrize("sigma, tau", [(0.5, 0.05), (0.75, 3.0), (0.0, 1.0), (1.0, 10.0)])
@@ -369,9 +370,9 @@ def test_bcl_matches_eq12_averaged(rng, sigma, tau):
         positive = math.exp(cos_np(a[i], p[i]) / tau)
         negatives = sum(alpha[i, j] * math.exp(cos_np(a[i], neg[j]) / tau) for j in range(7))
         expected.append(-math.log(positive / (positive + negatives)))  # Eq. 12
-    got = L.bcl(t(a), t(p), t(neg), t(labels), sigma, tau, reduction="none")
+    got = CL.bcl(t(a), t(p), t(neg), t(labels), sigma, tau, reduction="none")
     np.testing.assert_allclose(got.numpy(), expected, rtol=1e-9)
-    assert L.bcl(t(a), t(p), t(neg), t(labels), sigma, tau).item() == pytest.approx(np.mean(expected), rel=1e-9)
+    assert CL.bcl(t(a), t(p), t(neg), t(labels), sigma, tau).item() == pytest.approx(np.mean(expected), rel=1e-9)
 
 
 def unit_vectors_with_cosines(cosines: torch.Tensor, dim: int) -> torch.Tensor:
@@ -396,7 +397,7 @@ def test_bcl_gradients_follow_eq13_to_eq15(rng):
     negatives = unit_vectors_with_cosines(c_neg, dim)
     anchors = torch.cat([e0, t(rng.normal(size=(n - 1, dim)))])  # only row 0's loss is differentiated
     positives = torch.cat([positive, t(rng.normal(size=(n - 1, dim)))])
-    loss0 = L.bcl(anchors, positives, negatives, t(labels), sigma, tau, reduction="none")[0]
+    loss0 = CL.bcl(anchors, positives, negatives, t(labels), sigma, tau, reduction="none")[0]
     g_pos, g_neg = torch.autograd.grad(loss0, (c_pos, c_neg))
     alpha = alpha_np(labels, sigma)[0]
     e_pos, e_neg = math.exp(0.6 / tau), alpha * np.exp(c_neg.detach().numpy() / tau)
@@ -411,7 +412,7 @@ def test_bcl_false_negative_gets_no_gradient():
     a = torch.randn(3, 4, dtype=torch.float64)
     p = torch.randn(3, 4, dtype=torch.float64)
     neg = torch.randn(3, 4, dtype=torch.float64, requires_grad=True)
-    loss0 = L.bcl(a, p, neg, t([0.9, 0.1, 0.2]), sigma=0.5, temperature=1.0, reduction="none")[0]
+    loss0 = CL.bcl(a, p, neg, t([0.9, 0.1, 0.2]), sigma=0.5, temperature=1.0, reduction="none")[0]
     (grad,) = torch.autograd.grad(loss0, neg)
     assert torch.all(grad[0] == 0) and grad[1].abs().sum() > 0  # l_0 = 0.9 >= sigma: excluded (Eq. 11)
 
@@ -419,11 +420,11 @@ def test_bcl_false_negative_gets_no_gradient():
 def test_bcl_validates_inputs():
     x = torch.randn(3, 4)
     with pytest.raises(ValueError, match="labels must have shape"):
-        L.bcl(x, x, x, torch.rand(2), 0.5, 1.0)
+        CL.bcl(x, x, x, torch.rand(2), 0.5, 1.0)
     with pytest.raises(ValueError, match="temperature must be"):
-        L.bcl(x, x, x, torch.rand(3), 0.5, -1.0)
+        CL.bcl(x, x, x, torch.rand(3), 0.5, -1.0)
     with pytest.raises(ValueError, match="anchor and negatives"):
-        L.bcl(x, x, x[:2], torch.rand(3), 0.5, 1.0)
+        CL.bcl(x, x, x[:2], torch.rand(3), 0.5, 1.0)
 
 
 # ---- HiCL Eq. 1, Eq. 2 and the overall objective -----------------------------------------------------------
@@ -500,9 +501,9 @@ def test_every_per_example_loss_returns_one_value_per_row():
     emb = torch.randn(n, 4)
     cos = torch.rand(n)
     assert L.info_nce(emb, emb, reduction="none").shape == (n,)
-    assert L.quad_loss(cos, cos, reduction="none").shape == (n,)
-    assert L.w_acl(cos, cos, torch.ones(n), torch.zeros(n), reduction="none").shape == (n,)
-    assert L.bcl(emb, emb, emb, torch.rand(n), 0.5, 1.0, reduction="none").shape == (n,)
+    assert CL.quad_loss(cos, cos, reduction="none").shape == (n,)
+    assert CL.w_acl(cos, cos, torch.ones(n), torch.zeros(n), reduction="none").shape == (n,)
+    assert CL.bcl(emb, emb, emb, torch.rand(n), 0.5, 1.0, reduction="none").shape == (n,)
     assert L.softmax_cross_entropy(torch.randn(n, 3), torch.zeros(n, dtype=torch.long), "none").shape == (n,)
 
 

@@ -15,7 +15,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from ..training import losses
+from ..training import conditional_losses, losses
 from . import plots
 
 ScalarFn = Callable[[Tensor], Tensor]
@@ -131,13 +131,13 @@ def pearson_fn(x_rest: Sequence[float], y: Sequence[float], official_code_bias: 
 def quad_fn(cos_neg: float, margin: float) -> ScalarFn:
     """``cos_pos -> quad_loss(cos_pos, cos_neg, margin)``."""
     neg = torch.tensor([cos_neg], dtype=DTYPE)
-    return lambda cos_pos: losses.quad_loss(cos_pos.reshape(1), neg, margin)
+    return lambda cos_pos: conditional_losses.quad_loss(cos_pos.reshape(1), neg, margin)
 
 
 def w_acl_fn(cos_neg: float, label_pos: float, label_neg: float) -> ScalarFn:
     """``cos_pos -> w_acl(cos_pos, cos_neg, label_pos, label_neg)``."""
     neg, lp, ln = (torch.tensor([v], dtype=DTYPE) for v in (cos_neg, label_pos, label_neg))
-    return lambda cos_pos: losses.w_acl(cos_pos.reshape(1), neg, lp, ln)
+    return lambda cos_pos: conditional_losses.w_acl(cos_pos.reshape(1), neg, lp, ln)
 
 
 def bcl_fn(
@@ -168,7 +168,7 @@ def bcl_fn(
         positive = unit_vectors_with_cosines(pos.reshape(1), dim, first_axis=n + 1)
         anchors = torch.cat([_e0(dim), filler])
         positives = torch.cat([positive, filler])
-        return losses.bcl(anchors, positives, negatives, labels, sigma, temperature, reduction="none")[0]
+        return conditional_losses.bcl(anchors, positives, negatives, labels, sigma, temperature, reduction="none")[0]
 
     return fn
 
@@ -373,7 +373,7 @@ def bcl_eq15_ratio(
     positive = unit_vectors_with_cosines(c_pos.reshape(1), dim, first_axis=2 * n)
     fill = torch.eye(dim, dtype=DTYPE)[-(n - 1) :]
     labels = torch.tensor([label] + [0.0] * (n - 1), dtype=DTYPE)
-    value = losses.bcl(
+    value = conditional_losses.bcl(
         torch.cat([_e0(dim), fill]), torch.cat([positive, fill]), negatives, labels, sigma, temperature, "none"
     )[0]
     g_pos, g_same, g_others = torch.autograd.grad(value, (c_pos, c_same, c_others))

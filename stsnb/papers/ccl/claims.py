@@ -34,7 +34,7 @@ import numpy as np
 import torch
 
 from ...evaluation import claims, stats
-from ...training.losses import bcl_weights
+from ...training.conditional_losses import bcl_weights
 from . import quotes
 from .probes import GradientShare
 from .quadruples import Quadruple, scale_label
@@ -150,7 +150,7 @@ def sigma_changes_weights(
     quadruples: Sequence[Quadruple], sigma_a: float, sigma_b: float, share: GradientShare | None = None
 ) -> claims.Precondition:
     """Precondition for a Table 5 claim: some training rows get another same-pair weight (Eq. 11,
-    ``stsnb.training.losses.bcl_weights``) under ``sigma_a`` than under ``sigma_b``; otherwise the two runs train alike.
+    ``conditional_losses.bcl_weights``) under ``sigma_a`` than under ``sigma_b``; otherwise the two runs train alike.
     With ``share`` (the probe of ``gradient_shares`` at the run's tau, before training) the evidence also says how much
     of the gradient those weights can reach: the same-pair negative's share of BCL's push on the negatives, times
     BCL's part of the gradient at h, r / (1 + r) with r = ``bcl_ratio`` (norms, so a rough upper bound)."""

@@ -21,7 +21,7 @@ from matplotlib.figure import Figure
 
 from ...data import CSTSRecord
 from ...teaching import plots
-from ...training import losses
+from ...training import conditional_losses
 from .objectives import acl, fdl, rdl
 from .quadruples import Quadruple
 from .reported import SIGMAS
@@ -78,7 +78,7 @@ def objectives(label_pos: float = 0.75, label_neg: float = 0.5) -> Figure:
     }
     for name, values in curves.items():
         axes[0].plot(gap, values, label=name)
-    axes[0].plot(gap, losses.w_acl(gap, zeros, pos, neg, "none"), "--", label="W-ACL (9)")
+    axes[0].plot(gap, conditional_losses.w_acl(gap, zeros, pos, neg, "none"), "--", label="W-ACL (9)")
     axes[0].axvline(label_pos - label_neg, color="grey", linestyle=":", label=r"$l_{pos} - l_{neg}$")
     axes[0].set(
         title=rf"one quadruple, $l_{{pos}}$ = {label_pos:g}, $l_{{neg}}$ = {label_neg:g}",
@@ -88,7 +88,7 @@ def objectives(label_pos: float = 0.75, label_neg: float = 0.5) -> Figure:
     plots.legend_outside(axes[0])
     label = torch.linspace(0, 1, 101)
     for sigma in SIGMAS:
-        weight = [losses.bcl_weights(torch.tensor([x, 0.0]), sigma)[0, 0].item() for x in label]
+        weight = [conditional_losses.bcl_weights(torch.tensor([x, 0.0]), sigma)[0, 0].item() for x in label]
         axes[1].plot(label, weight, label=rf"$\sigma$ = {sigma:g}")
     axes[1].set(
         title=r"Eq. 11: weight of the same-pair negative ($i = j$)",

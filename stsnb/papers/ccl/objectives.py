@@ -6,11 +6,13 @@ lower-condition partners (the c-sts ``TripletBatchSampler`` layout). Labels are 
 
 | term | equation | what it compares |
 |---|---|---|
-| ``quad`` | Eq. 1 / 4, ``stsnb.training.losses.quad_loss`` | ``cos_pos - cos_neg`` against the margin ``lambda`` (1 in
-c-sts) | | ``mse`` | Eq. 3 ``l_MSE`` | ``cos(h1, h2)`` of every row against its label |
-| ``w_acl`` | Eq. 9, ``stsnb.training.losses.w_acl`` | ``cos_pos - cos_neg`` against ``l_pos - l_neg``, weighted by that
-gap | | ``bcl`` | Eq. 10-12, ``stsnb.training.losses.bcl`` | ``g(f(s1, c))`` vs its dropout view and every ``g(f(s2^j,
-c^j))`` | | ``c_mse`` | Eq. 3 ``l_C-MSE`` | see ``CMseTarget`` (the paper gives no formula) |
+| ``quad`` | Eq. 1 / 4, ``quad_loss`` | ``cos_pos - cos_neg`` against the margin ``lambda`` (1 in c-sts) |
+| ``mse`` | Eq. 3 ``l_MSE`` | ``cos(h1, h2)`` of every row against its label |
+| ``w_acl`` | Eq. 9, ``w_acl`` | ``cos_pos - cos_neg`` against ``l_pos - l_neg``, weighted by that gap |
+| ``bcl`` | Eq. 10-12, ``bcl`` | ``g(f(s1, c))`` vs its dropout view and every ``g(f(s2^j, c^j))`` |
+| ``c_mse`` | Eq. 3 ``l_C-MSE`` | see ``CMseTarget`` (the paper gives no formula) |
+
+The losses are in ``stsnb.training.conditional_losses``.
 
 QuMSE (Deshpande et al. 2023, c-sts ``triplet_mse``) = ``quad + mse``. CCL = ``l1 w_acl + l2 bcl + l3 mse +
 l4 c_mse`` with all four lambdas 1 (Section 4.1).
@@ -36,7 +38,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from ...training import losses
+from ...training import conditional_losses, losses
 from ...training.losses import Reduction
 from .quadruples import Quadruple, scale_label
 
@@ -65,8 +67,9 @@ def _reduce(values: Tensor, reduction: Reduction) -> Tensor:
 
 
 def _gap_terms(cos_pos: Tensor, cos_neg: Tensor, label_pos: Tensor, label_neg: Tensor) -> tuple[Tensor, Tensor]:
-    """(label gap l_pos - l_neg, cosine gap cos_pos - cos_neg), shapes checked by ``losses.w_acl``'s rules."""
-    losses.w_acl(cos_pos, cos_neg, label_pos, label_neg)  # only to validate: shapes, dtypes, l_pos >= l_neg
+    """(label gap l_pos - l_neg, cosine gap cos_pos - cos_neg), shapes checked by ``conditional_losses.w_acl``'s
+    rules."""
+    conditional_losses.w_acl(cos_pos, cos_neg, label_pos, label_neg)  # only to validate: shapes, dtypes, l_pos >= l_neg
     return label_pos.to(cos_pos.dtype) - label_neg.to(cos_pos.dtype), cos_pos - cos_neg
 
 
@@ -96,7 +99,7 @@ def acl(cos_pos: Tensor, cos_neg: Tensor, label_pos: Tensor, label_neg: Tensor, 
 
     .. math:: l_{ACL} = |l_{pos} - l_{neg} + \cos(h_1^{neg}, h_2^{neg}) - \cos(h_1^{pos}, h_2^{pos})|
 
-    W-ACL (Eq. 9, ``stsnb.training.losses.w_acl``) multiplies this by ``l_pos - l_neg``.
+    W-ACL (Eq. 9, ``stsnb.training.conditional_losses.w_acl``) multiplies this by ``l_pos - l_neg``.
     """
     per_pair = fdl(cos_pos, cos_neg, label_pos, label_neg, "none") + rdl(cos_pos, cos_neg, label_pos, label_neg, "none")
     return _reduce(per_pair, reduction)  # Eq. 7 (equal to Eq. 8 term by term)
@@ -197,7 +200,7 @@ def ccl(
     """CCL, Eq. 3: ``lambdas`` = (l1 W-ACL, l2 BCL, l3 MSE, l4 C-MSE), all 1 in the paper (Section 4.1)."""
     if len(lambdas) != 4:
         raise ValueError(f"lambdas must be 4 weights (W-ACL, BCL, MSE, C-MSE), got {lambdas}")
-    losses.bcl_weights(torch.zeros(1), sigma)  # validates sigma in [0, 1]
+    conditional_losses.bcl_weights(torch.zeros(1), sigma)  # validates sigma in [0, 1]
     if not temperature > 0:
         raise ValueError(f"temperature must be > 0, got {temperature}")
     return Objective(
@@ -239,14 +242,16 @@ def batch_terms(model, quadruples: Sequence[Quadruple], objective: Objective) ->
     weights = objective.weights
     terms: dict[str, Tensor] = {}
     if weights.get("quad", 0):
-        terms["quad"] = losses.quad_loss(cos_pos, cos_neg, margin=objective.margin)  # Eq. 1 / 4
+        terms["quad"] = conditional_losses.quad_loss(cos_pos, cos_neg, margin=objective.margin)  # Eq. 1 / 4
     if weights.get("mse", 0):
         terms["mse"] = losses.mse_loss(cos, labels)  # l_MSE
     if weights.get("w_acl", 0):
-        terms["w_acl"] = losses.w_acl(cos_pos, cos_neg, label_pos, label_neg)  # Eq. 9
+        terms["w_acl"] = conditional_losses.w_acl(cos_pos, cos_neg, label_pos, label_neg)  # Eq. 9
     if weights.get("bcl", 0):
         _, z_view = model(s1, conditions, project=True)  # f'(s1, c): another dropout mask
-        terms["bcl"] = losses.bcl(z[:n], z_view, z[n:], labels, objective.sigma, objective.bcl_temperature)  # Eq. 10-12
+        terms["bcl"] = conditional_losses.bcl(
+            z[:n], z_view, z[n:], labels, objective.sigma, objective.bcl_temperature
+        )  # Eq. 10-12
     if weights.get("c_mse", 0):
         if objective.c_mse_target == "projected":
             projected = F.cosine_similarity(z[:n], z[n:], dim=-1)

@@ -20,7 +20,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from ...training import losses
+from ...training import conditional_losses, losses
 from .encoders import ConditionalEncoder
 from .objectives import Objective, TemperatureReading, c_mse
 from .quadruples import Quadruple, scale_label
@@ -100,7 +100,9 @@ def gradient_shares(
                 b = len(chunk)
                 label_loss = torch.zeros((), dtype=h.dtype)
                 if weights.get("w_acl", 0):
-                    label_loss = label_loss + weights["w_acl"] * losses.w_acl(cos[:b], cos[b:], labels[:b], labels[b:])
+                    label_loss = label_loss + weights["w_acl"] * conditional_losses.w_acl(
+                        cos[:b], cos[b:], labels[:b], labels[b:]
+                    )
                 if weights.get("mse", 0):
                     label_loss = label_loss + weights["mse"] * losses.mse_loss(cos, labels.to(cos.dtype))
                 if weights.get("c_mse", 0):
@@ -116,7 +118,9 @@ def gradient_shares(
                 negatives = F.normalize(z[:n], dim=-1) @ F.normalize(z[n:], dim=-1).T
                 for i, (reading, tau) in enumerate(settings):
                     divisor = tau if reading == "divisor" else 1.0 / tau
-                    bcl = weights.get("bcl", 1.0) * losses.bcl(z[:n], z_view, z[n:], labels, objective.sigma, divisor)
+                    bcl = weights.get("bcl", 1.0) * conditional_losses.bcl(
+                        z[:n], z_view, z[n:], labels, objective.sigma, divisor
+                    )
                     bcl_norm = _norm(torch.autograd.grad(bcl, [h, h_view], retain_graph=True))
                     ratios[i].append(bcl_norm / label_norm if label_norm > 0 else float("inf"))
                     softmax = torch.softmax(negatives.detach() / divisor, dim=1)
