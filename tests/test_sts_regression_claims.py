@@ -13,7 +13,7 @@ from stsnb import data
 from stsnb.evaluation import claims as generic
 from stsnb.evaluation import evaluate, stats, verdict_rules
 from stsnb.papers import sts_regression as reg
-from stsnb.papers.sts_regression import claims
+from stsnb.papers.sts_regression import claims, conclusions, sweep_claims
 from stsnb.training.config import TrainResult
 
 
@@ -192,10 +192,12 @@ def test_table3_counts_the_same_comparison_once(arms):
     # +Contrast keeping its start is what Section 4.2 reports: recorded as the finding, not as the failed gate
     finding = next(p for p in beats["preconditions"] if p["name"] == "+Contrast staying put is the finding")
     assert finding["holds"] and "model collapse" in finding["evidence"] and "it stayed put" in finding["evidence"]
-    assert "staying put is the finding; measured: it stayed put" in claims.conclusions([beats], profile="t", scope="s")
+    assert "staying put is the finding; measured: it stayed put" in conclusions.conclusions(
+        [beats], profile="t", scope="s"
+    )
     counts = generic.verdict_counts([improves, beats])
     assert counts["supported"] == 1 and counts["not tested"] == 1
-    text = claims.conclusions([improves, beats], profile="test", scope="one seed")
+    text = conclusions.conclusions([improves, beats], profile="test", scope="one seed")
     assert "counted once, as not tested" in text
     trained = {0: _run(arms["untrained"])}  # +Contrast trained and changed the encoder (for the worse)
     _, beats = claims.table3_claims(before, trained, ours, "Jina v2", n_resamples=200)
@@ -207,7 +209,7 @@ def test_table6_head_that_stayed_at_start_is_the_papers_finding(arms):
     # is tested on the full head's run (issue 28: evidence no longer discarded)
     heads = {("(u,v,|u-v|)", 0): _run(arms["good"]), ("(u,v)", 0): _run(arms["fair"])}
     heads[("|u-v|", 0)] = claims.Trained(arms["untrained"], 0, 0.0, 60.0)
-    rows = {r["b"]: r for r in claims.table6_claims(heads, arms["untrained"], "BERT-base", n_resamples=200)}
+    rows = {r["b"]: r for r in sweep_claims.table6_claims(heads, arms["untrained"], "BERT-base", n_resamples=200)}
     assert rows["(u,v)"]["verdict"] == "supported"
     assert rows["|u-v|"]["verdict"] == "supported" and rows["|u-v|"]["paper_quote"] == reg.quotes.TABLE6
     (finding,) = [p for p in rows["|u-v|"]["preconditions"] if p["name"] == "|u-v| staying put is the finding"]
@@ -215,7 +217,7 @@ def test_table6_head_that_stayed_at_start_is_the_papers_finding(arms):
     assert "measured: it stayed put" in finding["evidence"] and "selected step 0" in finding["evidence"]
     # the full head is the arm that must have trained
     heads[("(u,v,|u-v|)", 0)] = claims.Trained(arms["untrained"], 0, 0.0, 60.0)
-    rows = {r["b"]: r for r in claims.table6_claims(heads, arms["untrained"], "BERT-base", n_resamples=200)}
+    rows = {r["b"]: r for r in sweep_claims.table6_claims(heads, arms["untrained"], "BERT-base", n_resamples=200)}
     assert rows["(u,v)"]["verdict"] == "not tested"
     assert "'the head on (u,v,|u-v|) is not its starting point' does not hold" in rows["(u,v)"]["not_tested_because"]
 
@@ -229,7 +231,9 @@ def test_table5_is_a_robustness_claim_judged_by_equivalence(arms, stsb_gold):
     }
     rows = {
         r["a"]: r
-        for r in claims.table5_claims(runs, "smooth_k2 k=2 x0=0.25", "BERT-base", arms["untrained"], n_resamples=200)
+        for r in sweep_claims.table5_claims(
+            runs, "smooth_k2 k=2 x0=0.25", "BERT-base", arms["untrained"], n_resamples=200
+        )
     }
     same, far = rows["smooth_k2 k=3 x0=0.25"], rows["smooth_k2 k=9 x0=0.1"]
     assert same["test"] == "equivalence" and same["kind"] == "paper" and same["margin"] == verdict_rules.DEFAULT_MARGIN
@@ -240,12 +244,12 @@ def test_table5_is_a_robustness_claim_judged_by_equivalence(arms, stsb_gold):
     assert far["verdict"] == "contradicted" and far["paper_difference"] is None
     # the reference did not change the encoder: two copies of the untrained model are not "equivalent" evidence
     idle = {label: _run(arms["untrained"]) for label in ("smooth_k2 k=2 x0=0.25", "smooth_k2 k=3 x0=0.25")}
-    (row,) = claims.table5_claims(
+    (row,) = sweep_claims.table5_claims(
         {(k, 0): v for k, v in idle.items()}, "smooth_k2 k=2 x0=0.25", "BERT-base", arms["untrained"], n_resamples=100
     )
     assert row["verdict"] == "not tested" and "changed the encoder' does not hold" in row["not_tested_because"]
     # a margin wider than the smallest gain the paper reads as real could not tell it from none: not tested
-    wide = claims.table5_claims(runs, "smooth_k2 k=2 x0=0.25", "BERT-base", arms["untrained"], margin=1.5)
+    wide = sweep_claims.table5_claims(runs, "smooth_k2 k=2 x0=0.25", "BERT-base", arms["untrained"], margin=1.5)
     assert {r["verdict"] for r in wide} == {"not tested"}
     assert "+1.17 lies inside the margin +-1.5" in wide[0]["not_tested_because"]
 
@@ -260,8 +264,8 @@ def _named_claims(arms, backbone: str, row: str, contrastive_row: str) -> list[d
     return [
         *claims.table1_claims(losses, before, row, **named),
         *claims.table3_claims(before, {0: fair}, {0: good}, contrastive_row, **named),
-        *claims.table5_claims(sweep, "smooth_k2 k=2 x0=0.25", row, before, **named),
-        *claims.table6_claims(heads, before, row, **named),
+        *sweep_claims.table5_claims(sweep, "smooth_k2 k=2 x0=0.25", row, before, **named),
+        *sweep_claims.table6_claims(heads, before, row, **named),
     ]
 
 
@@ -285,9 +289,9 @@ def test_claims_of_two_backbones_name_each_and_never_read_alike(arms):
             k: v for k, v in other.items() if k not in ("claim", "backbone")
         }
     headline = "Paper's headline (Section 4.1): roberta-base: " + claims.HEADLINE.text + ": ours +"
-    assert claims.takeaway(roberta).startswith(headline)
+    assert conclusions.takeaway(roberta).startswith(headline)
     assert "What our controls attribute it to: the zero-gradient buffer (Translated ReLU beats L1 " in (
-        claims.takeaway(roberta)
+        conclusions.takeaway(roberta)
     )
     assert all(isinstance(r["paper_quote"], str) and r["paper_quote"] for r in bert + roberta + plain)
 
@@ -302,22 +306,22 @@ def test_different_test_pairs_cannot_be_compared(stsb_gold):
 def test_takeaway_is_one_sentence_from_the_headline_row(arms):
     runs = {("smooth_k2", 0): _run(arms["good"]), ("cross_entropy", 0): _run(arms["untrained"])}
     rows = claims.table1_claims(runs, arms["untrained"], "BERT-base", n_resamples=100)
-    text = claims.takeaway(rows)
+    text = conclusions.takeaway(rows)
     assert text.startswith(
         "Paper's headline (Section 4.1): regression (Smooth K2) beats classification (cross entropy)"
     )
     assert "not tested (1 seed), because 'the cross-entropy baseline moved the encoder' does not hold;" in text
     assert text.endswith("no control of it ran.")
     assert text.count(". ") == 0
-    assert "was not run" in claims.takeaway([])
+    assert "was not run" in conclusions.takeaway([])
 
 
 def test_comparability_of_levels():
     paper = {"bert-base-uncased": "BERT-base", "jinaai/jina-embeddings-v2-base-en": "Jina v2"}
-    assert claims.comparability(paper, True, True) == "yes"
-    assert claims.comparability(paper, True, False) == "direction only"  # a sample of pairs, or stand-in data
-    assert claims.comparability({"smollm2-135m-l6": "BERT-base"}, True, True) == "direction only"
-    assert claims.comparability(paper, False, True) == "no"  # not the seven-task average
+    assert conclusions.comparability(paper, True, True) == "yes"
+    assert conclusions.comparability(paper, True, False) == "direction only"  # a sample of pairs, or stand-in data
+    assert conclusions.comparability({"smollm2-135m-l6": "BERT-base"}, True, True) == "direction only"
+    assert conclusions.comparability(paper, False, True) == "no"  # not the seven-task average
 
 
 def test_sweep_plan_reuses_table1_and_adds_table6_heads():
@@ -415,7 +419,7 @@ def test_a_run_without_the_papers_headline_leads_with_the_rounded_check(arms):
     assert generic.headline_of(rows) is None
     marked = claims.lead_with_check(rows)
     assert marked is rows[0] and generic.headline_of(rows) is marked
-    text = claims.takeaway(rows)
+    text = conclusions.takeaway(rows)
     assert text.startswith("Headline of this run, a check of our setting (not a claim of the paper):")
     assert "supported (1 seed)" in text and "was not run in this profile" in text
     # where the paper's headline ran, it stays the headline and the check is not marked
@@ -430,5 +434,5 @@ def test_a_class_takeaway_sets_the_cpu_result_beside_its_headline(arms):
     runs = {("smooth_k2", 0): _run(arms["good"])}
     rows = claims.raw_encoder_checks(runs, arms["untrained"], reg.STS_ROUNDED_TASK, [0], backbone="b")
     claims.lead_with_check(rows)
-    text = claims.takeaway(rows, cpu="cpu: +3.00 [+2.00, +4.00], supported (3 seeds)")
+    text = conclusions.takeaway(rows, cpu="cpu: +3.00 [+2.00, +4.00], supported (3 seeds)")
     assert "supported (1 seed) (cpu: +3.00 [+2.00, +4.00], supported (3 seeds)). The paper's" in text

@@ -17,7 +17,7 @@ import torch
 from stsnb import data
 from stsnb.evaluation import evaluate
 from stsnb.papers import sts_regression as reg
-from stsnb.papers.sts_regression import claims, figures, memory, sweeps, two_stage
+from stsnb.papers.sts_regression import claims, figures, memory, sweep_claims, sweeps, two_stage
 from stsnb.teaching import plots
 from stsnb.training.batching import BatchError
 from stsnb.training.config import TrainConfig, TrainResult
@@ -397,7 +397,7 @@ def test_sweep_claims_equal_the_claims_built_by_hand(sweep):
     table5 = sweeps.sweep_table5_claims(plan, runs, [0], row, before, margin=1.0, n_resamples=200)
     reference = reg.table2_loss("smooth_k2", row).label()
     smooth = [v for v in plan if "Table 5" in v.tables(row) and v.loss.name == "smooth_k2"]
-    by_hand = claims.table5_claims(
+    by_hand = sweep_claims.table5_claims(
         {(v.loss.label(), 0): runs[(v.label(), 0)] for v in smooth}, reference, row, before, margin=1.0, n_resamples=200
     )
     assert table5 == by_hand and len(table5) == 1  # Translated ReLU has only Table 2's setting: no claim
@@ -405,15 +405,15 @@ def test_sweep_claims_equal_the_claims_built_by_hand(sweep):
     table6 = sweeps.sweep_table6_claims(plan, runs, [0], row, before, n_resamples=200)
     assert [(r["a"], r["b"]) for r in table6] == [("(u,v,|u-v|)", "|u-v|")]
     heads = {(v.concatenation, 0): runs[(v.label(), 0)] for v in plan if "Table 6" in v.tables(row)}
-    assert table6 == claims.table6_claims(heads, before, row, n_resamples=200)
+    assert table6 == sweep_claims.table6_claims(heads, before, row, n_resamples=200)
     assert sweeps.sweep_table5_claims(plan[:2], runs, [0], row, before) == []  # Table 2's settings only
 
 
 def test_table5_claim_names_where_it_was_run(sweep):
     row, plan, runs, before = sweep
     two = {(label, 0): runs[(label, 0)] for label in [plan[1].label(), plan[2].label()]}
-    plain = claims.table5_claims(two, plan[1].label(), row, before, n_resamples=100)
-    placed = claims.table5_claims(two, plan[1].label(), row, before, n_resamples=100, where="stage 2, minilm-l6")
+    plain = sweep_claims.table5_claims(two, plan[1].label(), row, before, n_resamples=100)
+    placed = sweep_claims.table5_claims(two, plan[1].label(), row, before, n_resamples=100, where="stage 2, minilm-l6")
     assert placed[0]["claim"] == plain[0]["claim"] + " (stage 2, minilm-l6)"
     assert {k: v for k, v in placed[0].items() if k != "claim"} == {k: v for k, v in plain[0].items() if k != "claim"}
 

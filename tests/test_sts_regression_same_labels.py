@@ -20,7 +20,7 @@ from stsnb import data
 from stsnb.evaluation import claims as generic
 from stsnb.evaluation import evaluate
 from stsnb.papers import sts_regression as reg
-from stsnb.papers.sts_regression import claims, probe, recipes, table1
+from stsnb.papers.sts_regression import claims, conclusions, probe, recipes, table1
 from stsnb.runs import plans, probe_tables
 
 REPO = Path(__file__).resolve().parents[1]
@@ -176,7 +176,7 @@ def test_the_isolated_claim_is_the_papers_headline_with_its_quote_and_its_own_ga
     assert confounded["kind"] == "check" and not confounded["headline"] and confounded["seeds"] == 1
     assert confounded["confounded_with"] == claims.CONFOUND and "label resolution" in confounded["claim"]
     assert confounded["paper_quote"] == reg.quotes.NLI_LABELS
-    assert claims.headline(rows) is isolated
+    assert conclusions.headline(rows) is isolated
     assert generic.split_by_kind(rows)[1] == [confounded]
     assert by_arms[("smooth_k2", "mse")]["kind"] == "paper" and not by_arms[("smooth_k2", "mse")]["headline"]
 
@@ -185,7 +185,7 @@ def test_an_isolated_arm_that_stayed_put_leaves_the_headline_not_tested(rounded_
     runs = dict(rounded_runs)
     runs[(claims.ROUNDED_K2, 1)] = _run(runs[(claims.ROUNDED_K2, 1)].predictions, step=0)
     rows = claims.table1_claims(runs, _predictions(gold, 8.0, 9), "BERT-base", n_resamples=100, task=reg.STS_TASK)
-    isolated = claims.headline(rows)
+    isolated = conclusions.headline(rows)
     assert isolated["a"] == claims.ROUNDED_K2 and isolated["verdict"] == "not tested"
     assert f"'{claims.ROUNDED_K2} is not its starting point' does not hold" in isolated["not_tested_because"]
     assert isolated["low"] > 0  # the interval alone would have said "supported"
@@ -199,7 +199,7 @@ def test_without_the_rounded_arm_the_continuous_comparison_is_a_check_and_the_he
     before = _predictions(gold, 8.0, 9)
     (row,) = claims.table1_claims(runs, before, "BERT-base", n_resamples=100, task=reg.STS_TASK)
     assert (row["kind"], row["headline"], row["confounded_with"]) == ("check", False, claims.CONFOUND)
-    text = claims.takeaway([row])
+    text = conclusions.takeaway([row])
     assert text.startswith("The paper's headline") and "not tested" in text and "label resolution" in text
     # on NLI both objectives learn the same three labels: the same runs are the paper's headline
     (nli,) = claims.table1_claims(runs, before, "BERT-base", n_resamples=100, task=reg.NLI_TASK)

@@ -16,10 +16,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from ...evaluation import evaluate, verdict_rules
-from .claims import Trained, table5_claims, table6_claims, with_flag
+from .claims import Trained, with_flag
 from .model import CONCATENATIONS, Concatenation
 from .recipes import STAGE_SETTINGS, TABLE2, LossSpec, table2_loss
 from .scoring import Evaluation, compare
+from .sweep_claims import table5_claims, table6_claims
 
 FULL: Concatenation = "(u,v,|u-v|)"
 BUFFERED = ("translated_relu", "smooth_k2")
