@@ -1,15 +1,31 @@
-"""The package layout: generic layers import nothing from ``stsnb.papers``, no paper imports another paper, no two
-modules import each other (directly or round a longer circle), and every module under ``papers/`` lives in a paper's
-own subpackage."""
+"""The package layout: the layer folders and their order, no import that goes up or sideways across it, no paper
+importing another, no import circle, no module over 600 lines, and a top level that holds only the command line and
+the package face."""
 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import stsnb
 
 PACKAGE = Path(stsnb.__file__).parent
+
+# The layers, lowest first; the layers of one rank stand side by side and import nothing of each other. A module may
+# import its own layer and any layer of a lower rank; ``cli`` (the command line) sits on top of everything, and the
+# root ``stsnb/__init__.py`` (the version and one logger setting, importing nothing of stsnb) may be read by all.
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("data", "models"),
+    ("training", "evaluation"),
+    ("runs",),
+    ("gpu", "teaching"),
+    ("papers",),
+    ("cli",),
+)
+RANK = {layer: rank for rank, layers in enumerate(LAYERS) for layer in layers}
+MAX_LINES = 600
+MAX_TOP_LEVEL_MODULES = 8
 
 
 def _imports(path: Path, package: Path = PACKAGE) -> list[tuple[str, list[str]]]:
@@ -35,10 +51,107 @@ def _imported_modules(path: Path) -> set[str]:
     return {n for n in names if n == "stsnb" or n.startswith("stsnb.")}
 
 
-def test_generic_modules_import_no_paper():
-    generic = [p for p in PACKAGE.glob("*.py")]
-    offenders = {p.name: sorted(m for m in _imported_modules(p) if m.startswith("stsnb.papers")) for p in generic}
-    assert {k: v for k, v in offenders.items() if v} == {}
+def _module_name(path: Path, package: Path) -> str:
+    """``stsnb/papers/hicl/results.py`` -> ``stsnb.papers.hicl.results``; a package's ``__init__.py`` is the package."""
+    parts = [package.name, *path.relative_to(package).with_suffix("").parts]
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def import_graph(package: Path = PACKAGE) -> dict[str, set[str]]:
+    """Module -> the modules of ``package`` it imports, from the AST of every ``.py`` file under it.
+
+    Every import counts, wherever it stands (inside a function or under ``TYPE_CHECKING`` too): ``import a.b``,
+    ``from a import b`` and relative imports. ``from x import name`` is an edge to ``x.name`` when that is a module
+    (``from . import models``), else to ``x`` (``from .models import resolve``)."""
+    files = {_module_name(path, package): path for path in package.rglob("*.py")}
+    graph: dict[str, set[str]] = {}
+    for name, path in files.items():
+        targets = set()
+        for module, imported in _imports(path, package):
+            if not imported:  # import a.b
+                targets.add(module)
+            for n in imported:  # from module import n: the submodule module.n if there is one, else module itself
+                targets.add(f"{module}.{n}" if f"{module}.{n}" in files else module)
+        graph[name] = {t for t in targets if t in files and t != name}
+    return graph
+
+
+def layer_of(module: str) -> str | None:
+    """``stsnb.gpu.plan_check`` -> ``gpu``, ``stsnb.papers.ccl.claims`` -> ``papers``, ``stsnb.cli`` -> ``cli``; the
+    root package -> None (readable by every layer)."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else None
+
+
+def layer_violations(graph: dict[str, set[str]]) -> list[str]:
+    """Every import that goes up (to a higher rank) or sideways (to another layer of the same rank), or that starts in
+    or reaches a module outside the declared layers."""
+    found = []
+    for module, targets in sorted(graph.items()):
+        source = layer_of(module)
+        for target in sorted(targets):
+            goal = layer_of(target)
+            if source is None and goal is not None:
+                found.append(f"{module} -> {target}: the root package imports nothing of stsnb")
+            elif goal is None or goal == source:
+                continue
+            elif source not in RANK or goal not in RANK:
+                found.append(f"{module} -> {target}: {source if source not in RANK else goal!r} is no declared layer")
+            elif RANK[goal] >= RANK[source]:
+                how = "sideways" if RANK[goal] == RANK[source] else "up"
+                found.append(f"{module} -> {target}: {how} from {source} to {goal}")
+    return found
+
+
+def test_every_import_goes_down_the_layers():
+    assert layer_violations(import_graph()) == []
+
+
+def test_the_layer_check_sees_a_planted_upward_import():
+    """The checker itself, on the real package: a data module importing the runner is found, as is a sideways import
+    between the two layers of the bottom rank."""
+    probe = PACKAGE / "data" / "_layout_probe.py"
+    probe.write_text("from ..runs import context\nfrom ..models import folders\n")
+    try:
+        found = layer_violations(import_graph())
+    finally:
+        probe.unlink()
+    assert found == [
+        "stsnb.data._layout_probe -> stsnb.models.folders: sideways from data to models",
+        "stsnb.data._layout_probe -> stsnb.runs.context: up from data to runs",
+    ]
+
+
+def test_the_layers_are_the_folders_and_each_says_what_it_may_import():
+    """Each layer folder is a subpackage whose ``__init__`` docstring says what it holds and, on a line of its own,
+    ``May import: ...`` naming exactly the layers below it (``no other layer.`` at the bottom)."""
+    folders = {p.name for p in PACKAGE.iterdir() if p.is_dir() and (p / "__init__.py").is_file()}
+    declared = {layer for layer in RANK if layer != "cli"}
+    assert folders == declared
+    for layer in sorted(declared):
+        doc = ast.get_docstring(ast.parse((PACKAGE / layer / "__init__.py").read_text())) or ""
+        line = re.search(r"^May import: (.*)$", doc, re.M)
+        assert line, f"stsnb/{layer}/__init__.py: no 'May import:' line in its docstring"
+        said = (
+            set()
+            if line.group(1).startswith("no other layer")
+            else set(re.findall(r"[a-z]+", line.group(1).split(";")[0]))
+        )
+        below = {other for other in declared if RANK[other] < RANK[layer]}
+        assert said == below, f"stsnb/{layer}/__init__.py says it may import {sorted(said)}; the order: {sorted(below)}"
+
+
+def test_the_top_level_holds_the_command_line_and_the_face():
+    modules = sorted(p.name for p in PACKAGE.glob("*.py"))
+    assert len(modules) <= MAX_TOP_LEVEL_MODULES, modules
+    assert set(modules) <= {"__init__.py", "cli.py"}, "a generic module belongs in its layer's folder"
+    generic = [layer for layer in RANK if layer not in ("papers", "cli")]
+    assert len(generic) >= 5
+
+
+def test_no_module_is_over_600_lines():
+    sizes = {str(p.relative_to(PACKAGE)): len(p.read_text().splitlines()) for p in PACKAGE.rglob("*.py")}
+    assert {name: n for name, n in sizes.items() if n > MAX_LINES} == {}
 
 
 def test_no_paper_imports_another_paper():
@@ -65,31 +178,6 @@ def test_the_layout_check_sees_a_crossing(tmp_path):
         assert "stsnb.papers.ccl.something" in _imported_modules(fake)
     finally:
         fake.unlink()
-
-
-def _module_name(path: Path, package: Path) -> str:
-    """``stsnb/papers/hicl/results.py`` -> ``stsnb.papers.hicl.results``; a package's ``__init__.py`` is the package."""
-    parts = [package.name, *path.relative_to(package).with_suffix("").parts]
-    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-
-
-def import_graph(package: Path = PACKAGE) -> dict[str, set[str]]:
-    """Module -> the modules of ``package`` it imports, from the AST of every ``.py`` file under it.
-
-    Every import counts, wherever it stands (inside a function or under ``TYPE_CHECKING`` too): ``import a.b``,
-    ``from a import b`` and relative imports. ``from x import name`` is an edge to ``x.name`` when that is a module
-    (``from . import models``), else to ``x`` (``from .models import resolve``)."""
-    files = {_module_name(path, package): path for path in package.rglob("*.py")}
-    graph: dict[str, set[str]] = {}
-    for name, path in files.items():
-        targets = set()
-        for module, imported in _imports(path, package):
-            if not imported:  # import a.b
-                targets.add(module)
-            for n in imported:  # from module import n: the submodule module.n if there is one, else module itself
-                targets.add(f"{module}.{n}" if f"{module}.{n}" in files else module)
-        graph[name] = {t for t in targets if t in files and t != name}
-    return graph
 
 
 def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:

@@ -5,7 +5,7 @@ SICK in SentEval's "all" setting, SNLI/MultiNLI, Wikipedia, C-STS) with their Hu
 text conversions (``senteval_text``), ``stsnb data fetch`` (``fetch``, reading the Hub through ``hub``) and the
 manifest that ``stsnb data verify`` checks a folder against (``manifest``).
 
-May import: no other layer (the bottom of the package).
+May import: no other layer.
 
 The records and loaders are re-exported here: the rest of the package and the notebooks read
 ``from stsnb import data; data.load_stsb("test")``.

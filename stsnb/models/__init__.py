@@ -4,7 +4,7 @@ Holds the loading of encoders and causal LMs with their pooling and prompt templ
 names, the cache and model folders written whole (``folders``), the raw ``smollm2-135m-l6`` stand-in
 (``raw_backbone``), the rehearsal's tiny random models (``tiny``) and the embedding cache key (``fingerprint``).
 
-May import: no other layer (beside ``data`` at the bottom).
+May import: no other layer.
 
 The encoder's names are re-exported here, so a notebook reads ``from stsnb import models; models.load_encoder(...)``.
 """

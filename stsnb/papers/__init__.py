@@ -1,5 +1,7 @@
-"""One subpackage per paper: its recipes, heads, prompts, data rules and reported numbers.
+"""The papers layer: one subpackage per paper, with its recipes, heads, prompts, data rules, claims and reported
+numbers.
 
-``pcc_tuning`` (../shared/papers/pcc-tuning.md), ``sts_regression`` (sts-regression.md), ``hicl`` (hicl.md),
-``ccl`` (ccl-csts.md). They build on the generic layers of ``stsnb``; no paper imports another.
+``pcc_tuning`` (Pcc-tuning), ``sts_regression`` (STS-Regression), ``hicl`` (HiCL) and ``ccl`` (CCL on C-STS).
+
+May import: data, models, training, evaluation, runs, gpu, teaching; no paper imports another.
 """

@@ -8,8 +8,9 @@
 - ``scoring``: the test pairs every model of a comparison is scored on; our averages named truthfully.
 - ``sweeps``: the runs behind Tables 5 and 6, which of them a Table 1 run already answers, their comparison rows and
   claims.
-- ``claims``: the paper's claims on our runs, with their preconditions, paired intervals and verdicts
-  (``stsnb.evaluation.claims``), the dev-only choice of the best loss, the takeaway sentence and whether levels compare.
+- ``claims``: the paper's Table 1 and Table 3 claims on our runs, with their preconditions, paired intervals and
+  verdicts (``stsnb.evaluation.claims``), and the dev-only choice of the best loss; ``sweep_claims``: those of Tables 5
+  and 6; ``conclusions``: the headline row, the takeaway sentence and whether levels compare.
 - ``quotes``: the paper's sentence each claim tests, with its section and table.
 - ``backbones``: the paper profile's encoders (Jina / Nomic need the Hub's remote code).
 - ``table1``: the Table 1 runs: which arms on which seed (the headline's Smooth K2 on cross entropy's labels too),
@@ -23,7 +24,7 @@
 - ``reported``: the paper's numbers.
 """
 
-from . import claims, figures, memory, quotes, sweeps, table1
+from . import claims, conclusions, figures, memory, quotes, sweep_claims, sweeps, table1
 from .backbones import REMOTE_CODE_MODELS, load_backbone, require_backbones
 from .model import (
     CLAMP_MODES,
