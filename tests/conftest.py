@@ -71,9 +71,9 @@ def pytest_addoption(parser):
 
 
 def pytest_collection_modifyitems(config, items):
-    """Tests marked ``distributed`` run first: their launcher forks this pytest process, and a fork taken after torch
-    has run its intra-op thread pool (any earlier training test) can deadlock in the children. Measured here: after a
-    CCL training test in the same process, the two-process tests hung.
+    """Tests marked ``distributed`` run first. On the CPU their launcher spawns fresh workers (a fork of this process
+    after torch ran its intra-op thread pool could deadlock in the children: the two-process tests hung so, even first
+    in a run, on a loaded machine); on GPUs it still forks, so they go before any test touches CUDA.
 
     Tests marked ``long`` (minutes per test) are skipped unless pytest gets ``--long``: the default run, README's
     Command 2, stays under 12 minutes; CI runs both (``.ci/run``)."""

@@ -236,29 +236,30 @@ def products():
         torch.nn.Linear(6, 4)(torch.randn(8, 6))
 
 
-torch.set_num_threads(2)
-products()  # multi-threaded products before the fork, as in pytest's process after other tests
-launch(products, num_processes=2)
+if __name__ == "__main__":
+    torch.set_num_threads(2)
+    products()  # multi-threaded products before the launch, as in pytest's process after other tests
+    launch(products, num_processes=2)
 """
 
 
-def test_forked_workers_of_a_multithreaded_parent_finish():
-    """A parent that ran multi-threaded matrix products forks two workers that multiply too: they finish. (Without
-    one thread per worker, stsnb.training.distributed.launch's docstring, the workers' first product waited forever.)"""
+def test_two_process_workers_of_a_multithreaded_parent_finish(tmp_path):
+    """A parent that ran multi-threaded matrix products starts two workers that multiply too: they finish. (Forked
+    workers of such a parent could wait forever in their first product; ``launch`` spawns them.)"""
     import os
     import signal
     import subprocess
     import sys
 
-    parent = subprocess.Popen(
-        [sys.executable, "-c", _MULTITHREADED_PARENT], stderr=subprocess.PIPE, text=True, start_new_session=True
-    )
+    script = tmp_path / "parent.py"
+    script.write_text(_MULTITHREADED_PARENT)
+    parent = subprocess.Popen([sys.executable, str(script)], stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
         _, stderr = parent.communicate(timeout=180)
     except subprocess.TimeoutExpired:
         os.killpg(parent.pid, signal.SIGKILL)  # the parent and its hung workers
         parent.communicate()
-        pytest.fail("the forked workers of a multi-threaded parent did not finish in 180 s")
+        pytest.fail("the workers of a multi-threaded parent did not finish in 180 s")
     assert parent.returncode == 0, stderr[-2000:]
 
 

@@ -19,13 +19,14 @@ guards it, the other processes return None, and ``run`` hands back the main proc
 process scores, the others wait in their next collective (the next run's first step, or the end of the job), so the
 process group's timeout is ``COLLECTIVE_TIMEOUT``, longer than NCCL's default of 10 minutes.
 
-``launch(fn, args, num_processes)`` is the in-process launcher the tests use for functions defined on the fly: it
-runs ``fn(*args)`` here when ``num_processes`` is 1, else through ``accelerate.debug_launcher`` (CPU processes over
-gloo) and, on GPUs, ``accelerate.notebook_launcher``, refusing when this process already initialised CUDA or holds
-accelerate state (the two ways a fork goes wrong). Each forked CPU worker computes on one intra-op thread: a fork of a
-process that already ran a multi-threaded matrix product inherits OpenMP's (libgomp's) thread-pool state without its
-threads, and the worker's first parallel product then waits for them forever (a CI-like run hung so; the test
-``test_forked_workers_of_a_multithreaded_parent_finish`` reproduces it).
+``launch(fn, args, num_processes)`` is the in-process launcher the tests use: it runs ``fn(*args)`` here when
+``num_processes`` is 1; else on the CPU it spawns fresh worker processes over gloo (``fn`` must pickle: a module-level
+function) and, on GPUs, forks them through ``accelerate.notebook_launcher``, refusing when this process already
+initialised CUDA or holds accelerate state (the two ways a fork goes wrong). The CPU workers are spawned, not forked:
+a fork of a process that already ran multi-threaded matrix products inherits OpenMP's (libgomp's) thread-pool state
+without its threads, and a forked worker's first product could wait for them forever, even on one intra-op thread
+(a test suite on a loaded 2-core machine hung so; ``test_two_process_workers_of_a_multithreaded_parent_finish``
+runs the case).
 """
 
 from __future__ import annotations
@@ -88,9 +89,42 @@ def launch(function: Callable[..., Any], args: Sequence[Any] = (), num_processes
         from accelerate import notebook_launcher
 
         return notebook_launcher(function, tuple(args), num_processes=num_processes, **kwargs)
-    from accelerate import debug_launcher
+    return _spawn_on_cpu(functools.partial(_on_one_thread, function), tuple(args), num_processes)
 
-    return debug_launcher(functools.partial(_on_one_thread, function), tuple(args), num_processes=num_processes)
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def _spawn_on_cpu(function: Callable[..., Any], args: tuple, num_processes: int) -> None:
+    """``function(*args)`` on ``num_processes`` spawned CPU processes over gloo on a free loopback port: what
+    ``accelerate.debug_launcher`` does, with fresh interpreters instead of forks of this one."""
+    from accelerate.utils import PrepareForLaunch, patch_environment
+    from torch.multiprocessing import start_processes
+
+    try:
+        pickle.dumps(function)
+    except (pickle.PicklingError, AttributeError, TypeError) as err:
+        raise LaunchError(
+            f"the function must pickle to start fresh CPU workers (a module-level function): {err}"
+        ) from err
+    with (
+        tempfile.TemporaryDirectory() as folder,
+        patch_environment(
+            world_size=num_processes,
+            master_addr="127.0.0.1",
+            master_port=str(_free_port()),
+            accelerate_mixed_precision="no",
+            accelerate_debug_rdv_file=str(Path(folder) / "rendezvous"),  # the file store removes it
+            accelerate_use_cpu="yes",
+            gloo_socket_ifname="lo",
+        ),
+    ):
+        start_processes(PrepareForLaunch(function, debug=True), args=args, nprocs=num_processes, start_method="spawn")
 
 
 def _on_one_thread(function: Callable[..., Any], *args: Any) -> Any:
