@@ -39,6 +39,7 @@ from stsnb.runs.summary import (
 REQUIRED = ("cpu",)  # the main job's runs: the guard fails without them
 OPTIONAL = ("class", "smoke")  # checked once their folder is there
 PROFILES = [*REQUIRED, *(profile for profile in OPTIONAL if (plans.DEFAULT_OUT / profile).is_dir())]
+READ = ("cpu", "class")  # the profiles a reader opens: their executed notebooks are committed (smoke's stay local)
 COMPARABLE = {"yes", "direction only", "no"}
 
 
@@ -75,7 +76,7 @@ def _cases(names) -> list:
 
 GOOD_RUNS = _cases(lambda profile_runs: list(profile_runs.folders))
 CLAIMING = _cases(lambda profile_runs: profile_runs.claiming)
-PLANNED = _cases(lambda profile_runs: sorted(profile_runs.plan.notebooks))
+PLANNED = _cases(lambda profile_runs: sorted(profile_runs.plan.notebooks) if profile_runs.profile in READ else [])
 
 
 @pytest.mark.parametrize("profile", PROFILES)

@@ -44,7 +44,7 @@ from typing import Any
 from .context import RUN_DIR_ENV
 from .locks import folder_lock, notebook_locks
 from .plans import DEFAULT_OUT, NOTEBOOKS_DIR, PLANS_DIR, PlanError, check_plan, load_plan, plan_path
-from .summary import Outcome, read_status, status_text, write_summary
+from .summary import Outcome, read_status, status_text, write_runtime, write_summary
 
 KERNEL = "python3"
 # Read by tqdm and huggingface_hub when they are imported, so they are set before the kernel starts.
@@ -269,6 +269,7 @@ def run_notebook(
         interrupted = err
     seconds = time.perf_counter() - started
     if not reason:
+        write_runtime(partial, name)
         if checkpoint_dir is not None:
             keep_selected_weights(checkpoint_dir, partial / "weights")
         with folder_lock(profile_dir):  # a summary written meanwhile sees the old result or the new, never neither

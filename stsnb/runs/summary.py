@@ -129,9 +129,23 @@ def shown_folder(outcome: Outcome, profile_dir: Path) -> Path | None:
     return failed if failed.is_dir() else None
 
 
-def run_seconds(folder: Path, notebook: str) -> float | None:
-    """How long the run in ``folder`` took: papermill's duration in its executed notebook, else metrics ``seconds``."""
+RUNTIME_FILE = "runtime.json"  # papermill's duration, kept beside a run whose executed notebook is not committed
+
+
+def write_runtime(folder: Path, notebook: str) -> None:
+    """``runtime.json`` in ``folder``: papermill's duration from the executed notebook, so the run's time stays
+    readable where the notebook is not committed (exercise and smoke runs keep only what the sheets read)."""
     seconds = recorded_seconds(folder / f"{notebook}.ipynb")
+    if seconds is not None:
+        (folder / RUNTIME_FILE).write_text(json.dumps({"seconds": seconds, "source": "papermill duration"}) + "\n")
+
+
+def run_seconds(folder: Path, notebook: str) -> float | None:
+    """How long the run in ``folder`` took: papermill's duration in its executed notebook, else as ``runtime.json``
+    kept it, else metrics ``seconds``."""
+    seconds = recorded_seconds(folder / f"{notebook}.ipynb")
+    if seconds is None and (folder / RUNTIME_FILE).is_file():
+        seconds = float(json.loads((folder / RUNTIME_FILE).read_text())["seconds"])
     if seconds is None:
         value = read_metrics(folder).get("seconds")
         seconds = float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
