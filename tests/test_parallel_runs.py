@@ -24,7 +24,7 @@ from stsnb.runs.parallel import Group, parse_groups, run_parallel
 FIXTURES = Path(__file__).parent / "fixtures" / "notebooks"
 # ``stsnb run --only`` on a fixture plan, as a child process: argv = notebooks, out, plans folder, notebooks folder
 CHILD = (
-    "import sys; from pathlib import Path; from stsnb import execution; "
+    "import sys; from pathlib import Path; from stsnb.runs import execution; "
     "sys.exit(execution.run('tiny', only=sys.argv[1].split(','), out=Path(sys.argv[2]), plans_dir=Path(sys.argv[3]), "
     "notebooks_dir=Path(sys.argv[4])))"
 )

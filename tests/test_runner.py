@@ -258,7 +258,7 @@ def test_a_killed_kernel_keeps_the_sections_it_finished_and_the_summary_shows_th
     status = (failed / "STATUS").read_text()
     assert status.startswith("failed: the kernel died mid-cell, killed by SIGKILL"), status
     metrics = json.loads((failed / "metrics.json").read_text())
-    assert metrics["stsnb_file"] == str(Path(execution.__file__).with_name("runs.py"))  # the kernel ran this stsnb
+    assert metrics["stsnb_file"] == str(Path(execution.__file__).with_name("__init__.py"))  # the kernel ran this stsnb
     assert metrics["a_score"] == 12.5 and metrics["sections_done"] == ["Section A", "Section B"]
     assert metrics["Section B/status"] == "out_of_memory" and "can't allocate memory" in metrics["Section B/error"]
     summary = (tmp_path / "out" / "tiny" / "summary.md").read_text()
@@ -566,7 +566,7 @@ def test_sigterm_keeps_the_notebook_in_progress_and_writes_summary(tmp_path):
 
     write_plan(tmp_path / "plans", {"tiny_ok": {}, "tiny_sleep": {"seconds": 60}})
     script = (
-        "import sys; from pathlib import Path; from stsnb import execution; "
+        "import sys; from pathlib import Path; from stsnb.runs import execution; "
         f"execution.run('tiny', out=Path({str(tmp_path / 'out')!r}), plans_dir=Path({str(tmp_path / 'plans')!r}), "
         f"notebooks_dir=Path({str(FIXTURES)!r}))"
     )
