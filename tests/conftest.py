@@ -77,7 +77,7 @@ def pytest_collection_modifyitems(config, items):
     in a run, on a loaded machine); on GPUs it still forks, so they go before any test touches CUDA.
 
     Tests marked ``long`` (minutes per test) are skipped unless pytest gets ``--long``: the default run, README's
-    Command 2, stays under 12 minutes; CI runs both (``.ci/run``)."""
+    Command 2, stays within 10 minutes with set-up (its tests within 8); CI runs both (``.ci/run``)."""
     items.sort(key=lambda item: item.get_closest_marker("distributed") is None)
     for item in items:  # a long test takes minutes by design: its own limit, above pyproject's per-test timeout
         if item.get_closest_marker("long") is not None and item.get_closest_marker("timeout") is None:

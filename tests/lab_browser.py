@@ -297,6 +297,7 @@ def run_through_the_ui(
     finally:
         screenshot_at_first_figure(page, screenshot)
     report = notebook_report(page)
-    print(f"{name}: ran all cells in {seconds:.1f} s ({time.monotonic() - started:.1f} s with opening): {report}")
+    report.update(seconds=round(seconds, 1), seconds_with_opening=round(time.monotonic() - started, 1))
+    print(f"{name}: ran all cells in {seconds:.1f} s ({report['seconds_with_opening']:.1f} s with opening): {report}")
     assert page.offsite == [], f"the page asked for off-machine resources: {page.offsite[:5]}"
     return report

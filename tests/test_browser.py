@@ -1,5 +1,9 @@
 """JupyterLab in a real browser: notebooks run through the UI show no errors, render figures, math and progress bars.
 
+One notebook of each kind: 00 (math rendered by sympy, progress bars) and the training notebook 20 with its smoke
+values typed in, plus a cell whose error must be seen. The time of every notebook's Run All in its default class
+profile is a benchmark, not a test: ``benchmarks/bench_jupyterlab.py``.
+
 Marked ``browser`` and ``long`` (skipped unless pytest gets ``--long``; CI runs the long tier). Needs Debian's
 ``chromium`` and the ``playwright`` package (``bash scripts/setup.sh`` installs both where it can); elsewhere these
 tests skip with a message that says how to enable them, except in CI (``CI=true``), where a missing browser is a
@@ -27,7 +31,7 @@ FIXTURES = Path(__file__).parent / "fixtures" / "notebooks"
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory):
-    notebooks = [plans.NOTEBOOKS_DIR / f"{n}.ipynb" for n in ("00_contrastive_ceiling", "01_loss_functions")]
+    notebooks = [plans.NOTEBOOKS_DIR / "00_contrastive_ceiling.ipynb"]
     notebooks += [plans.NOTEBOOKS_DIR / "20_sts_regression.ipynb", FIXTURES / "tiny_error_last.ipynb"]
     with browser.lab_with_copies(tmp_path_factory.mktemp("lab"), notebooks, OUTPUT / "jupyter-lab.log") as server:
         yield server
@@ -43,12 +47,6 @@ def test_notebook_00_runs_in_jupyterlab_with_math_figures_and_progress_bars(lab,
     assert report["images"] >= 3 and report["images_not_loaded"] == 0
     assert report["math_outputs"] >= 2, "sympy results should render as math (MathJax), not as plain text"
     assert report["progress_widgets"] >= 1 and report["raw_progress_text"] == 0, "tqdm should render as a widget"
-
-
-def test_notebook_01_runs_in_jupyterlab_with_figures(lab, page):
-    report = _run_through_the_ui(page, lab, "01_loss_functions", timeout=600)
-    assert report["errors"] == []
-    assert report["images"] >= 3 and report["images_not_loaded"] == 0
 
 
 def _smoke_overrides(name: str) -> str:

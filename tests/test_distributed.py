@@ -347,6 +347,7 @@ def test_lora_with_non_reentrant_checkpointing_trains_under_ddp(tmp_path):
     assert out["steps"] == 2 and out["change"] > 0 and out["trainable"] > 0
 
 
+@pytest.mark.long  # a paper pipeline on two processes; the generic launcher tests stay in the default tier
 @pytest.mark.slow
 def test_a_table1_run_trains_on_two_processes(data_dir):
     """Notebook 20's num_processes path: STS-Regression fine-tuning of the real MiniLM on real SNLI pairs, DDP on two
@@ -475,6 +476,7 @@ def test_the_contrast_baseline_on_two_processes_sees_the_global_batch():
     launch(_contrast_two_processes_equal_one, num_processes=2)
 
 
+@pytest.mark.long  # a paper pipeline on two processes (30 s)
 @pytest.mark.slow
 def test_section42_arms_run_through_the_launcher_on_two_processes(data_dir):
     """Notebook 20's Section 4.2 on two processes: +Ours (stage 1 on the frozen real MiniLM, stage 2 jointly) and
@@ -540,6 +542,7 @@ def _same_predictions(a, b) -> bool:
     )
 
 
+@pytest.mark.long  # a paper pipeline on two processes (20 s)
 def test_a_table1_run_scores_the_test_sets_once_on_the_main_process(tmp_path, data_dir):
     """Notebook 20's num_processes path (a tiny random BERT, mechanics only): both processes train, only rank 0
     scores, and what comes back equals the one-process run's scores. lr 0 keeps the weights where seeded
@@ -571,6 +574,7 @@ def test_a_table1_run_scores_the_test_sets_once_on_the_main_process(tmp_path, da
     assert (single.result.steps, double.result.steps) == (4, 2)  # both processes trained: 2 batches of 4 each
 
 
+@pytest.mark.long  # a paper pipeline on two processes (20 s)
 def test_pcc_tuning_scores_every_stage_once_on_the_main_process(tmp_path, data_dir):
     """Notebook 10's num_processes path with the paper's 4-bit base scored on its 16-bit copy (a tiny random
     Mistral, mechanics only): the untrained model, stage 1 and stage 2 are each scored once, on rank 0; the run that

@@ -88,6 +88,7 @@ def _measured_ratio(folder, monkeypatch, **settings) -> float:
     return out["estimated_bytes"] / out["measured_bytes"]
 
 
+@pytest.mark.long  # measures a deep decoder in fresh processes (17 s)
 @pytest.mark.slow
 def test_a_checkpointed_lora_decoder_is_estimated_within_25_percent(deep_decoder, monkeypatch):
     """Pcc-tuning's setting without the 4-bit base: LoRA on every linear layer (dropout 0.05) and checkpointing,

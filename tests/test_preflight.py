@@ -80,6 +80,7 @@ def _check_online(hub: LocalHub, tmp_path: Path, token: str | None) -> subproces
     )
 
 
+@pytest.mark.long  # runs --check --online in a child (30 s)
 def test_preflight_names_the_gated_model_and_the_missing_package_of_remote_code(model_repos, data_dir, tmp_path):
     with LocalHub(build_repos(data_dir), models=model_repos) as hub:
         refused = _check_online(hub, tmp_path, token=None)

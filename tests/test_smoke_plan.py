@@ -20,6 +20,7 @@ from stsnb.runs.summary import read_status
 STSNB = Path(sys.executable).with_name("stsnb")
 
 
+@pytest.mark.long  # every notebook end to end: minutes (CI runs the long tier)
 @pytest.mark.slow
 def test_smoke_plan_runs_every_notebook(tmp_path):
     finished = subprocess.run(
