@@ -245,7 +245,10 @@ def test_summary_overview_is_what_the_runs_recorded(profile):
     for row in rows:
         name, target = md.link(row["notebook"])
         folder, where = profile_runs.folders[name], f"{profile}/{name}"
-        assert target == f"{name}/{name}.ipynb" and (profile_runs.dir / target).is_file(), f"{where}: link {target}"
+        if profile in READ:  # the executed notebooks a reader opens are committed and linked
+            assert target == f"{name}/{name}.ipynb" and (profile_runs.dir / target).is_file(), f"{where}: link {target}"
+        else:  # smoke: its notebooks stay local, and summary.md links none that is not there
+            assert target is None or (profile_runs.dir / target).is_file(), f"{where}: link {target}"
         assert row["status"].startswith("ok"), f"{where}: {row['status']}"
         seconds = run_seconds(folder, name)
         _printed(row["runtime (s)"], seconds, f"{where} runtime")
