@@ -41,11 +41,11 @@ def small_models(tmp_path_factory):
 @pytest.mark.slow
 @pytest.mark.parametrize(
     ("family", "settings"),
-    [
-        ("decoder", {}),
-        ("decoder", {"gradient_checkpointing": True}),
+    [  # the default tier measures one decoder and one encoder setting; the long tier the other three
+        pytest.param("decoder", {}, marks=pytest.mark.long),
+        pytest.param("decoder", {"gradient_checkpointing": True}, marks=pytest.mark.long),
         ("decoder", {"lora_r": 8, "lora_dropout": 0.05}),
-        ("encoder", {}),
+        pytest.param("encoder", {}, marks=pytest.mark.long),
         ("encoder", {"gradient_checkpointing": True}),
     ],
 )

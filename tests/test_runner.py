@@ -240,6 +240,7 @@ def test_sections_recorded_before_a_failure_are_kept_and_shown(tmp_path):
     assert final["table1/avg"] == 71.5 and final["total"] == 1 and final["sections_done"] == ["Table 1", "Table 4"]
 
 
+@pytest.mark.long  # waits out a 20 s plan timeout
 def test_timeout_bounds_the_whole_notebook_not_each_cell(tmp_path):
     # two cells of 12 s each: under a 20 s limit per cell, over a 20 s limit for the notebook
     write_timed_plan(tmp_path / "plans", {"tiny_sections": {"ending": "sleep", "sleep_seconds": 12}}, {})
@@ -625,6 +626,7 @@ def write_checkpointing_plan(folder: Path, notebooks: dict) -> None:
     (folder / "tiny.yaml").write_text(yaml.safe_dump(plan))
 
 
+@pytest.mark.long  # a notebook killed and run again (20 s); fit-level resume is in the default tier (test_train)
 def test_a_killed_notebook_resumes_its_training_from_the_checkpoint_with_stsnb_run_resume(tmp_path):
     out, plans = tmp_path / "out", tmp_path / "plans"
     kwargs = dict(out=out, plans_dir=plans, notebooks_dir=FIXTURES)

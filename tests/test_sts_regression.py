@@ -407,6 +407,7 @@ def kept_for_backward_bytes(run: table4_memory.MemoryRun) -> int:
     return 4 * config.num_hidden_layers * tokens * (config.hidden_size + config.intermediate_size)
 
 
+@pytest.mark.long  # measures Table 4 in fresh processes (18 s)
 @pytest.mark.slow
 def test_memory_run_in_a_fresh_process_reports_peak_and_sequences():
     small_run = table4_memory.MemoryRun("infonce", batch_size=2, max_length=16, steps=1)
