@@ -3,7 +3,7 @@ runner), ``stsnb eval`` (the STS suite on a model) and ``stsnb book`` (a static 
 ``stsnb summary`` rewrites a profile's summary.md from its run folders without running anything; ``stsnb answers``
 rewrites the instructor's answer sheet from the committed runs (``--run`` first runs exercises).
 
-    stsnb data fetch [--to DIR] [--paper]
+    stsnb data fetch [--to DIR] [--paper] [--latest]
     stsnb data verify [DIR]
     stsnb run [--profile smoke|class|cpu|paper|rehearsal] [--only NOTEBOOK,...] [--out DIR]
     stsnb run --profile paper --parallel "0,1,2,3:10_pcc_tuning 4,5,6,7:20_sts_regression,30_hicl"
@@ -70,6 +70,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--paper",
         action="store_true",
         help="add the paper plan's corpora under paper/ (wiki1m whole, nli_for_simcse.csv, SNLI + MultiNLI train)",
+    )
+    fetch.add_argument(
+        "--latest",
+        action="store_true",
+        help="read every repo at its main branch instead of the commits stsnb pins (the manifest still checks it)",
     )
     fetch.set_defaults(handler=data_fetch_command, parser=fetch)
     verify = data_actions.add_parser("verify", help="check a data folder against the manifest shipped in stsnb")
@@ -197,7 +202,7 @@ def data_fetch_command(args: argparse.Namespace, parser: argparse.ArgumentParser
     from .data.hub import FetchError
 
     try:
-        result = fetch(args.to, paper=args.paper, say=lambda line: print(line, flush=True))
+        result = fetch(args.to, paper=args.paper, latest=args.latest, say=lambda line: print(line, flush=True))
     except FetchError as err:
         print(f"stsnb data fetch: {err}", file=sys.stderr)
         return 1

@@ -13,6 +13,7 @@ from pathlib import Path
 from hub_server import Repo, gzip_jsonl, parquet
 
 from stsnb import data
+from stsnb.data import revisions
 
 SNLI_IDS = {"entailment": 0, "neutral": 1, "contradiction": 2}  # stanfordnlp/snli's label ids
 
@@ -113,4 +114,7 @@ def build_repos(root: Path, *, tar_prefix: str = "SentEval/data/downstream/", nl
         for p in data.load_sick(split, "raw", root, hub=False)
     ]
     repos["mteb/sickr-sts"] = Repo({"test.jsonl.gz": gzip_jsonl(_blocks_reordered(sick, "block", 11))})
+    for repo_id, repo in repos.items():  # what the Hub holds at the commit stsnb pins is what main holds here
+        if revisions.is_commit(commit := revisions.pinned(repo_id)):
+            repo.history[commit] = repo.files
     return repos

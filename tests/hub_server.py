@@ -17,23 +17,39 @@ import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, NamedTuple
 from urllib.parse import unquote, urlparse
 
 
 @dataclass
 class Repo:
-    """A dataset repo: path -> bytes. ``gated``: downloads need ``Authorization: Bearer <LocalHub.token>``."""
+    """A dataset repo: path -> bytes at ``main``, and ``history``: earlier commits' files by commit. ``gated``:
+    downloads need ``Authorization: Bearer <LocalHub.token>``."""
 
     files: dict[str, bytes]
     gated: bool = False
+    history: dict[str, dict[str, bytes]] = field(default_factory=dict)
 
     @property
     def commit(self) -> str:
+        """``main``'s commit: a hash of its files."""
         sha = hashlib.sha1()
         for path in sorted(self.files):
             sha.update(path.encode() + hashlib.sha256(self.files[path]).digest())
         return sha.hexdigest()
+
+    def at(self, revision: str) -> Snapshot | None:
+        """The files at ``revision`` (``main``, its commit or one of ``history``), None for an unknown revision."""
+        if revision in ("main", self.commit):
+            return Snapshot(self.commit, self.files)
+        if revision in self.history:
+            return Snapshot(revision, self.history[revision])
+        return None
+
+
+class Snapshot(NamedTuple):
+    commit: str
+    files: dict[str, bytes]
 
 
 @dataclass
@@ -112,7 +128,7 @@ class LocalHub:
 
     def _repo_or_error(
         self, handler: BaseHTTPRequestHandler, repos: dict[str, Repo], repo_id: str, revision: str, head: bool
-    ) -> Repo | None:
+    ) -> Snapshot | None:
         repo = repos.get(repo_id)
         if repo is None:
             self._error(handler, 404, "RepoNotFound", f"Repository Not Found for url: {handler.path}.", None, head)
@@ -121,26 +137,30 @@ class LocalHub:
             message = f"Access to dataset {repo_id} is restricted. You must have access to it and be authenticated."
             self._error(handler, 401, "GatedRepo", message, repo.commit, head)
             return None
-        if revision not in ("main", repo.commit):
+        snapshot = repo.at(revision)
+        if snapshot is None:
             self._error(handler, 404, "RevisionNotFound", f"Invalid rev id: {revision}", None, head)
-            return None
-        return repo
+        return snapshot
 
     def _info(self, handler: BaseHTTPRequestHandler, repos: dict[str, Repo], repo_id: str, revision: str) -> None:
-        repo = self._repo_or_error(handler, repos, repo_id, revision, head=False)
-        if repo is not None:
-            body = {"id": repo_id, "sha": repo.commit, "siblings": [{"rfilename": f} for f in sorted(repo.files)]}
+        snapshot = self._repo_or_error(handler, repos, repo_id, revision, head=False)
+        if snapshot is not None:
+            body = {
+                "id": repo_id,
+                "sha": snapshot.commit,
+                "siblings": [{"rfilename": f} for f in sorted(snapshot.files)],
+            }
             self._send(handler, 200, json.dumps(body).encode(), {"Content-Type": "application/json"}, head=False)
 
     def _tree(
         self, handler: BaseHTTPRequestHandler, repos: dict[str, Repo], repo_id: str, revision: str, folder: str
     ) -> None:
-        repo = self._repo_or_error(handler, repos, repo_id, revision, head=False)
-        if repo is None:
+        snapshot = self._repo_or_error(handler, repos, repo_id, revision, head=False)
+        if snapshot is None:
             return
-        inside = {p: c for p, c in repo.files.items() if not folder or p.startswith(folder.rstrip("/") + "/")}
+        inside = {p: c for p, c in snapshot.files.items() if not folder or p.startswith(folder.rstrip("/") + "/")}
         if folder and not inside:
-            self._error(handler, 404, "EntryNotFound", f"{folder} does not exist on {revision}", repo.commit, False)
+            self._error(handler, 404, "EntryNotFound", f"{folder} does not exist on {revision}", snapshot.commit, False)
             return
         entries = [
             {
@@ -163,15 +183,15 @@ class LocalHub:
         revision: str,
         path: str,
     ) -> None:
-        repo = self._repo_or_error(handler, repos, repo_id, revision, head)
-        if repo is None:
+        snapshot = self._repo_or_error(handler, repos, repo_id, revision, head)
+        if snapshot is None:
             return
-        if path not in repo.files:
-            self._error(handler, 404, "EntryNotFound", f"{path} does not exist on {revision}", repo.commit, head)
+        if path not in snapshot.files:
+            self._error(handler, 404, "EntryNotFound", f"{path} does not exist on {revision}", snapshot.commit, head)
             return
-        content = repo.files[path]
+        content = snapshot.files[path]
         headers = {
-            "X-Repo-Commit": repo.commit,
+            "X-Repo-Commit": snapshot.commit,
             "ETag": f'"{hashlib.sha256(content).hexdigest()}"',
             "Accept-Ranges": "bytes",
             "Content-Type": "application/octet-stream",

@@ -4,6 +4,8 @@ Hub-shaped endpoint on 127.0.0.1 (``tests/hub_server.py``) serving repos built f
 
 from __future__ import annotations
 
+import csv
+import gzip
 import json
 import os
 import shutil
@@ -15,11 +17,12 @@ from pathlib import Path
 
 import pytest
 from hub_repos import build_repos
-from hub_server import Fault, LocalHub, gzip_jsonl
+from hub_server import Fault, LocalHub, Repo, gzip_jsonl
 
 from stsnb.data import fetch as data_fetch
 from stsnb.data import hub as data_fetch_hub
 from stsnb.data import manifest as data_manifest
+from stsnb.data import revisions
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
@@ -31,7 +34,8 @@ def repos(data_dir: Path):
 
 @pytest.fixture
 def hub(repos):
-    with LocalHub({name: type(repo)(dict(repo.files), repo.gated) for name, repo in repos.items()}) as server:
+    copies = {name: Repo(dict(repo.files), repo.gated, dict(repo.history)) for name, repo in repos.items()}
+    with LocalHub(copies) as server:
         yield server
 
 
@@ -102,13 +106,24 @@ def test_verify_names_the_line_of_changed_text_and_a_score_out_of_range(copy):
     assert problems[1].startswith("raw/SICK/train: SICK_train.txt:300: text differs from the reference copy's")
 
 
-def test_verify_checks_the_bytes_of_files_copied_verbatim(copy):
-    """The C-STS CSVs are the authors' release byte for byte: line endings changed is a change."""
+def test_the_csts_csvs_are_checked_by_their_rows_not_their_bytes(copy):
+    """C-STS rewritten with CRLF line endings and every field quoted (another upload of the same rows) verifies; its
+    changed label fails (``test_verify_names_the_line_of_changed_text_and_a_score_out_of_range``)."""
     path = copy / "csts_reannotated" / "csts_validation_reannotated.csv"
-    content = path.read_bytes()
-    path.write_bytes(content.replace(b"\r\n", b"\n") if b"\r\n" in content else content.replace(b"\n", b"\r\n"))
+    with path.open(newline="", encoding="utf-8") as handle:
+        rows = list(csv.reader(handle))
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        csv.writer(handle, quoting=csv.QUOTE_ALL, lineterminator="\r\n").writerows(rows)
+    assert b"\r\n" in path.read_bytes() and path.read_bytes().startswith(b'"')
+    assert data_manifest.verify(copy).ok
+
+
+def test_verify_checks_the_bytes_of_the_wikipedia_sample(copy):
+    """The Wikipedia sample is the first lines of SimCSE's file byte for byte: other line endings are a change."""
+    path = copy / "wiki1m_subset" / "wiki1m_for_simcse.txt"
+    path.write_bytes(path.read_bytes().replace(b"\n", b"\r\n"))
     (problem,) = data_manifest.verify(copy).problems
-    assert "csts_reannotated/csts_validation_reannotated.csv: bytes differ from the public release" in problem
+    assert "wiki1m_subset/wiki1m_for_simcse.txt: bytes differ from the public release" in problem
 
 
 def test_verify_of_a_missing_folder_or_file(copy, tmp_path):
@@ -134,12 +149,38 @@ def test_fetch_builds_a_folder_that_verifies_and_a_second_fetch_does_nothing(hub
     sources = (target / "SOURCES.md").read_text()
     for repo in ("princeton-nlp/datasets-for-simcse", "stanfordnlp/snli", "mteb/sts15-sts", "LivNLP/C-STS-Reannotated"):
         assert f"`{repo}`" in sources
-    assert hub.repos["mteb/sickr-sts"].commit[:12] in sources
+    assert f"`{revisions.pinned('mteb/sickr-sts')}` (pinned)" in sources
     assert not list(tmp_path.glob(".data.*")), "no scratch folder left behind"
     requests = len(hub.requests)
     again = _cli(["data", "fetch"], env)
     assert again.returncode == 0 and "nothing to fetch" in again.stdout
     assert len(hub.requests) == requests, "a folder that verifies is left alone without a request to the Hub"
+
+
+def test_the_fetch_reads_the_pinned_commit_and_latest_reads_main(hub, tmp_path):
+    """A repo whose main moved on after the commit stsnb pins (one gold score changed): the fetch reads the pinned
+    commit and verifies; ``--latest`` reads main, says so first, and the changed score stops it."""
+    repo = hub.repos["mteb/sickr-sts"]
+    pinned = revisions.pinned("mteb/sickr-sts")
+    assert repo.history[pinned] == repo.files
+    rows = [json.loads(line) for line in gzip.decompress(repo.files["test.jsonl.gz"]).splitlines()]
+    rows[0]["score"] = 5.0 if rows[0]["score"] < 4.0 else 1.0
+    repo.files = {"test.jsonl.gz": gzip_jsonl(rows)}  # main moves on; the pinned commit keeps the old file
+    said: list[str] = []
+    result = data_fetch.fetch(tmp_path / "data", hub=_client(hub, tmp_path), say=said.append)
+    assert result.fetched and data_manifest.verify(tmp_path / "data").ok
+    assert f"`mteb/sickr-sts` : `test.jsonl.gz` @ `{pinned}` (pinned)" in (tmp_path / "data" / "SOURCES.md").read_text()
+    said.clear()
+    with pytest.raises(data_fetch_hub.FetchError):
+        data_fetch.fetch(tmp_path / "latest", hub=_client(hub, tmp_path), say=said.append, latest=True)
+    assert said[0].startswith("--latest: every repo at its main branch")
+
+
+def test_every_hub_file_names_a_full_commit():
+    """Every file the fetch reads is pinned to a 40-hex commit, but for the repos listed as unpinned (with why)."""
+    files = [f for part in data_fetch.PARTS for f in part.files]
+    unpinned = sorted({f.repo_id for f in files if not revisions.is_commit(f.revision)})
+    assert unpinned == sorted(revisions.UNPINNED)
 
 
 def test_a_dropped_connection_resumes_with_a_range_request(hub, tmp_path, monkeypatch):

@@ -1,7 +1,9 @@
 """``stsnb data fetch``: build the data folder from public Hugging Face Hub copies, then verify it.
 
 Every file comes through ``huggingface_hub`` (``hf_hub_download``: its cache, resumable downloads, progress bars,
-``HF_TOKEN`` and ``HF_ENDPOINT``); nothing here speaks HTTP itself. The parts, their sources and conversions:
+``HF_TOKEN`` and ``HF_ENDPOINT``); nothing here speaks HTTP itself. Each repo is read at the commit
+:mod:`stsnb.data.revisions` pins (``--latest``: at ``main``), and SOURCES.md records every file's commit. The parts,
+their sources and conversions:
 
 - ``senteval/STS``, ``senteval/SICK``: ``princeton-nlp/datasets-for-simcse``'s ``senteval.tar`` (SimCSE's SentEval
   data), extracted unchanged;
@@ -33,7 +35,7 @@ import tarfile
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -41,7 +43,8 @@ from . import loading as data
 from . import manifest as data_manifest
 from . import records as data_records
 from . import senteval_text
-from .hub import FetchError, Files, Hub, HubFile
+from .hub import FetchError, Files, Hub, HubFile, Resolved
+from .revisions import LATEST, is_commit
 
 WIKI_SAMPLE_LINES = 11_914  # the data folder's wiki sample: a contiguous prefix of wiki1m_for_simcse.txt
 SIMCSE_REPO = "princeton-nlp/datasets-for-simcse"
@@ -297,7 +300,7 @@ PARTS: tuple[Part, ...] = (
     Part(
         "paper/snli_train.csv, paper/multinli_train.csv",
         (
-            HubFile("snli-train", "stanfordnlp/snli", "plain_text/*train*.parquet"),
+            HubFile("snli-train", "stanfordnlp/snli", "plain_text/*train*.parquet", shards=True),
             HubFile("multinli-train", "nyu-mll/multi_nli", "*train*.parquet", shards=True),
         ),
         _nli_csv,
@@ -362,6 +365,11 @@ def _human(size: int | None) -> str:
     raise AssertionError
 
 
+def _asked(item: Resolved) -> str:
+    """How a file's commit was chosen: the pinned commit, or the branch the fetch asked for (``--latest``)."""
+    return "pinned" if is_commit(item.wanted.revision) else f"at {item.wanted.revision}"
+
+
 def sources_markdown(parts: Sequence[Part], files: Files, notes: dict[str, str], endpoint: str) -> str:
     """SOURCES.md of a fetched folder: each part's Hub files at their exact commits, and how it was built."""
     lines = [
@@ -370,12 +378,12 @@ def sources_markdown(parts: Sequence[Part], files: Files, notes: dict[str, str],
         f"Fetched {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} from {endpoint} through huggingface_hub, "
         "then verified with `stsnb data verify` against the manifest in the stsnb package.",
         "",
-        "| part | Hub dataset : file @ commit | size | how it was built |",
+        "| part | Hub dataset : file @ commit (pinned, or the branch asked for) | size | how it was built |",
         "|---|---|---|---|",
     ]
     for part in parts:
         items = [item for f in part.files for item in files[f.key]]
-        sources = "<br>".join(f"`{r.wanted.repo_id}` : `{r.filename}` @ `{r.commit[:12]}`" for r in items)
+        sources = "<br>".join(f"`{r.wanted.repo_id}` : `{r.filename}` @ `{r.commit}` ({_asked(r)})" for r in items)
         sizes = "<br>".join(_human(r.size) for r in items)
         lines.append(f"| `{part.name}` | {sources} | {sizes} | {notes[part.name]} |")
     lines += [
@@ -400,8 +408,10 @@ def fetch(
     paper: bool = False,
     say: Callable[[str], None] = print,
     hub: Hub | None = None,
+    latest: bool = False,
 ) -> FetchResult:
-    """Build (or leave alone) the data folder at ``target``; see the module docstring."""
+    """Build (or leave alone) the data folder at ``target``; see the module docstring. Every file is read at its
+    repo's pinned commit (``stsnb.data.revisions``); ``latest``: at ``main`` instead, said before anything is read."""
     target = (target or default_target()).expanduser().resolve()
     if target.is_dir():
         existing = data_manifest.verify(target)
@@ -412,6 +422,9 @@ def fetch(
     hub = hub or Hub()
     parts = [p for p in PARTS if paper or not p.paper]
     wanted = {f.key: f for p in parts for f in p.files}
+    if latest:
+        wanted = {key: replace(f, revision=LATEST) for key, f in wanted.items()}
+        say("--latest: every repo at its main branch, not at the commits stsnb pins; the manifest still checks it")
     say(f"stsnb data fetch: {len(wanted)} files from {hub.endpoint} (sizes before downloading):")
     files: Files = {}
     for key, hub_file in wanted.items():

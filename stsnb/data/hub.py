@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import manifest as data_manifest
+from .revisions import pinned
 
 HUB_TIMEOUT = 10.0  # seconds to wait for the Hub's answer to a metadata request
 
@@ -28,9 +29,13 @@ class HubFile:
     key: str  # the name a build function asks for
     repo_id: str
     filename: str
-    revision: str = "main"
+    revision: str = ""  # a full commit; empty: the repo's pinned commit (``stsnb.data.revisions``)
     repo_type: str = "dataset"
     shards: bool = False
+
+    def __post_init__(self) -> None:
+        if not self.revision:
+            object.__setattr__(self, "revision", pinned(self.repo_id))
 
     @property
     def name(self) -> str:
