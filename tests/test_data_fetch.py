@@ -34,7 +34,10 @@ def repos(data_dir: Path):
 
 @pytest.fixture
 def hub(repos):
-    copies = {name: Repo(dict(repo.files), repo.gated, dict(repo.history)) for name, repo in repos.items()}
+    copies = {
+        name: Repo(dict(repo.files), repo.gated, {commit: dict(files) for commit, files in repo.history.items()})
+        for name, repo in repos.items()
+    }
     with LocalHub(copies) as server:
         yield server
 
@@ -232,13 +235,14 @@ def test_a_download_whose_checksum_is_wrong_stops_the_fetch(hub, tmp_path):
 
 
 def _edit_served_stsb_test(hub: LocalHub, tmp_path: Path, edit) -> None:
-    """Change row 200 of the served STS-B test file (served in SentEval's order: sts-test.csv:200, a pair that occurs
-    once; lines 10 and 11 are the same pair twice)."""
+    """Change row 200 of the STS-B test file served at the pinned commit (in SentEval's order: sts-test.csv:200, a pair
+    that occurs once; lines 10 and 11 are the same pair twice)."""
+    served = hub.repos["mteb/stsbenchmark-sts"].history[revisions.pinned("mteb/stsbenchmark-sts")]
     path = tmp_path / "served.jsonl.gz"
-    path.write_bytes(hub.repos["mteb/stsbenchmark-sts"].files["test.jsonl.gz"])
+    path.write_bytes(served["test.jsonl.gz"])
     rows = data_fetch._jsonl_rows(path)
     edit(rows[199])
-    hub.repos["mteb/stsbenchmark-sts"].files["test.jsonl.gz"] = gzip_jsonl(rows)
+    served["test.jsonl.gz"] = gzip_jsonl(rows)
 
 
 def test_an_upstream_row_that_cannot_be_aligned_stops_the_fetch_naming_the_line(hub, tmp_path):
