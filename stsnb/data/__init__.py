@@ -2,8 +2,8 @@
 
 Holds the records every loader returns and the layer's names (``records``), the loaders (``loading``: STS12-16, STS-B,
 SICK in SentEval's "all" setting, SNLI/MultiNLI, Wikipedia, C-STS) with their Hub copies (``hub_copies``), SentEval's
-text conversions (``senteval_text``), ``stsnb data fetch`` (``fetch``, reading the Hub through ``hub``) and the
-manifest that ``stsnb data verify`` checks a folder against (``manifest``).
+text conversions (``senteval_text``), ``stsnb data fetch`` (``fetch``, reading the Hub through ``hub`` at the
+commits ``revisions`` pins) and the manifest that ``stsnb data verify`` checks a folder against (``manifest``).
 
 May import: no other layer.
 
