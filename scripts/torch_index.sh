@@ -8,7 +8,13 @@ if [ -n "${TORCH_INDEX_URL:-}" ]; then echo "$TORCH_INDEX_URL"; exit 0; fi
 driver=$(nvidia-smi 2>/dev/null | sed -n 's/.*CUDA Version: *\([0-9][0-9]*\)\.\([0-9][0-9]*\).*/\1 \2/p' | head -n 1 || true)
 [ -n "$driver" ] || exit 1
 read -r major minor <<<"$driver"
-for build in ${STSNB_TORCH_CUDA_BUILDS:-cu130 cu129 cu128 cu126 cu124 cu121 cu118}; do
+# CUDA's minor-version compatibility: a driver that reports CUDA 12.x (so 525 or newer) runs any 12.y build, and
+# torch >= 2.6 (pyproject.toml: older torch refuses the .bin weights transformers loads) has no build below cu124.
+if [ -z "${STSNB_TORCH_CUDA_BUILDS:-}" ] && [ "$major" -eq 12 ] && [ "$minor" -lt 6 ]; then
+  echo "https://download.pytorch.org/whl/cu126"
+  exit 0
+fi
+for build in ${STSNB_TORCH_CUDA_BUILDS:-cu130 cu129 cu128 cu126 cu124 cu118}; do
   digits=${build#cu}
   build_major=${digits:0:$((${#digits} - 1))}
   build_minor=${digits: -1}

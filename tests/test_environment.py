@@ -99,7 +99,15 @@ def test_the_committed_runs_recorded_the_locked_versions():
 
 @pytest.mark.parametrize(
     ("driver", "index"),
-    [("12.5", "cu124"), ("12.6", "cu126"), ("13.0", "cu130"), ("13.2", "cu130"), ("11.8", "cu118"), ("11.7", None)],
+    [
+        ("12.1", "cu126"),  # minor-version compatibility: any 12.x driver runs a 12.6 build (torch >= 2.6 has no cu121)
+        ("12.5", "cu126"),
+        ("12.8", "cu128"),
+        ("13.0", "cu130"),
+        ("13.2", "cu130"),
+        ("11.8", "cu118"),
+        ("11.7", None),
+    ],
 )
 def test_the_gpu_branch_takes_torch_built_for_the_drivers_cuda(tmp_path, driver, index):
     """scripts/torch_index.sh: the newest CUDA build the driver runs (nvidia-smi's "CUDA Version"), or none."""
