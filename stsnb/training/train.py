@@ -19,7 +19,7 @@
   keeps only what returns it at once (``_slim_finished_checkpoint``). Without a ``checkpoint_dir``,
   ``$STSNB_CHECKPOINTS`` (set by ``stsnb run`` for a plan with ``checkpoints: true``) gives every fit a folder of its
   own named by ``run_key``, and ``$STSNB_RESUME=1`` (``stsnb run --resume``) resumes them all: a rerun notebook
-  fast-forwards through the fits a killed run finished.
+  fast-forwards through the fits a killed run finished. The files and the run key are ``stsnb.training.checkpoints``.
 - Progress bars with ``tqdm.auto`` (quiet when ``TQDM_DISABLE=1``).
 
 Batch statistics and several processes. Accumulation sums the gradients of ``grad_accum`` micro-batches: that is one
