@@ -12,11 +12,9 @@ The records and loaders are re-exported here: the rest of the package and the no
 """
 
 from .loading import (
-    DATA_DIR_ENV,
     DEFAULT_DATA_DIR,
     SICK_ENTAILMENT,
     SICK_FILES,
-    WIKI_FILE,
     DedupReport,
     dedup_against_tests,
     describe_source,
@@ -39,6 +37,7 @@ from .loading import (
 )
 from .records import (
     CSTS_SPLITS,
+    DATA_DIR_ENV,
     HUB,
     NLI_LABEL_TO_ID,
     NLI_LABELS,
@@ -47,6 +46,7 @@ from .records import (
     STS_SUBSETS,
     STS_YEARS,
     STSB_SPLITS,
+    WIKI_FILE,
     CSTSRecord,
     DataError,
     Loaded,

@@ -12,11 +12,11 @@ from .records import (
     Loaded,
     NLIPair,
     STSPair,
-    _score,
+    parse_score,
 )
 
 
-def _hub_multinli() -> list[NLIPair]:
+def hub_multinli() -> list[NLIPair]:
     from datasets import load_dataset
 
     labels = ("entailment", "neutral", "contradiction")  # nyu-mll/multi_nli: 0/1/2, -1 = no gold label
@@ -42,13 +42,13 @@ def _load_dataset(dataset_id: str, *args, **kwargs):
         ) from err
 
 
-def _hub_sts(year: str) -> Loaded:
+def hub_sts(year: str) -> Loaded:
     rows = _load_dataset(HUB_DATASETS[year], split="test")
     return Loaded(
         STSPair(
             r["sentence1"],
             r["sentence2"],
-            _score(str(r["score"]), f"{HUB_DATASETS[year]} row {i}", 0.0, 5.0),
+            parse_score(str(r["score"]), f"{HUB_DATASETS[year]} row {i}", 0.0, 5.0),
             year,
             "hub-all",  # the Hub copies carry no subset names: per-subset means are not available
             f"{HUB_DATASETS[year]}:{i}",
@@ -57,7 +57,7 @@ def _hub_sts(year: str) -> Loaded:
     )
 
 
-def _hub_stsb(split: str) -> Loaded:
+def hub_stsb(split: str) -> Loaded:
     name = {"train": "train", "dev": "validation", "test": "test"}[split]
     rows = _load_dataset(HUB_DATASETS["STSBenchmark"], split=name)
     # sentence-transformers/stsb stores scores divided by 5
@@ -65,7 +65,7 @@ def _hub_stsb(split: str) -> Loaded:
         STSPair(
             r["sentence1"],
             r["sentence2"],
-            5.0 * _score(str(r["score"]), f"{HUB_DATASETS['STSBenchmark']} row {i}", 0.0, 1.0),
+            5.0 * parse_score(str(r["score"]), f"{HUB_DATASETS['STSBenchmark']} row {i}", 0.0, 1.0),
             "STSBenchmark",
             split,
             f"hub:{i}",
@@ -74,7 +74,7 @@ def _hub_stsb(split: str) -> Loaded:
     )
 
 
-def _hub_sick(split: str) -> Loaded:
+def hub_sick(split: str) -> Loaded:
     name = {"train": "train", "trial": "validation", "test": "test"}[split]
     rows = _load_dataset(HUB_DATASETS["SICK"], split=name)
     labels = ("ENTAILMENT", "NEUTRAL", "CONTRADICTION")
@@ -82,7 +82,7 @@ def _hub_sick(split: str) -> Loaded:
         STSPair(
             r["sentence_A"],
             r["sentence_B"],
-            _score(str(r["relatedness_score"]), f"{HUB_DATASETS['SICK']} row {i}", 1.0, 5.0),
+            parse_score(str(r["relatedness_score"]), f"{HUB_DATASETS['SICK']} row {i}", 1.0, 5.0),
             "SICK",
             split,
             f"hub:{i}",
@@ -92,7 +92,7 @@ def _hub_sick(split: str) -> Loaded:
     )
 
 
-def _hub_snli(split: str) -> Loaded:
+def hub_snli(split: str) -> Loaded:
     name = {"train": "train", "dev": "validation", "test": "test"}[split]
     rows = _load_dataset(HUB_DATASETS["SNLI"], split=name)
     labels = ("entailment", "neutral", "contradiction")  # stanfordnlp/snli: 0/1/2, -1 = no gold label
@@ -105,13 +105,13 @@ def _hub_snli(split: str) -> Loaded:
     return Loaded(pairs, {"no gold label": unlabelled} if unlabelled else {})
 
 
-def _hub_wiki(limit: int | None) -> list[str]:
+def hub_wiki(limit: int | None) -> list[str]:
     rows = _load_dataset(HUB_DATASETS["wiki1m"], data_files=WIKI_FILE, split="train")
     sentences = [r["text"].strip() for r in rows if r["text"].strip()]
     return sentences[:limit] if limit is not None else sentences
 
 
-def _hub_csts(split: str) -> Loaded:
+def hub_csts(split: str) -> Loaded:
     rows = _load_dataset(HUB_DATASETS["CSTS"], split=split)
     records, unlabelled = [], 0
     for i, r in enumerate(rows):

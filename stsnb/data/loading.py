@@ -26,7 +26,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from .hub_copies import _hub_csts, _hub_multinli, _hub_sick, _hub_snli, _hub_sts, _hub_stsb, _hub_wiki
+from .hub_copies import hub_csts, hub_multinli, hub_sick, hub_snli, hub_sts, hub_stsb, hub_wiki
 from .records import (
     CSTS_SPLITS,
     DATA_DIR_ENV,
@@ -48,7 +48,7 @@ from .records import (
     STSPair,
     TextVariant,
     Triplet,
-    _score,
+    parse_score,
 )
 
 DEFAULT_DATA_DIR = Path(__file__).resolve().parents[2] / "data"
@@ -162,7 +162,7 @@ def load_sts_year(
     if year not in STS_SUBSETS:
         raise ValueError(f"year must be one of {STS_YEARS}, got {year!r}")
     if _use_hub(hub, data_dir, text):
-        return _hub_sts(year)
+        return hub_sts(year)
     folder = _sts_root(resolve_data_dir(data_dir), text) / f"{year}-en-test"
     pairs: list[STSPair] = []
     unscored = 0
@@ -184,7 +184,7 @@ def load_sts_year(
             if gold.strip() == "":
                 unscored += 1
                 continue
-            score = _score(gold.strip(), f"{gold_path}:{number}", 0.0, 5.0)
+            score = parse_score(gold.strip(), f"{gold_path}:{number}", 0.0, 5.0)
             pairs.append(STSPair(columns[0], columns[1], score, year, subset, f"{input_path.name}:{number}"))
     return Loaded(pairs, {"unscored": unscored} if unscored else {})
 
@@ -204,7 +204,7 @@ def load_stsb(
     if split not in STSB_SPLITS:
         raise ValueError(f"split must be one of {STSB_SPLITS}, got {split!r}")
     if _use_hub(hub, data_dir, text):
-        return _hub_stsb(split)
+        return hub_stsb(split)
     root = resolve_data_dir(data_dir)
     folder = root / "senteval" / "STS" / "STSBenchmark" if text == "senteval" else root / "stsbenchmark_raw"
     if text not in ("senteval", "raw"):
@@ -215,7 +215,7 @@ def load_stsb(
         columns = line.split("\t")
         if len(columns) < 7:
             raise DataError(f"{path}:{number}: expected at least 7 tab-separated columns, got {len(columns)}")
-        score = _score(columns[4], f"{path}:{number}", 0.0, 5.0)
+        score = parse_score(columns[4], f"{path}:{number}", 0.0, 5.0)
         pairs.append(STSPair(columns[5], columns[6], score, "STSBenchmark", split, f"{path.name}:{number}"))
     return Loaded(pairs)
 
@@ -240,7 +240,7 @@ def load_sick(
     if split not in SICK_SPLITS:
         raise ValueError(f"split must be one of {SICK_SPLITS}, got {split!r}")
     if _use_hub(hub, data_dir, text):
-        return _hub_sick(split)
+        return hub_sick(split)
     root = resolve_data_dir(data_dir)
     if text not in ("senteval", "raw"):
         raise ValueError(f"text must be 'senteval' or 'raw', got {text!r}")
@@ -254,7 +254,7 @@ def load_sick(
         columns = line.split("\t")
         if len(columns) < 5:
             raise DataError(f"{path}:{number}: expected 5 tab-separated columns, got {len(columns)}")
-        score = _score(columns[3], f"{path}:{number}", 1.0, 5.0)
+        score = parse_score(columns[3], f"{path}:{number}", 1.0, 5.0)
         if columns[4] not in SICK_ENTAILMENT:
             raise DataError(f"{path}:{number}: expected an entailment label in {SICK_ENTAILMENT}, got {columns[4]!r}")
         pairs.append(
@@ -282,7 +282,7 @@ def load_snli(split: str = "dev", data_dir: str | os.PathLike | None = None, *, 
             f"got {split!r}"
         )
     if _use_hub(hub, data_dir):
-        return _hub_snli(split)
+        return hub_snli(split)
     folder = resolve_data_dir(data_dir) / "senteval" / "SNLI"
     paths = [_file(folder, f"{name}.{split}") for name in ("s1", "s2", "labels")]
     s1, s2, labels = (_read_lines(p) for p in paths)
@@ -330,7 +330,7 @@ def load_wiki(
 ) -> list[str]:
     """Sentences of SimCSE's wiki1m file (here its first 11,914 lines, a contiguous prefix)."""
     if _use_hub(hub, data_dir):
-        return _hub_wiki(limit)
+        return hub_wiki(limit)
     return _read_sentences(_file(resolve_data_dir(data_dir), "wiki1m_subset", "wiki1m_for_simcse.txt"), limit)
 
 
@@ -372,7 +372,7 @@ def load_csts(
     if split not in CSTS_SPLITS:
         raise ValueError(f"split must be one of {CSTS_SPLITS} (test labels are withheld), got {split!r}")
     if _use_hub(hub, data_dir):
-        return _hub_csts(split)
+        return hub_csts(split)
     return _read_csts_csv(_file(resolve_data_dir(data_dir), "csts_reannotated", f"csts_{split}_reannotated.csv"))
 
 
@@ -406,7 +406,7 @@ def _read_csts_csv(path: Path) -> Loaded:
                 if raw.strip() in ("-1", "-1.0"):
                     unlabelled += 1
                     continue
-                label = _score(raw, f"{path}:{number}", 1.0, 5.0)
+                label = parse_score(raw, f"{path}:{number}", 1.0, 5.0)
                 records.append(CSTSRecord(sent1, sent2, condition, label, f"{path.name}:{number}"))
     except UnicodeDecodeError as err:
         line = text_line_of_offset(path.read_bytes(), err.start)
@@ -440,7 +440,7 @@ def load_nli(source: str = "snli-dev-test", data_dir=None) -> list[NLIPair]:
     if source == "hub":
         try:
             snli = list(load_snli("train", hub=True))
-            mnli = _hub_multinli()
+            mnli = hub_multinli()
         except Exception as err:
             raise RuntimeError(
                 "nli_source='hub' needs SNLI train (stanfordnlp/snli) and MultiNLI train (nyu-mll/multi_nli) from "
@@ -516,7 +516,7 @@ def load_wiki_corpus(source: str = "sample", limit: int | None = None, data_dir=
         sentences = load_wiki(limit, data_dir, hub=False)
         where = "the data folder's wiki1m sample"
     elif source == "hub":
-        sentences = _hub_wiki(limit)
+        sentences = hub_wiki(limit)
         where = f"{HUB_DATASETS['wiki1m']}/{WIKI_FILE}"
     else:
         path = Path(source).expanduser()

@@ -128,7 +128,7 @@ GET_THE_DATA = (
 )
 
 
-def _score(text: str, where: str, low: float, high: float) -> float:
+def parse_score(text: str, where: str, low: float, high: float) -> float:
     try:
         value = float(text)
     except ValueError:

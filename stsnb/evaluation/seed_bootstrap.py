@@ -14,16 +14,16 @@ from dataclasses import dataclass
 import numpy as np
 
 from .stats import (
-    _BATCH_ELEMENTS,
+    BATCH_ELEMENTS,
     PairDesign,
     PairedDifference,
-    _check_confidence_level,
-    _check_n_resamples,
-    _check_seed,
-    _counts,
-    _spearman_x100,
-    _task_arrays,
-    _TaskRanks,
+    TaskRanks,
+    bootstrap_counts,
+    check_confidence_level,
+    check_n_resamples,
+    check_seed,
+    spearman_x100,
+    task_arrays,
 )
 
 
@@ -36,12 +36,12 @@ class SeedsAndPairsDifference(PairedDifference):
     pairs: str = "shared"
 
 
-def _seed_tasks(runs: Mapping, name: str) -> dict[object, list[_TaskRanks]]:
-    """``{seed: [_TaskRanks per task]}`` in one task order, every seed with the same tasks (checked)."""
+def _seed_tasks(runs: Mapping, name: str) -> dict[object, list[TaskRanks]]:
+    """``{seed: [TaskRanks per task]}`` in one task order, every seed with the same tasks (checked)."""
     if not isinstance(runs, Mapping) or not runs:
         raise ValueError(f"{name} must be a non-empty mapping of training seed -> {{task: (gold, pred_a, pred_b)}}")
     tasks = None
-    out: dict[object, list[_TaskRanks]] = {}
+    out: dict[object, list[TaskRanks]] = {}
     for label, per_task in runs.items():
         if not isinstance(per_task, Mapping) or not per_task:
             raise ValueError(f"{name}[{label!r}] must be a non-empty mapping of task -> (gold, pred_a, pred_b)")
@@ -49,7 +49,7 @@ def _seed_tasks(runs: Mapping, name: str) -> dict[object, list[_TaskRanks]]:
             tasks = list(per_task)
         elif set(per_task) != set(tasks):
             raise ValueError(f"every seed needs the same tasks: {sorted(per_task)} vs {sorted(tasks)}")
-        out[label] = [_TaskRanks(*_task_arrays(*per_task[t], where=f" (seed {label!r}, task {t!r})")) for t in tasks]
+        out[label] = [TaskRanks(*task_arrays(*per_task[t], where=f" (seed {label!r}, task {t!r})")) for t in tasks]
     return out
 
 
@@ -77,9 +77,9 @@ def seeds_and_pairs_difference(
     """
     if pairs not in ("shared", "per seed"):
         raise ValueError(f"pairs must be 'shared' or 'per seed', got {pairs!r}")
-    n_resamples = _check_n_resamples(n_resamples)
-    confidence_level = _check_confidence_level(confidence_level)
-    seed = _check_seed(seed)
+    n_resamples = check_n_resamples(n_resamples)
+    confidence_level = check_confidence_level(confidence_level)
+    seed = check_seed(seed)
     prepared = _seed_tasks(runs, "runs")
     labels = list(prepared)
     first = next(iter(runs.values()))
@@ -95,8 +95,8 @@ def seeds_and_pairs_difference(
                     )
     per_seed = {
         label: [
-            _spearman_x100(np.asarray(runs[label][t][1], float), np.asarray(runs[label][t][0], float))
-            - _spearman_x100(np.asarray(runs[label][t][2], float), np.asarray(runs[label][t][0], float))
+            spearman_x100(np.asarray(runs[label][t][1], float), np.asarray(runs[label][t][0], float))
+            - spearman_x100(np.asarray(runs[label][t][2], float), np.asarray(runs[label][t][0], float))
             for t in task_names
         ]
         for label in labels
@@ -117,15 +117,15 @@ def seeds_and_pairs_difference(
         return SeedsAndPairsDifference(0.0, 0.0, 0.0, standard_error=0.0, **settings)
     rng = np.random.default_rng(seed)
     n_seeds, total = len(labels), sum(sizes)
-    batch = max(1, _BATCH_ELEMENTS // total)
+    batch = max(1, BATCH_ELEMENTS // total)
     values = []
     for start in range(0, n_resamples, batch):
         rows = min(batch, n_resamples - start)
         drawn = rng.integers(0, n_seeds, size=(rows, n_seeds))  # seed positions of each replicate
         sums = np.zeros(rows)
-        shared = [_counts(rng.integers(0, n, size=(rows, n)), n) for n in sizes] if pairs == "shared" else None
+        shared = [bootstrap_counts(rng.integers(0, n, size=(rows, n)), n) for n in sizes] if pairs == "shared" else None
         for position in range(n_seeds):
-            counts = shared or [_counts(rng.integers(0, n, size=(rows, n)), n) for n in sizes]
+            counts = shared or [bootstrap_counts(rng.integers(0, n, size=(rows, n)), n) for n in sizes]
             for index, label in enumerate(labels):
                 chosen = drawn[:, position] == index
                 if chosen.any():

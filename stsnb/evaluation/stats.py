@@ -37,7 +37,7 @@ MIN_PAIRS = 3
 
 # Resamples per batch are chosen so that one (batch x pairs) float array stays near 8 MiB (about 250 resamples of
 # SICK-R's 4927 pairs); the statistic holds a handful of such arrays at a time.
-_BATCH_ELEMENTS = 1 << 20
+BATCH_ELEMENTS = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -69,7 +69,7 @@ class PairedDifference:
     @property
     def direction(self) -> int:
         """+1 when the interval lies above 0, -1 when below, 0 when it contains (or touches) 0."""
-        return _direction(self.low, self.high)
+        return interval_direction(self.low, self.high)
 
     @property
     def excludes_zero(self) -> bool:
@@ -100,14 +100,14 @@ class SeedSpread(NamedTuple):
 # ---- input checks --------------------------------------------------------------------------------------------
 
 
-def _check_confidence_level(confidence_level: float) -> float:
+def check_confidence_level(confidence_level: float) -> float:
     value = float(confidence_level)
     if not 0.0 < value < 1.0:
         raise ValueError(f"confidence_level must lie strictly between 0 and 1, got {confidence_level!r}")
     return value
 
 
-def _check_n_resamples(n_resamples: int) -> int:
+def check_n_resamples(n_resamples: int) -> int:
     if isinstance(n_resamples, bool) or int(n_resamples) != n_resamples or n_resamples < 1:
         raise ValueError(f"n_resamples must be a positive integer, got {n_resamples!r}")
     return int(n_resamples)
@@ -120,7 +120,7 @@ def _check_method(method: str) -> str:
     raise ValueError(f"method must be one of {METHODS}, got {method!r}")
 
 
-def _check_seed(seed: int | None) -> int | None:
+def check_seed(seed: int | None) -> int | None:
     if seed is None:
         return None
     if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
@@ -128,11 +128,11 @@ def _check_seed(seed: int | None) -> int | None:
     return int(seed)
 
 
-def _direction(low: float, high: float) -> int:
+def interval_direction(low: float, high: float) -> int:
     return 1 if low > 0 else -1 if high < 0 else 0
 
 
-def _check_direction(paper_direction: int) -> int:
+def check_direction(paper_direction: int) -> int:
     if isinstance(paper_direction, bool) or paper_direction not in (1, -1):
         raise ValueError(f"paper_direction must be +1 or -1, got {paper_direction!r}")
     return int(paper_direction)
@@ -155,7 +155,7 @@ def _scores(values, name: str, where: str) -> np.ndarray:
     return array
 
 
-def _task_arrays(gold, pred_a, pred_b, where: str = "") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def task_arrays(gold, pred_a, pred_b, where: str = "") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Checked float arrays: one-dimensional, equal lengths, at least 3 pairs, finite, not constant."""
     arrays = {name: _scores(v, name, where) for name, v in (("gold", gold), ("pred_a", pred_a), ("pred_b", pred_b))}
     n = len(arrays["gold"])
@@ -197,7 +197,7 @@ def _centred_midranks(counts: np.ndarray, group: np.ndarray, n_groups: int) -> t
     return ranks[:, group], np.einsum("ij,ij->i", per_group, ranks * ranks)
 
 
-def _counts(indices: np.ndarray, n: int) -> np.ndarray:
+def bootstrap_counts(indices: np.ndarray, n: int) -> np.ndarray:
     """How often each of the n pairs occurs in each resample (rows of ``indices``)."""
     indices = np.atleast_2d(np.asarray(indices))
     rows = indices.shape[0]
@@ -205,7 +205,7 @@ def _counts(indices: np.ndarray, n: int) -> np.ndarray:
     return np.bincount(flat, minlength=rows * n).reshape(rows, n).astype(np.float64)
 
 
-class _TaskRanks:
+class TaskRanks:
     """One task's pairs prepared for fast Spearman of any resample given as index arrays."""
 
     def __init__(self, gold: np.ndarray, pred_a: np.ndarray, pred_b: np.ndarray):
@@ -220,7 +220,7 @@ class _TaskRanks:
 
     def difference(self, indices: np.ndarray) -> np.ndarray:
         """Spearman(a) - Spearman(b) x100 for every row of ``indices`` (each row one resample of pair indices)."""
-        return self.difference_of_counts(_counts(indices, self.n))
+        return self.difference_of_counts(bootstrap_counts(indices, self.n))
 
     def difference_of_counts(self, counts: np.ndarray) -> np.ndarray:
         """The same from how often each pair was drawn in each resample (rows of ``counts``, shape (rows, n))."""
@@ -250,14 +250,14 @@ def resampled_spearman(gold, pred, indices) -> np.ndarray:
         raise ValueError(f"indices must be a non-empty integer array of shape (resamples, drawn), got {rows.shape}")
     if rows.min() < 0 or rows.max() >= n:
         raise ValueError(f"indices must lie in [0, {n}), got {rows.min()}..{rows.max()}")
-    counts = _counts(rows, n)
+    counts = bootstrap_counts(rows, n)
     gold_ranks, gold_ss = _centred_midranks(counts, *_tie_groups(gold_arr))
     ranks, ss = _centred_midranks(counts, *_tie_groups(pred_arr))
     with np.errstate(invalid="ignore", divide="ignore"):
         return 100 * np.einsum("ij,ij,ij->i", counts, gold_ranks, ranks) / np.sqrt(gold_ss * ss)
 
 
-def _spearman_x100(pred: np.ndarray, gold: np.ndarray) -> float:
+def spearman_x100(pred: np.ndarray, gold: np.ndarray) -> float:
     return 100 * float(spearmanr(pred, gold)[0])
 
 
@@ -300,18 +300,18 @@ def paired_average_difference(
     """
     if not isinstance(tasks, Mapping) or not tasks:
         raise ValueError("tasks must be a non-empty mapping of task name -> (gold, pred_a, pred_b)")
-    n_resamples = _check_n_resamples(n_resamples)
-    confidence_level = _check_confidence_level(confidence_level)
+    n_resamples = check_n_resamples(n_resamples)
+    confidence_level = check_confidence_level(confidence_level)
     method = _check_method(method)
-    seed = _check_seed(seed)
-    prepared: dict[str, _TaskRanks] = {}
+    seed = check_seed(seed)
+    prepared: dict[str, TaskRanks] = {}
     per_task: dict[str, float] = {}
     for name, triple in tasks.items():
         if not isinstance(triple, tuple | list) or len(triple) != 3:
             raise ValueError(f"tasks[{name!r}] must be (gold, pred_a, pred_b), got {type(triple).__name__}")
-        gold, pred_a, pred_b = _task_arrays(*triple, where=f" (task {name!r})")
-        prepared[name] = _TaskRanks(gold, pred_a, pred_b)
-        per_task[name] = _spearman_x100(pred_a, gold) - _spearman_x100(pred_b, gold)
+        gold, pred_a, pred_b = task_arrays(*triple, where=f" (task {name!r})")
+        prepared[name] = TaskRanks(gold, pred_a, pred_b)
+        per_task[name] = spearman_x100(pred_a, gold) - spearman_x100(pred_b, gold)
     difference = float(np.mean(list(per_task.values())))
     total = sum(task.n for task in prepared.values())
     result = dict(
@@ -339,7 +339,7 @@ def paired_average_difference(
             tuple(np.arange(task.n) for task in ranked),
             statistic,
             n_resamples=n_resamples,
-            batch=max(1, _BATCH_ELEMENTS // total),
+            batch=max(1, BATCH_ELEMENTS // total),
             vectorized=True,
             paired=False,
             confidence_level=confidence_level,
@@ -376,7 +376,7 @@ def paired_spearman_difference(
     scipy's ``bootstrap(..., paired=True)`` (see :func:`paired_average_difference`, of which this is the
     one-task case, for the method and the identical-predictions rule: identical predictions give (0, 0, 0)).
     """
-    checked = _task_arrays(gold, pred_a, pred_b)  # errors name the argument without a task
+    checked = task_arrays(gold, pred_a, pred_b)  # errors name the argument without a task
     return paired_average_difference(
         {"task": checked},
         n_resamples=n_resamples,
@@ -404,7 +404,7 @@ def paired_grouped_difference(
     row bootstrap would: its interval is too narrow). Percentile interval; ``n`` counts the groups. Identical
     orderings give (0, 0, 0) as in :func:`paired_average_difference`.
     """
-    checked_gold, checked_a, checked_b = _task_arrays(gold, pred_a, pred_b)
+    checked_gold, checked_a, checked_b = task_arrays(gold, pred_a, pred_b)
     labels = list(groups)
     if len(labels) != len(checked_gold):
         raise ValueError(f"groups has {len(labels)} labels but gold has {len(checked_gold)}: one group per row")
@@ -416,20 +416,20 @@ def paired_grouped_difference(
     n_groups = len(index)
     if n_groups < MIN_PAIRS:
         raise ValueError(f"a grouped bootstrap needs at least {MIN_PAIRS} groups, got {n_groups}")
-    n_resamples = _check_n_resamples(n_resamples)
-    confidence_level = _check_confidence_level(confidence_level)
-    seed = _check_seed(seed)
-    ranks = _TaskRanks(checked_gold, checked_a, checked_b)
-    difference = _spearman_x100(checked_a, checked_gold) - _spearman_x100(checked_b, checked_gold)
+    n_resamples = check_n_resamples(n_resamples)
+    confidence_level = check_confidence_level(confidence_level)
+    seed = check_seed(seed)
+    ranks = TaskRanks(checked_gold, checked_a, checked_b)
+    difference = spearman_x100(checked_a, checked_gold) - spearman_x100(checked_b, checked_gold)
     settings = dict(n=n_groups, confidence_level=confidence_level, n_resamples=n_resamples, method="percentile")
     if ranks.same_order():
         return PairedDifference(0.0, 0.0, 0.0, seed=seed, standard_error=0.0, **settings)
     rng = np.random.default_rng(seed)
-    batch = max(1, _BATCH_ELEMENTS // len(checked_gold))
+    batch = max(1, BATCH_ELEMENTS // len(checked_gold))
     replicates = []
     for start in range(0, n_resamples, batch):
         draws = rng.integers(0, n_groups, size=(min(batch, n_resamples - start), n_groups))
-        replicates.append(ranks.difference_of_counts(_counts(draws, n_groups)[:, group_of_row]))
+        replicates.append(ranks.difference_of_counts(bootstrap_counts(draws, n_groups)[:, group_of_row]))
     values = np.concatenate(replicates)
     if np.isnan(values).any():
         raise ValueError(

@@ -22,7 +22,7 @@ from typing import Literal, NamedTuple
 import numpy as np
 from scipy.stats import norm
 
-from .stats import PairedDifference, _check_confidence_level, _check_direction, _direction, across_seeds
+from .stats import PairedDifference, across_seeds, check_confidence_level, check_direction, interval_direction
 
 Verdict = Literal["supported", "contradicted", "unresolved", "equivalent", "not tested"]
 
@@ -81,11 +81,11 @@ def verdict(intervals, paper_direction: int = +1) -> Verdict:
     is ``unresolved``. ``intervals``: a PairedDifference, a (difference, low, high) tuple, or a sequence or
     {seed: interval} mapping of them.
     """
-    paper_direction = _check_direction(paper_direction)
+    paper_direction = check_direction(paper_direction)
     bounds = [_bounds(v, i) for i, v in enumerate(_as_list(intervals))]
     if not bounds:
         raise ValueError("verdict needs at least one interval")
-    directions = {_direction(low, high) for _, low, high in bounds}
+    directions = {interval_direction(low, high) for _, low, high in bounds}
     if directions == {paper_direction}:
         return SUPPORTED
     if directions == {-paper_direction}:
@@ -123,7 +123,7 @@ def claim_row(claim: str, intervals, paper_direction: int = +1) -> dict:
     the verdict. ``intervals``: as for :func:`verdict`; a {seed: interval} mapping keeps the seeds in
     ``per_seed``.
     """
-    paper_direction = _check_direction(paper_direction)
+    paper_direction = check_direction(paper_direction)
     items = _as_list(intervals)
     labels = list(intervals) if isinstance(intervals, Mapping) else [None] * len(items)
     bounds = [_bounds(v, i) for i, v in enumerate(items)]
@@ -169,7 +169,7 @@ def detectable_effect(
     low, high = float(low), float(high)
     if not (math.isfinite(low) and math.isfinite(high)) or low > high:
         raise ValueError(f"detectable_effect needs a finite interval with low <= high, got [{low}, {high}]")
-    level = _check_confidence_level(confidence_level)
+    level = check_confidence_level(confidence_level)
     if not 0.0 < float(power) < 1.0:
         raise ValueError(f"power must lie strictly between 0 and 1, got {power!r}")
     z = float(norm.ppf((1 + level) / 2))
@@ -199,5 +199,5 @@ def multiplicity(intervals: int, confidence_level: float = 0.95) -> Multiplicity
     how many would do so at once does depend on it."""
     if isinstance(intervals, bool) or int(intervals) != intervals or intervals < 0:
         raise ValueError(f"intervals must be a non-negative integer, got {intervals!r}")
-    level = _check_confidence_level(confidence_level)
+    level = check_confidence_level(confidence_level)
     return Multiplicity(int(intervals), level, (1 - level) * int(intervals))

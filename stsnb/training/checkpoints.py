@@ -38,11 +38,11 @@ def run_key(model: nn.Module, loss_fn: LossFn, train_data: Sequence, config: Tra
     fits with one key would train the same weights, so sharing their checkpoints is right."""
     from ..models.fingerprint import weights_sample
 
-    settings = _run_settings(config)
+    settings = run_settings(config)
     stride = max(1, len(train_data) // 64)
     examples = [repr(train_data[i])[:500] for i in range(0, len(train_data), stride)][:64]
     digest = hashlib.blake2b(digest_size=8)
-    parts = (json.dumps(settings, sort_keys=True, default=str), _describe_loss(loss_fn), str(len(train_data)))
+    parts = (json.dumps(settings, sort_keys=True, default=str), describe_loss(loss_fn), str(len(train_data)))
     for part in (*parts, *examples):
         digest.update(part.encode() + b"\n")
     digest.update(weights_sample(model).encode())
@@ -54,7 +54,7 @@ def run_key(model: nn.Module, loss_fn: LossFn, train_data: Sequence, config: Tra
 _RUN_KEYS_SEEN: dict[str, int] = {}
 
 
-def _run_settings(config: TrainConfig) -> dict[str, Any]:
+def run_settings(config: TrainConfig) -> dict[str, Any]:
     """The settings that decide a run's weights: the config without how it is shown or where it checkpoints."""
     return {k: v for k, v in asdict(config).items() if k not in {"progress", "checkpoint_dir", "resume"}}
 
@@ -62,7 +62,7 @@ def _run_settings(config: TrainConfig) -> dict[str, Any]:
 _SIMPLE = (bool, int, float, str, type(None))
 
 
-def _describe_loss(loss_fn: LossFn) -> str:
+def describe_loss(loss_fn: LossFn) -> str:
     """The loss's name with the plain values it closes over or is partially applied to (e.g. Smooth K2's k and x0),
     so that two fits differing only in a loss setting get different keys."""
     import functools
@@ -94,7 +94,7 @@ def checkpoint_settings(model: nn.Module, loss_fn: LossFn, train_data: Sequence,
     return Path(root) / run_key(model, loss_fn, train_data, config), config.resume or os.environ.get(RESUME_ENV) == "1"
 
 
-def _save_atomic(obj: Any, path: Path) -> None:
+def save_atomic(obj: Any, path: Path) -> None:
     """``torch.save`` to a temporary file renamed over ``path``: a run killed mid-save keeps the previous file."""
     temporary = path.with_name(f".{path.name}.tmp")
     torch.save(obj, temporary)
@@ -113,7 +113,7 @@ def _rng_states() -> dict[str, Any]:
     return states
 
 
-def _set_rng_states(states: Mapping[str, Any]) -> None:
+def set_rng_states(states: Mapping[str, Any]) -> None:
     import random
 
     import numpy as np
@@ -138,7 +138,7 @@ def _save_training_state(acc, model: nn.Module, optimizer, folder: Path) -> None
             torch.save(acc.scaler.state_dict(), folder / "scaler.pt")
 
 
-def _load_training_state(acc, model: nn.Module, optimizer, folder: Path) -> None:
+def load_training_state(acc, model: nn.Module, optimizer, folder: Path) -> None:
     """The state ``_save_training_state`` wrote: the trainable weights into the model (a missing or unknown name is
     an error naming it), then the optimizer, the scaler and this process's RNG states."""
     unwrapped = acc.unwrap_model(model)
@@ -155,16 +155,16 @@ def _load_training_state(acc, model: nn.Module, optimizer, folder: Path) -> None
     optimizer.load_state_dict(torch.load(folder / "optimizer.pt", weights_only=True))
     if acc.scaler is not None and (folder / "scaler.pt").is_file():
         acc.scaler.load_state_dict(torch.load(folder / "scaler.pt", weights_only=True))
-    _set_rng_states(torch.load(folder / f"rng_{acc.process_index}.pt", weights_only=False))  # our own file
+    set_rng_states(torch.load(folder / f"rng_{acc.process_index}.pt", weights_only=False))  # our own file
 
 
-def _save_last_checkpoint(acc, model: nn.Module, optimizer, checkpoints: Path, scheduler, state: Mapping) -> None:
+def save_last_checkpoint(acc, model: nn.Module, optimizer, checkpoints: Path, scheduler, state: Mapping) -> None:
     """The state that resumes the fit (``_save_training_state``) in ``checkpoints/last``, swapped in only once
     complete.
 
     Written to ``last.new`` first (every process saves its part); the main process then moves the old ``last``
     aside to ``last.old``, renames ``last.new`` to ``last`` and deletes ``last.old``. A kill at any point leaves a
-    complete checkpoint in ``last`` or, between the two renames, in ``last.old`` (``_last_checkpoint`` looks there
+    complete checkpoint in ``last`` or, between the two renames, in ``last.old`` (``last_checkpoint`` looks there
     too)."""
     import shutil
 
@@ -190,7 +190,7 @@ def _save_last_checkpoint(acc, model: nn.Module, optimizer, checkpoints: Path, s
 HEAVY_STATE_FILES = ("trainable.pt", "optimizer.pt", "scaler.pt")  # what only an unfinished fit needs to go on
 
 
-def _last_checkpoint(checkpoints: Path) -> Path | None:
+def last_checkpoint(checkpoints: Path) -> Path | None:
     """The newest complete checkpoint folder (``last``, else ``last.old`` left by a kill between two renames)."""
     for folder in (checkpoints / "last", checkpoints / "last.old"):
         if (folder / "progress.json").is_file():

@@ -18,22 +18,22 @@ from torch import Tensor
 
 from .losses import (
     Reduction,
-    _check_floating,
-    _check_matrix,
-    _check_number,
-    _check_reduction,
-    _check_same_shape,
-    _check_vector,
-    _cosine_matrix,
-    _has_values,
-    _reduce,
+    check_floating,
+    check_matrix,
+    check_number,
+    check_reduction,
+    check_same_shape,
+    check_vector,
+    cosine_matrix,
+    has_values,
+    reduce_values,
 )
 
 
 def _check_pair_vectors(name_a: str, a: Tensor, name_b: str, b: Tensor) -> None:
-    _check_floating(name_a, a)
-    _check_vector(name_a, a)
-    _check_same_shape(name_a, a, name_b, b)
+    check_floating(name_a, a)
+    check_vector(name_a, a)
+    check_same_shape(name_a, a, name_b, b)
 
 
 def quad_loss(cos_pos: Tensor, cos_neg: Tensor, margin: float = 1.0, reduction: Reduction = "mean") -> Tensor:
@@ -51,10 +51,10 @@ def quad_loss(cos_pos: Tensor, cos_neg: Tensor, margin: float = 1.0, reduction: 
         margin: ``lambda >= 0`` (1.0 in c-sts and CCL's account of QuMSE).
         reduction: ``"mean"`` | ``"sum"`` | ``"none"`` (``"none"`` returns ``(N,)``).
     """
-    _check_number("margin", margin, low=0.0, low_inclusive=True)
+    check_number("margin", margin, low=0.0, low_inclusive=True)
     _check_pair_vectors("cos_pos", cos_pos, "cos_neg", cos_neg)
     loss = torch.clamp(margin + cos_neg - cos_pos, min=0.0)  # max(lambda + cos_neg - cos_pos, 0)   (Eq. 1 / 4)
-    return _reduce(loss, reduction)
+    return reduce_values(loss, reduction)
 
 
 def w_acl(
@@ -78,16 +78,16 @@ def w_acl(
         label_pos, label_neg: ``(N,)`` their gold scores (cast to ``cos_pos.dtype``), ``label_pos >= label_neg``.
         reduction: ``"mean"`` | ``"sum"`` | ``"none"`` (``"none"`` returns ``(N,)``).
     """
-    _check_reduction(reduction)
+    check_reduction(reduction)
     _check_pair_vectors("cos_pos", cos_pos, "cos_neg", cos_neg)
-    _check_same_shape("cos_pos", cos_pos, "label_pos", label_pos)
-    _check_same_shape("cos_pos", cos_pos, "label_neg", label_neg)
+    check_same_shape("cos_pos", cos_pos, "label_pos", label_pos)
+    check_same_shape("cos_pos", cos_pos, "label_neg", label_neg)
     label_pos, label_neg = label_pos.to(cos_pos.dtype), label_neg.to(cos_pos.dtype)
-    if _has_values(label_pos, label_neg) and bool((label_pos < label_neg).any()):
+    if has_values(label_pos, label_neg) and bool((label_pos < label_neg).any()):
         raise ValueError("label_pos must be >= label_neg for every pair (CCL Section 3.1: l_pos >= l_neg)")
     gap = label_pos - label_neg  # l_pos - l_neg: target gap and confidence weight
     loss = gap * (gap + cos_neg - cos_pos).abs()  # (l_pos - l_neg) |l_pos - l_neg + cos_neg - cos_pos|   (Eq. 9)
-    return _reduce(loss, reduction)
+    return reduce_values(loss, reduction)
 
 
 def bcl_weights(labels: Tensor, sigma: float) -> Tensor:
@@ -102,9 +102,9 @@ def bcl_weights(labels: Tensor, sigma: float) -> Tensor:
     ``sigma`` lives in [0, 1] too (CCL Table 5 tries 0, 0.25, 0.5, 0.75, 1; ``sigma = 0`` drops every same-pair
     negative). Both are validated to catch unscaled 1..5 labels.
     """
-    _check_number("sigma", sigma, low=0.0, low_inclusive=True, high=1.0)
-    _check_vector("labels", labels)
-    if _has_values(labels) and bool((labels < 0).any() or (labels > 1).any()):
+    check_number("sigma", sigma, low=0.0, low_inclusive=True, high=1.0)
+    check_vector("labels", labels)
+    if has_values(labels) and bool((labels < 0).any() or (labels > 1).any()):
         raise ValueError(
             f"labels must be scaled to [0, 1] (e.g. (l - 1) / 4 for C-STS's 1..5), got min {labels.min()} "
             f"max {labels.max()}"
@@ -157,18 +157,18 @@ def bcl(
         temperature: ``tau > 0``.
         reduction: ``"mean"`` | ``"sum"`` | ``"none"`` (``"none"`` returns ``(N,)``).
     """
-    _check_reduction(reduction)
-    _check_number("temperature", temperature, low=0.0, low_inclusive=False)
-    _check_matrix("anchor", anchor)
-    _check_same_shape("anchor", anchor, "positive", positive)
-    _check_same_shape("anchor", anchor, "negatives", negatives)
+    check_reduction(reduction)
+    check_number("temperature", temperature, low=0.0, low_inclusive=False)
+    check_matrix("anchor", anchor)
+    check_same_shape("anchor", anchor, "positive", positive)
+    check_same_shape("anchor", anchor, "negatives", negatives)
     if labels.shape != anchor.shape[:1]:
         raise ValueError(f"labels must have shape ({anchor.shape[0]},) (one per row), got {tuple(labels.shape)}")
     alpha = bcl_weights(labels, sigma).to(anchor.dtype)  # Eq. 11
     pos = (F.normalize(anchor, dim=-1) * F.normalize(positive, dim=-1)).sum(-1) / temperature  # cos+_{i,i} / tau
-    neg = _cosine_matrix(anchor, negatives) / temperature  # cos_{i,j} / tau
+    neg = cosine_matrix(anchor, negatives) / temperature  # cos_{i,j} / tau
     # log(e^{pos} + sum_j alpha_ij e^{neg_ij}) as one logsumexp; alpha = 0 becomes log-weight -inf (no term).
     log_alpha = torch.log(alpha)
     denominator = torch.logsumexp(torch.cat([pos[:, None], neg + log_alpha], dim=1), dim=1)
     loss = denominator - pos  # -log e^{pos} / (e^{pos} + sum_j alpha_ij e^{cos_ij / tau})   (Eq. 12)
-    return _reduce(loss, reduction)
+    return reduce_values(loss, reduction)

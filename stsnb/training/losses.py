@@ -43,19 +43,19 @@ _REDUCTIONS = ("mean", "sum", "none")
 # ---- validation helpers ---------------------------------------------------------------------------------------
 
 
-def _has_values(*tensors: Tensor) -> bool:
+def has_values(*tensors: Tensor) -> bool:
     """False for tensors on the ``meta`` device (shapes only): checks that read values are skipped there, so one
     training step can run on ``meta`` to prove every tensor follows the model's device (tests/test_meta_device.py)."""
     return all(t.device.type != "meta" for t in tensors)
 
 
-def _check_reduction(reduction: str) -> None:
+def check_reduction(reduction: str) -> None:
     if reduction not in _REDUCTIONS:
         raise ValueError(f"reduction must be one of {_REDUCTIONS}, got {reduction!r}")
 
 
-def _reduce(values: Tensor, reduction: str) -> Tensor:
-    _check_reduction(reduction)
+def reduce_values(values: Tensor, reduction: str) -> Tensor:
+    check_reduction(reduction)
     if reduction == "mean":
         return values.mean()
     if reduction == "sum":
@@ -63,7 +63,7 @@ def _reduce(values: Tensor, reduction: str) -> Tensor:
     return values
 
 
-def _check_number(name: str, value: float, *, low: float, low_inclusive: bool, high: float = math.inf) -> None:
+def check_number(name: str, value: float, *, low: float, low_inclusive: bool, high: float = math.inf) -> None:
     value = float(value)
     ok = math.isfinite(value) and (value >= low if low_inclusive else value > low) and value <= high
     if not ok:
@@ -71,7 +71,7 @@ def _check_number(name: str, value: float, *, low: float, low_inclusive: bool, h
         raise ValueError(f"{name} must be a finite number {bound}, got {value!r}")
 
 
-def _check_same_shape(name_a: str, a: Tensor, name_b: str, b: Tensor) -> None:
+def check_same_shape(name_a: str, a: Tensor, name_b: str, b: Tensor) -> None:
     if a.shape != b.shape:
         raise ValueError(
             f"{name_a} and {name_b} must have the same shape, got {name_a} {tuple(a.shape)} and {name_b} "
@@ -79,7 +79,7 @@ def _check_same_shape(name_a: str, a: Tensor, name_b: str, b: Tensor) -> None:
         )
 
 
-def _check_floating(name: str, x: Tensor) -> None:
+def check_floating(name: str, x: Tensor) -> None:
     if not torch.is_floating_point(x):
         raise ValueError(f"{name} must be a floating-point tensor, got dtype {x.dtype}")
 
@@ -89,28 +89,28 @@ def _check_nonempty(name: str, x: Tensor) -> None:
         raise ValueError(f"{name} is empty: a loss needs at least one example")
 
 
-def _check_vector(name: str, x: Tensor) -> None:
+def check_vector(name: str, x: Tensor) -> None:
     if x.dim() != 1:
         raise ValueError(f"{name} must be 1-D (one value per example), got shape {tuple(x.shape)}")
     _check_nonempty(name, x)
 
 
-def _check_matrix(name: str, x: Tensor) -> None:
+def check_matrix(name: str, x: Tensor) -> None:
     if x.dim() != 2:
         raise ValueError(f"{name} must be 2-D (batch, embedding dim), got shape {tuple(x.shape)}")
     _check_nonempty(name, x)
-    _check_floating(name, x)
+    check_floating(name, x)
 
 
 def _scores(pred: Tensor, target: Tensor) -> tuple[Tensor, Tensor]:
     """Check a (prediction, gold) pair and return the gold as ``pred``'s dtype (labels may be integers)."""
-    _check_floating("pred", pred)
-    _check_same_shape("pred", pred, "target", target)
+    check_floating("pred", pred)
+    check_same_shape("pred", pred, "target", target)
     _check_nonempty("pred", pred)
     return pred, target.to(pred.dtype)
 
 
-def _cosine_matrix(a: Tensor, b: Tensor) -> Tensor:
+def cosine_matrix(a: Tensor, b: Tensor) -> Tensor:
     """``[cos(a_i, b_j)]_ij`` for rows of ``a`` (N, D) and ``b`` (M, D)."""
     return F.normalize(a, dim=-1) @ F.normalize(b, dim=-1).T
 
@@ -138,12 +138,12 @@ def translated_relu(pred: Tensor, target: Tensor, k: float, x0: float, reduction
         x0: buffer half-width, ``>= 0`` (paper: 0.25).
         reduction: ``"mean"`` | ``"sum"`` | ``"none"`` (``"none"`` returns ``pred``'s shape).
     """
-    _check_number("k", k, low=0.0, low_inclusive=False)
-    _check_number("x0", x0, low=0.0, low_inclusive=True)
+    check_number("k", k, low=0.0, low_inclusive=False)
+    check_number("x0", x0, low=0.0, low_inclusive=True)
     pred, target = _scores(pred, target)
     x = (pred - target).abs()  # x = abs(prediction - label) >= 0
     loss = k * torch.clamp(x - x0, min=0.0)  # f(x) = max(0, k (x - x0))            (Eq. 1)
-    return _reduce(loss, reduction)
+    return reduce_values(loss, reduction)
 
 
 def smooth_k2(pred: Tensor, target: Tensor, k: float, x0: float, reduction: Reduction = "mean") -> Tensor:
@@ -164,18 +164,18 @@ def smooth_k2(pred: Tensor, target: Tensor, k: float, x0: float, reduction: Redu
         x0: buffer half-width, ``>= 0`` (paper: 0.25; 0.2 for Jina/Nomic).
         reduction: ``"mean"`` | ``"sum"`` | ``"none"`` (``"none"`` returns ``pred``'s shape).
     """
-    _check_number("k", k, low=0.0, low_inclusive=False)
-    _check_number("x0", x0, low=0.0, low_inclusive=True)
+    check_number("k", k, low=0.0, low_inclusive=False)
+    check_number("x0", x0, low=0.0, low_inclusive=True)
     pred, target = _scores(pred, target)
     x = (pred - target).abs()  # x = abs(prediction - label) >= 0
     loss = k * torch.clamp(x - x0, min=0.0) ** 2  # f(x) = k (x - x0)^2 for x >= x0, else 0   (Eq. 2)
-    return _reduce(loss, reduction)
+    return reduce_values(loss, reduction)
 
 
 def l1_loss(pred: Tensor, target: Tensor, reduction: Reduction = "mean") -> Tensor:
     """L1 loss ``|pred - target|`` (STS-Regression Table 1 baseline; ``translated_relu`` with k=1, x0=0)."""
     pred, target = _scores(pred, target)
-    return _reduce((pred - target).abs(), reduction)
+    return reduce_values((pred - target).abs(), reduction)
 
 
 def mse_loss(pred: Tensor, target: Tensor, reduction: Reduction = "mean") -> Tensor:
@@ -185,7 +185,7 @@ def mse_loss(pred: Tensor, target: Tensor, reduction: Reduction = "mean") -> Ten
     ``l_C-MSE`` (the same on the projected embeddings ``g(.)`` of the contrastive space; CCL Eq. 3).
     """
     pred, target = _scores(pred, target)
-    return _reduce((pred - target) ** 2, reduction)
+    return reduce_values((pred - target) ** 2, reduction)
 
 
 def softmax_cross_entropy(logits: Tensor, labels: Tensor, reduction: Reduction = "mean") -> Tensor:
@@ -202,16 +202,16 @@ def softmax_cross_entropy(logits: Tensor, labels: Tensor, reduction: Reduction =
         labels: ``(N,)`` integer class ids in ``[0, C)``.
         reduction: ``"mean"`` | ``"sum"`` | ``"none"`` (``"none"`` returns ``(N,)``).
     """
-    _check_reduction(reduction)
-    _check_matrix("logits", logits)
+    check_reduction(reduction)
+    check_matrix("logits", logits)
     if logits.shape[1] < 2:
         raise ValueError(f"logits must have at least 2 classes (columns), got shape {tuple(logits.shape)}")
-    _check_vector("labels", labels)
+    check_vector("labels", labels)
     if labels.dtype.is_floating_point or labels.dtype == torch.bool:
         raise ValueError(f"labels must be integer class ids, got dtype {labels.dtype}")
     if labels.shape[0] != logits.shape[0]:
         raise ValueError(f"labels must have one entry per row of logits ({logits.shape[0]}), got {labels.shape[0]}")
-    if _has_values(labels) and (labels.min() < 0 or labels.max() >= logits.shape[1]):
+    if has_values(labels) and (labels.min() < 0 or labels.max() >= logits.shape[1]):
         raise ValueError(f"labels must lie in [0, {logits.shape[1]}), got min {labels.min()} max {labels.max()}")
     return F.cross_entropy(logits, labels.long(), reduction=reduction)  # -log softmax(z)_y
 
@@ -223,7 +223,7 @@ def clamp_to_label_range(pred: Tensor, low: float | None = None, high: float | N
     paper describes both ends; the official training scripts clamp only the lower end at 0
     (``prediction * (prediction >= 0)``, i.e. ``low=0, high=None``), which this reproduces in value and gradient.
     """
-    _check_floating("pred", pred)
+    check_floating("pred", pred)
     if low is not None and high is not None and low > high:
         raise ValueError(f"low must not exceed high, got low={low} and high={high}")
     if low is None and high is None:
@@ -265,20 +265,20 @@ def info_nce(
         ValueError: on shape mismatches, ``temperature <= 0``, or a batch of one without hard negatives (its only
             logit is the positive, so the loss would be identically 0).
     """
-    _check_reduction(reduction)
-    _check_number("temperature", temperature, low=0.0, low_inclusive=False)
-    _check_matrix("anchor", anchor)
-    _check_same_shape("anchor", anchor, "positive", positive)
+    check_reduction(reduction)
+    check_number("temperature", temperature, low=0.0, low_inclusive=False)
+    check_matrix("anchor", anchor)
+    check_same_shape("anchor", anchor, "positive", positive)
     candidates = positive
     if hard_negative is not None:
-        _check_same_shape("anchor", anchor, "hard_negative", hard_negative)
+        check_same_shape("anchor", anchor, "hard_negative", hard_negative)
         candidates = torch.cat([positive, hard_negative], dim=0)  # columns j: x_j^+ then x_j^-
     if candidates.shape[0] < 2:
         raise ValueError(
             "info_nce needs at least one negative: got a batch of 1 (anchor) and no hard_negative, so the loss "
             "would be identically 0; use a batch of >= 2 or pass hard_negative"
         )
-    logits = _cosine_matrix(anchor, candidates) / temperature  # cos(f(x_i), f(x_j^±)) / tau
+    logits = cosine_matrix(anchor, candidates) / temperature  # cos(f(x_i), f(x_j^±)) / tau
     labels = torch.arange(anchor.shape[0], device=anchor.device)  # the positive of row i is column i
     return F.cross_entropy(logits, labels, reduction=reduction)  # -log e^{pos}/sum_j e^{...}   (Eq. 1 / Eq. 8)
 
@@ -332,20 +332,20 @@ def pearson_loss(x: Tensor, y: Tensor, reduction: Reduction = "mean", *, officia
         ValueError: if shapes differ or are not 1-D, or ``N < 2``.
     """
     if reduction != "mean":
-        _check_reduction(reduction)
+        check_reduction(reduction)
         raise ValueError(
             f"pearson_loss is a batch statistic (1 - Pearson r over the batch): reduction must be 'mean', got "
             f"{reduction!r}; there is no per-example value"
         )
-    _check_floating("x", x)
-    _check_vector("x", x)
-    _check_same_shape("x", x, "y", y)
+    check_floating("x", x)
+    check_vector("x", x)
+    check_same_shape("x", x, "y", y)
     n = x.shape[0]
     if n < 2:
         raise ValueError(f"pearson_loss needs a batch of at least 2 pairs to define a correlation, got {n}")
     y = y.to(x.dtype)
     for name, values in (("x", x), ("y", y)):
-        if _has_values(values) and bool(values.max() == values.min()):
+        if has_values(values) and bool(values.max() == values.min()):
             raise ConstantBatchError(name, n, float(values[0]))
     xc, yc = x - x.mean(), y - y.mean()  # X - E[X], Y - E[Y]
     r = (xc * yc).sum() / (xc.norm() * yc.norm())  # r = cov(X, Y) / (sigma_X sigma_Y)   (Eq. 9)
@@ -368,9 +368,9 @@ def _check_sequence_ids(sequence_ids: Tensor, n_segments: int) -> None:
             f"sequence_ids must have shape ({n_segments},) (one sequence id per segment), got "
             f"{tuple(sequence_ids.shape)}"
         )
-    if _has_values(sequence_ids) and bool((sequence_ids < 0).any()):
+    if has_values(sequence_ids) and bool((sequence_ids < 0).any()):
         raise ValueError("sequence_ids must be >= 0")
-    if _has_values(sequence_ids) and sequence_ids.unique().numel() < 2:
+    if has_values(sequence_ids) and sequence_ids.unique().numel() < 2:
         raise ValueError(
             "hicl_local_loss needs segments from at least 2 sequences: segments of the same sequence are neither "
             "positives nor negatives, so a single sequence leaves no negative"
@@ -416,16 +416,16 @@ def hicl_local_loss(
         reduction: ``"mean"`` | ``"sum"`` | ``"none"`` (``"none"`` returns ``(M,)``, one value per segment).
         same_sequence: ``"neither"`` | ``"negative"`` | ``"positive"`` (Table 4).
     """
-    _check_reduction(reduction)
-    _check_number("temperature", temperature, low=0.0, low_inclusive=False)
+    check_reduction(reduction)
+    check_number("temperature", temperature, low=0.0, low_inclusive=False)
     if negative_weighting not in ("summation", "averaging"):
         raise ValueError(f"negative_weighting must be 'summation' or 'averaging', got {negative_weighting!r}")
     if same_sequence not in SAME_SEQUENCE_RELATIONS:
         raise ValueError(f"same_sequence must be one of {SAME_SEQUENCE_RELATIONS}, got {same_sequence!r}")
-    _check_matrix("segments", segments)
-    _check_same_shape("segments", segments, "segments_positive", segments_positive)
+    check_matrix("segments", segments)
+    check_same_shape("segments", segments, "segments_positive", segments_positive)
     _check_sequence_ids(sequence_ids, segments.shape[0])
-    logits = _cosine_matrix(segments, segments_positive) / temperature  # sim(h_{i,j}, h^+_{k,m}) / tau
+    logits = cosine_matrix(segments, segments_positive) / temperature  # sim(h_{i,j}, h^+_{k,m}) / tau
     same_sequence_mask = sequence_ids[:, None] == sequence_ids[None, :]
     is_positive = torch.eye(len(sequence_ids), dtype=torch.bool, device=segments.device)
     log_w = torch.zeros_like(logits)
@@ -440,7 +440,7 @@ def hicl_local_loss(
     denominator = torch.logsumexp(logits + log_w, dim=1)
     numerator = torch.logsumexp(logits.masked_fill(~positives, -math.inf), dim=1)  # = the diagonal unless "positive"
     loss = denominator - numerator  # -log e^{pos} / (e^{pos} + sum_{k != i} w_k e^{neg})   (Eq. 2)
-    return _reduce(loss, reduction)
+    return reduce_values(loss, reduction)
 
 
 def hicl_loss(
@@ -474,14 +474,14 @@ def hicl_loss(
         same_sequence: of the local term (Table 4), see ``hicl_local_loss``.
     """
     if reduction != "mean":
-        _check_reduction(reduction)
+        check_reduction(reduction)
         raise ValueError(
             f"hicl_loss mixes a mean over segments and a mean over sequences: reduction must be 'mean', got "
             f"{reduction!r}; use hicl_local_loss / info_nce with reduction='none' for per-element values"
         )
-    _check_number("alpha", alpha, low=0.0, low_inclusive=True, high=1.0)
-    _check_matrix("sequences", sequences)
-    if _has_values(sequence_ids) and sequence_ids.numel() and int(sequence_ids.max()) >= sequences.shape[0]:
+    check_number("alpha", alpha, low=0.0, low_inclusive=True, high=1.0)
+    check_matrix("sequences", sequences)
+    if has_values(sequence_ids) and sequence_ids.numel() and int(sequence_ids.max()) >= sequences.shape[0]:
         raise ValueError(
             f"sequence_ids index rows of sequences: every id must be < {sequences.shape[0]}, got max "
             f"{int(sequence_ids.max())}"

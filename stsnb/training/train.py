@@ -54,14 +54,14 @@ from torch import nn
 from ..models.loading import PRECISION_ENV
 from .checkpoints import (
     HEAVY_STATE_FILES,
-    _describe_loss,
-    _last_checkpoint,
-    _load_training_state,
-    _run_settings,
-    _save_atomic,
-    _save_last_checkpoint,
-    _set_rng_states,
     checkpoint_settings,
+    describe_loss,
+    last_checkpoint,
+    load_training_state,
+    run_settings,
+    save_atomic,
+    save_last_checkpoint,
+    set_rng_states,
     trainable_state,
 )
 from .config import MIXED_PRECISION, EvalFn, LossFn, NonFiniteLossError, TrainConfig, TrainResult
@@ -219,7 +219,7 @@ def _slim_finished_checkpoint(run: _Run) -> None:
     notebook's checkpoints hold one unfinished fit's state at a time, not every fit's until the notebook ends.
     Marked first, then deleted: a kill in between leaves a finished checkpoint with its files."""
     run.acc.wait_for_everyone()
-    last = _last_checkpoint(run.checkpoints) if run.checkpoints is not None else None
+    last = last_checkpoint(run.checkpoints) if run.checkpoints is not None else None
     if last is None or not run.acc.is_main_process or run.state["step"] < run.total:
         return
     if not (run.checkpoints / "best.pt").is_file():
@@ -385,18 +385,18 @@ def _start(
 
 
 def _resume_state(run: _Run) -> None:
-    """When resuming and a complete checkpoint exists (``_last_checkpoint``): accelerate's state from it (weights,
+    """When resuming and a complete checkpoint exists (``last_checkpoint``): accelerate's state from it (weights,
     optimizer, random number generators; of a finished fit only the RNGs), the scheduler, the progress
     (``run.state``) and the best weights (``best.pt``); ``run.resumed_at`` is the step it continues from. Nothing
     otherwise."""
-    last = _last_checkpoint(run.checkpoints) if run.checkpoints is not None and run.resume else None
+    last = last_checkpoint(run.checkpoints) if run.checkpoints is not None and run.resume else None
     if last is None:
         return
     state = json.loads((last / "progress.json").read_text())
     if state.pop("finished", False):  # _slim_finished_checkpoint: best.pt holds what the fit returns
-        _set_rng_states(torch.load(last / f"rng_{run.acc.process_index}.pt", weights_only=False))  # our own file
+        set_rng_states(torch.load(last / f"rng_{run.acc.process_index}.pt", weights_only=False))  # our own file
     else:
-        _load_training_state(run.acc, run.model, run.optimizer, last)
+        load_training_state(run.acc, run.model, run.optimizer, last)
     run.scheduler.load_state_dict(torch.load(last / "scheduler.pt", weights_only=True))
     run.state = state
     run.resumed_at = run.state["step"]
@@ -523,8 +523,8 @@ def _save_checkpoint(run: _Run, improved: bool) -> None:
     if run.checkpoints is not None:
         if improved and run.acc.is_main_process:
             run.checkpoints.mkdir(parents=True, exist_ok=True)
-            _save_atomic(run.best_weights, run.checkpoints / "best.pt")
-        _save_last_checkpoint(run.acc, run.model, run.optimizer, run.checkpoints, run.scheduler, run.state)
+            save_atomic(run.best_weights, run.checkpoints / "best.pt")
+        save_last_checkpoint(run.acc, run.model, run.optimizer, run.checkpoints, run.scheduler, run.state)
     run.acc.wait_for_everyone()
 
 
@@ -545,9 +545,9 @@ def _write_about(run: _Run, loss_fn: LossFn, examples: int) -> None:
         return
     run.checkpoints.mkdir(parents=True, exist_ok=True)
     about = {
-        "loss": _describe_loss(loss_fn),
+        "loss": describe_loss(loss_fn),
         "examples": examples,
-        "config": _run_settings(run.config),
+        "config": run_settings(run.config),
         **{k: run.state[k] for k in ("step", "best_step", "best_score")},
         "resumed_at": run.resumed_at,
     }

@@ -240,7 +240,7 @@ def _opening(table: str, backbone: str = "") -> str:
     return f"{table}, {backbone}: " if backbone else f"{table}, "
 
 
-def _backbone(backbone: str) -> dict:
+def backbone_fields(backbone: str) -> dict:
     """The row's ``backbone`` entry when one is named (figures label their rows with it), else nothing."""
     return {"backbone": backbone} if backbone else {}
 
@@ -284,17 +284,17 @@ def pair_claim(
     )
 
 
-def _seeds(runs: Mapping[tuple[str, int], object], *settings: str) -> list[int]:
+def seeds_of(runs: Mapping[tuple[str, int], object], *settings: str) -> list[int]:
     """The training seeds on which every one of ``settings`` ran."""
     per_setting = [{s for name, s in runs if name == setting} for setting in settings]
     return sorted(set.intersection(*per_setting)) if per_setting else []
 
 
-def _of(runs: Mapping[tuple[str, int], Trained], setting: str, seeds: Sequence[int]) -> dict[int, Trained]:
+def runs_of(runs: Mapping[tuple[str, int], Trained], setting: str, seeds: Sequence[int]) -> dict[int, Trained]:
     return {s: runs[(setting, s)] for s in seeds}
 
 
-def _predictions(runs: Mapping[int, Trained]) -> dict[int, TaskPredictions]:
+def predictions_by_seed(runs: Mapping[int, Trained]) -> dict[int, TaskPredictions]:
     return {s: r.predictions for s, r in runs.items()}
 
 
@@ -305,7 +305,7 @@ def nli_moved(
     what = "the cross-entropy baseline"
     if not all((BASELINE, s) in runs for s in seeds):
         return missing(what, seeds)
-    return moved(what, _of(runs, BASELINE, seeds), before, n_resamples)
+    return moved(what, runs_of(runs, BASELINE, seeds), before, n_resamples)
 
 
 def table1_claim_list(task: Table1Task = NLI_TASK) -> tuple[PairClaim, ...]:
@@ -336,7 +336,7 @@ def table1_claims(
     ``before``: the untrained encoder's predictions on the same pairs. ``backbone``, when given, is named in each
     claim's text and stored in its row (``_opening``). ``headline=False`` marks no row (a backbone after the first:
     a notebook has one headline, ``stsnb.evaluation.claims.headline_of``)."""
-    rows = _pair_claims(
+    rows = pair_claim_rows(
         runs,
         "Table 1",
         table1_claim_list(task),
@@ -375,7 +375,7 @@ def table1_gates(
     return claims.own_arms_trained(gates, [c.a, c.b])
 
 
-def _pair_claims(
+def pair_claim_rows(
     runs, table: str, listed, row: str, preconditions_of, n_resamples: int, backbone: str = ""
 ) -> list[dict]:
     """The claims of ``listed`` on the seeds where both settings of each ran (a claim whose settings never ran
@@ -383,15 +383,15 @@ def _pair_claims(
     preconditions; ``backbone`` (when given) is named in each text (``_opening``)."""
     out = []
     for c in listed:
-        seeds = _seeds(runs, c.a, c.b)
+        seeds = seeds_of(runs, c.a, c.b)
         if not seeds:
             continue
-        a, b = _of(runs, c.a, seeds), _of(runs, c.b, seeds)
+        a, b = runs_of(runs, c.a, seeds), runs_of(runs, c.b, seeds)
         out.append(
             pair_claim(
                 _opening(table, backbone) + c.text,
-                _predictions(a),
-                _predictions(b),
+                predictions_by_seed(a),
+                predictions_by_seed(b),
                 paper_difference(table, row, c.reported_a, c.b),
                 table=table,
                 names=(c.a, c.b),
@@ -400,7 +400,7 @@ def _pair_claims(
                 direction=c.direction,
                 preconditions=preconditions_of(c, seeds, a, b),
                 n_resamples=n_resamples,
-                **_backbone(backbone),
+                **backbone_fields(backbone),
             )
         )
     return out
@@ -415,7 +415,7 @@ def improvement_claim(
     left its start (a run that kept step 0 is the untrained encoder: its difference is 0 by construction)."""
     return pair_claim(
         text,
-        _predictions(after),
+        predictions_by_seed(after),
         {s: before for s in after},
         None,
         table=table,
@@ -522,7 +522,7 @@ def table3_claims(
     return [
         pair_claim(
             first,
-            _predictions(ours),
+            predictions_by_seed(ours),
             {s: before for s in ours},
             paper_difference("Table 3", row, "+Ours", ""),
             table="Table 3",
@@ -530,12 +530,12 @@ def table3_claims(
             paper_quote=quotes.TABLE3_OURS,
             preconditions=[ours_left],
             n_resamples=n_resamples,
-            **_backbone(backbone),
+            **backbone_fields(backbone),
         ),
         pair_claim(
             _opening("Table 3", backbone) + "+Ours beats +Contrast",
-            _predictions(ours),
-            _predictions(contrast),
+            predictions_by_seed(ours),
+            predictions_by_seed(contrast),
             paper_difference("Table 3", row, "+Ours", "+Contrast"),
             table="Table 3",
             names=("+Ours", "+Contrast"),
@@ -543,7 +543,7 @@ def table3_claims(
             preconditions=[*gates, distinct],
             n_resamples=n_resamples,
             same_comparison_as=first if duplicate else None,
-            **_backbone(backbone),
+            **backbone_fields(backbone),
         ),
     ]
 

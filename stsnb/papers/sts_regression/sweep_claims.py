@@ -13,15 +13,15 @@ from .claims import (
     TABLE1_CLAIMS,
     TABLE6_CLAIMS,
     Trained,
-    _backbone,
-    _of,
-    _pair_claims,
-    _predictions,
-    _seeds,
+    backbone_fields,
     changed,
     left,
     pair_claim,
+    pair_claim_rows,
     paper_difference,
+    predictions_by_seed,
+    runs_of,
+    seeds_of,
 )
 from .reported import REPORTED
 
@@ -39,7 +39,7 @@ def table6_claims(
     (:func:`head_finding`), recorded with what was measured, never a reason to skip the claim. (Moving the encoder
     is not asked of the full head: against a head that stayed put that would be the claim itself.) ``backbone``,
     when given, is named in each text (``_opening``)."""
-    return _pair_claims(
+    return pair_claim_rows(
         runs,
         "Table 6",
         TABLE6_CLAIMS,
@@ -89,18 +89,18 @@ def table5_claims(
     out, where = [], where or backbone
     reason, effect = table5_margin_reason(margin)
     for label in dict.fromkeys(label for label, _ in runs):
-        seeds = _seeds(runs, label, reference)
+        seeds = seeds_of(runs, label, reference)
         if label == reference or not seeds:
             continue
         mine = REPORTED.lookup(table, f"{row} {label}", "avg")
         theirs = REPORTED.lookup(table, f"{row} {reference}", "avg")
         paper_diff = mine[0].value - theirs[0].value if mine and theirs else None
-        a, b = _of(runs, label, seeds), _of(runs, reference, seeds)
+        a, b = runs_of(runs, label, seeds), runs_of(runs, reference, seeds)
         out.append(
             pair_claim(
                 f"{table}, {label} vs {reference}: the setting hardly matters" + (f" ({where})" if where else ""),
-                _predictions(a),
-                _predictions(b),
+                predictions_by_seed(a),
+                predictions_by_seed(b),
                 paper_diff,
                 table=table,
                 names=(label, reference),
@@ -112,7 +112,7 @@ def table5_claims(
                 margin=margin,
                 margin_reason=reason,
                 paper_effect=effect,
-                **_backbone(backbone),
+                **backbone_fields(backbone),
             )
         )
     return out
