@@ -3,8 +3,8 @@ runner), ``stsnb eval`` (the STS suite on a model) and ``stsnb book`` (a static 
 ``stsnb summary`` rewrites a profile's summary.md from its run folders without running anything; ``stsnb answers``
 rewrites the instructor's answer sheet from the committed runs (``--run`` first runs exercises).
 
-    stsnb data fetch [--to DIR] [--paper] [--latest]
-    stsnb data verify [DIR]
+    stsnb data fetch [--to DIR] [--paper] [--latest] [--strict]
+    stsnb data verify [DIR] [--strict]
     stsnb run [--profile smoke|class|cpu|paper|rehearsal] [--only NOTEBOOK,...] [--out DIR]
     stsnb run --profile paper --parallel "0,1,2,3:10_pcc_tuning 4,5,6,7:20_sts_regression,30_hicl"
     stsnb summary [--profile cpu] [--out DIR]
@@ -76,9 +76,19 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="read every repo at its main branch instead of the commits stsnb pins (the manifest still checks it)",
     )
+    fetch.add_argument(
+        "--strict",
+        action="store_true",
+        help="fail on lines whose text equals the reference copy's but for its spacing (default: accept and report)",
+    )
     fetch.set_defaults(handler=data_fetch_command, parser=fetch)
     verify = data_actions.add_parser("verify", help="check a data folder against the manifest shipped in stsnb")
     verify.add_argument("dir", nargs="?", type=Path, help="the folder (default: $STSNB_DATA_DIR, else ./data)")
+    verify.add_argument(
+        "--strict",
+        action="store_true",
+        help="fail on lines whose text equals the reference copy's but for its spacing (default: accept and report)",
+    )
     verify.set_defaults(handler=data_verify_command, parser=verify)
 
     run = commands.add_parser("run", help="execute the notebooks of a plan with papermill and write summary.md")
@@ -202,7 +212,9 @@ def data_fetch_command(args: argparse.Namespace, parser: argparse.ArgumentParser
     from .data.hub import FetchError
 
     try:
-        result = fetch(args.to, paper=args.paper, latest=args.latest, say=lambda line: print(line, flush=True))
+        result = fetch(
+            args.to, paper=args.paper, latest=args.latest, strict=args.strict, say=lambda line: print(line, flush=True)
+        )
     except FetchError as err:
         print(f"stsnb data fetch: {err}", file=sys.stderr)
         return 1
@@ -225,7 +237,7 @@ def data_verify_command(args: argparse.Namespace, parser: argparse.ArgumentParse
         folder = args.dir if args.dir is not None else default_target()
     except FetchError as err:
         parser.error(str(err))
-    result = verify(folder)
+    result = verify(folder, strict=args.strict)
     print(f"stsnb data verify: {result.text()}", file=sys.stdout if result.ok else sys.stderr)
     return 0 if result.ok else 1
 

@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import csv
 import gzip
+import io
 import json
 import os
 import shutil
 import socket
 import subprocess
 import sys
+import tarfile
 import time
 from pathlib import Path
 
@@ -23,6 +25,7 @@ from stsnb.data import fetch as data_fetch
 from stsnb.data import hub as data_fetch_hub
 from stsnb.data import manifest as data_manifest
 from stsnb.data import revisions
+from stsnb.runs import context as runs_context
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
@@ -137,6 +140,29 @@ def test_verify_of_a_missing_folder_or_file(copy, tmp_path):
     assert result.returncode == 1 and "no folder at" in result.stderr and "stsnb data fetch" in result.stderr
 
 
+def test_text_spaced_otherwise_is_reported_and_a_changed_word_fails(copy):
+    """The three degrees of verify on one file: "( a5-0323 / 2000 )" spaced as "(a5-0323/2000)" on two lines is accepted
+    and reported (``strict``: a problem); a changed word on another line is a failure naming that line."""
+    path = copy / "senteval" / "STS" / "STS12-en-test" / "STS.input.SMTeuroparl.txt"
+    for number in (40, 64):
+        _edit_line(path, number, lambda s: s.replace("( a5-0323 / 2000 )", "(a5-0323/2000)"))
+    result = data_manifest.verify(copy)
+    assert result.ok, result.text()
+    (report,) = result.variants
+    assert report.table == "senteval/STS12" and report.lines_per_file == {"STS.input.SMTeuroparl.txt": 2}
+    location, text, other = report.shown[0]
+    assert location == "STS.input.SMTeuroparl.txt:40" and "(a5-0323/2000)" in text
+    assert "Maij-Weggen report (A5-0323/2000)" in other, "shown beside the same pair in the raw copy"
+    assert "2 lines in 1 tables have the reference copy's letters" in result.text()
+    strict = data_manifest.verify(copy, strict=True)
+    assert not strict.ok and "--strict" in strict.problems[0] and "drop --strict" in strict.text()
+    _edit_line(path, 87, lambda s: s.replace("report", "paper", 1))
+    (problem,) = data_manifest.verify(copy).problems
+    assert problem == (
+        "senteval/STS12: STS.input.SMTeuroparl.txt:87: text differs from the reference copy's (not only its spacing)"
+    )
+
+
 # ----------------------------------------------------------------------------------------------------------
 # fetch against the local Hub
 
@@ -177,6 +203,57 @@ def test_the_fetch_reads_the_pinned_commit_and_latest_reads_main(hub, tmp_path):
     with pytest.raises(data_fetch_hub.FetchError):
         data_fetch.fetch(tmp_path / "latest", hub=_client(hub, tmp_path), say=said.append, latest=True)
     assert said[0].startswith("--latest: every repo at its main branch")
+
+
+def _edit_served_tar(hub: LocalHub, member_suffix: str, edit) -> None:
+    """Rewrite one member of the ``senteval.tar`` served at the pinned commit (another public build of the tree)."""
+    served = hub.repos["princeton-nlp/datasets-for-simcse"].history[
+        revisions.pinned("princeton-nlp/datasets-for-simcse")
+    ]
+    out = io.BytesIO()
+    with tarfile.open(fileobj=io.BytesIO(served["senteval.tar"])) as source, tarfile.open(fileobj=out, mode="w") as tar:
+        for member in source:
+            content = source.extractfile(member).read() if member.isfile() else b""
+            if member.name.endswith(member_suffix):
+                content = edit(content.decode("utf-8")).encode("utf-8")
+                member.size = len(content)
+            tar.addfile(member, io.BytesIO(content) if member.isfile() else None)
+    served["senteval.tar"] = out.getvalue()
+
+
+def test_a_senteval_tree_that_splits_possessives_otherwise_fetches_and_is_reported(hub, tmp_path, monkeypatch):
+    """Another build of SentEval's tree writes "' s" for " 's" on three lines: the fetch accepts it and reports them
+    in SOURCES.md and spacing.json (which each run's env.json copies); ``stsnb data verify --strict`` refuses it."""
+
+    def split_three(text: str) -> str:
+        lines = text.split("\n")
+        for number in [i for i, line in enumerate(lines) if " 's " in line][:3]:
+            lines[number] = lines[number].replace(" 's ", "' s ")
+        return "\n".join(lines)
+
+    _edit_served_tar(hub, "STS14-en-test/STS.input.images.txt", split_three)
+    target = tmp_path / "data"
+    result = data_fetch.fetch(target, hub=_client(hub, tmp_path), say=lambda line: None)
+    assert result.fetched and "3 lines in 1 tables have the reference copy's letters" in result.message
+    sources = (target / "SOURCES.md").read_text()
+    assert "## Spacing variants" in sources and "`STS.input.images.txt` 3" in sources
+    assert json.loads((target / "spacing.json").read_text())[0]["lines_per_file"] == {"STS.input.images.txt": 3}
+    monkeypatch.setenv("STSNB_DATA_DIR", str(target))
+    assert runs_context.environment("cpu")["data_spacing"] == {"senteval/STS14": 3}
+    strict = _cli(["data", "verify", str(target), "--strict"], {})
+    assert strict.returncode == 1 and "senteval/STS14: 3 lines spaced otherwise" in strict.stderr
+
+
+def test_mteb_rows_in_another_order_give_the_reference_copy(hub, tmp_path):
+    """STS12's SMTeuroparl has eight pairs that SentEval writes alike ("( a5-0323 / 2000 )", score 5) and MTEB spaces
+    in two ways; with MTEB's rows reversed, the fetch still puts each on the reference copy's line (by its manifest
+    fingerprint), so nothing is spaced otherwise."""
+    served = hub.repos["mteb/sts12-sts"].history[revisions.pinned("mteb/sts12-sts")]
+    rows = [json.loads(line) for line in gzip.decompress(served["test.jsonl.gz"]).splitlines()]
+    served["test.jsonl.gz"] = gzip_jsonl(rows[::-1])
+    result = data_fetch.fetch(tmp_path / "data", hub=_client(hub, tmp_path), say=lambda line: None)
+    assert result.fetched and not data_manifest.verify(tmp_path / "data").variants
+    assert json.loads((tmp_path / "data" / "spacing.json").read_text()) == []
 
 
 def test_every_hub_file_names_a_full_commit():

@@ -3,7 +3,8 @@
 Holds the records every loader returns and the layer's names (``records``), the loaders (``loading``: STS12-16, STS-B,
 SICK in SentEval's "all" setting, SNLI/MultiNLI, Wikipedia, C-STS) with their Hub copies (``hub_copies``), SentEval's
 text conversions (``senteval_text``), ``stsnb data fetch`` (``fetch``, reading the Hub through ``hub`` at the
-commits ``revisions`` pins) and the manifest that ``stsnb data verify`` checks a folder against (``manifest``).
+commits ``revisions`` pins) and the manifest that ``stsnb data verify`` checks a folder against
+(``manifest``), with its report of lines spaced otherwise than the reference (``spacing``).
 
 May import: no other layer.
 
@@ -55,8 +56,10 @@ from .records import (
     TextVariant,
     Triplet,
 )
+from .spacing import env_record as spacing_record
 
 __all__ = [
+    "spacing_record",
     "CSTSRecord",
     "CSTS_SPLITS",
     "DATA_DIR_ENV",

@@ -26,6 +26,7 @@ the fetch.
 from __future__ import annotations
 
 import csv
+import functools
 import gzip
 import json
 import os
@@ -42,7 +43,7 @@ from typing import Any
 from . import loading as data
 from . import manifest as data_manifest
 from . import records as data_records
-from . import senteval_text
+from . import senteval_text, spacing
 from .hub import FetchError, Files, Hub, HubFile, Resolved
 from .revisions import LATEST, is_commit
 
@@ -129,7 +130,12 @@ class RawText:
             key = (_normalised(row["sentence1"]), _normalised(row["sentence2"]), f"{float(row['score']):.2f}")
             self._rows[key].append((row["sentence1"].strip(), row["sentence2"].strip()))
 
-    def take(self, sent1: str, sent2: str, score: float, location: str) -> tuple[str, str]:
+    def take(
+        self, sent1: str, sent2: str, score: float, location: str, is_reference: Callable[[tuple[str, str]], bool]
+    ) -> tuple[str, str]:
+        """The original pair of this SentEval row. Among equal candidates (the same letters, digits and score), the one
+        the reference copy has at this row (its fingerprint in the manifest), so another upstream row order gives the
+        same folder; else the first whose punctuation matches too; else the first in the source's order."""
         key = (_normalised(sent1), _normalised(sent2), f"{score:.2f}")
         candidates = self._rows.get(key)
         if not candidates:
@@ -137,10 +143,29 @@ class RawText:
                 f"{location}: no pair of {self.where} has this pair's text and score {score}; the raw copy cannot be "
                 "aligned onto SentEval's rows (a changed upstream file?). The SentEval text is in senteval/."
             )
-        # among equal pairs, the first whose punctuation matches too; else the first in the source's order
-        wanted = (_unspaced(sent1), _unspaced(sent2))
-        best = next((i for i, c in enumerate(candidates) if (_unspaced(c[0]), _unspaced(c[1])) == wanted), 0)
+        best = next((i for i, c in enumerate(candidates) if is_reference(c)), None) if len(candidates) > 1 else 0
+        if best is None:
+            wanted = (_unspaced(sent1), _unspaced(sent2))
+            best = next((i for i, c in enumerate(candidates) if (_unspaced(c[0]), _unspaced(c[1])) == wanted), 0)
         return candidates.pop(best)
+
+
+@functools.cache
+def _reference_fingerprints(table: str) -> str:
+    return data_manifest.load_manifest()["tables"][table]["fingerprints"]
+
+
+def _is_reference(
+    table: str, index: int, record: Callable[[tuple[str, str]], Any]
+) -> Callable[[tuple[str, str]], bool]:
+    """Whether a candidate pair, as the loader's record, is the reference copy's record ``index`` of ``table``."""
+    width = data_manifest.FINGERPRINT_WIDTH
+    wanted = _reference_fingerprints(table)[index * width : (index + 1) * width]
+    return lambda pair: data_manifest.fingerprint(record(pair)) == wanted
+
+
+def _raw_pair(pair: tuple[str, str], **fields: Any) -> data_records.STSPair:
+    return data_records.STSPair(pair[0], pair[1], **fields)
 
 
 def _unspaced(sentence: str) -> str:
@@ -164,7 +189,9 @@ def _build_sts_raw(files: Files, out: Path) -> str:
                     continue
                 sent1, sent2 = line.split("\t")
                 location = f"senteval/STS/{year}-en-test/STS.input.{subset}.txt:{number}"
-                lines.append("\t".join(raw.take(sent1, sent2, float(gold), location)))
+                record = functools.partial(_raw_pair, score=float(gold), dataset=year, subset=subset)
+                is_reference = _is_reference(f"raw/{year}", scored + len(lines), record)
+                lines.append("\t".join(raw.take(sent1, sent2, float(gold), location, is_reference)))
                 gold_lines.append(gold)
             (target / f"STS.input.{subset}.txt").write_text("".join(f"{x}\n" for x in lines), encoding="utf-8")
             (target / f"STS.gs.{subset}.txt").write_text("".join(f"{x}\n" for x in gold_lines), encoding="utf-8")
@@ -186,7 +213,9 @@ def _build_stsb_raw(files: Files, out: Path) -> str:
         source = out / "senteval" / "STS" / "STSBenchmark" / f"sts-{split}.csv"
         for number, line in enumerate(source.read_text(encoding="utf-8").splitlines(), start=1):
             columns = line.split("\t")
-            sent1, sent2 = raw.take(columns[5], columns[6], float(columns[4]), f"{source.name}:{number}")
+            record = functools.partial(_raw_pair, score=float(columns[4]), dataset="STSBenchmark", subset=split)
+            is_reference = _is_reference(f"raw/STSBenchmark/{split}", len(lines), record)
+            sent1, sent2 = raw.take(columns[5], columns[6], float(columns[4]), f"{source.name}:{number}", is_reference)
             lines.append("\t".join([*columns[:5], sent1, sent2]))
         (target / f"sts-{split}.csv").write_text("".join(f"{x}\n" for x in lines), encoding="utf-8")
         counts.append(f"{split} {len(lines)}")
@@ -207,7 +236,11 @@ def _build_sick_raw(files: Files, out: Path) -> str:
         rows = [lines[0]]
         for number, line in enumerate(lines[1:], start=2):
             columns = line.split("\t")
-            sent1, sent2 = raw.take(columns[1], columns[2], float(columns[3]), f"{source.name}:{number}")
+            record = functools.partial(
+                _raw_pair, score=float(columns[3]), dataset="SICK", subset=split, entailment=columns[4]
+            )
+            is_reference = _is_reference(f"raw/SICK/{split}", len(rows) - 1, record)
+            sent1, sent2 = raw.take(columns[1], columns[2], float(columns[3]), f"{source.name}:{number}", is_reference)
             rows.append("\t".join([columns[0], sent1, sent2, *columns[3:]]))
         (target / name).write_text("".join(f"{x}\n" for x in rows), encoding="utf-8")
         counts.append(f"{split} {len(rows) - 1}")
@@ -409,12 +442,15 @@ def fetch(
     say: Callable[[str], None] = print,
     hub: Hub | None = None,
     latest: bool = False,
+    strict: bool = False,
 ) -> FetchResult:
     """Build (or leave alone) the data folder at ``target``; see the module docstring. Every file is read at its
-    repo's pinned commit (``stsnb.data.revisions``); ``latest``: at ``main`` instead, said before anything is read."""
+    repo's pinned commit (``stsnb.data.revisions``); ``latest``: at ``main`` instead, said before anything is read.
+    Lines spaced otherwise than the reference copy are accepted and reported (SOURCES.md, ``spacing.json``);
+    ``strict``: they fail the fetch."""
     target = (target or default_target()).expanduser().resolve()
     if target.is_dir():
-        existing = data_manifest.verify(target)
+        existing = data_manifest.verify(target, strict=strict)
         missing = paper_problems(target) if paper else []
         if existing.ok and not missing:
             return FetchResult(target, False, f"{existing.text()}: nothing to fetch")
@@ -436,10 +472,12 @@ def fetch(
     say(f"  in all {total} (files already in the Hugging Face cache are not downloaded again)")
     for item in items:
         item.local = hub.download(item)
-    return _build(target, parts, files, hub.endpoint, say)
+    return _build(target, parts, files, hub.endpoint, say, strict)
 
 
-def _build(target: Path, parts: Sequence[Part], files: Files, endpoint: str, say: Callable[[str], None]) -> FetchResult:
+def _build(
+    target: Path, parts: Sequence[Part], files: Files, endpoint: str, say: Callable[[str], None], strict: bool
+) -> FetchResult:
     target.parent.mkdir(parents=True, exist_ok=True)
     for stale in target.parent.glob(f".{target.name}.partial-*"):
         if not _process_alive(stale.name.rsplit("-", 1)[-1]):
@@ -452,8 +490,10 @@ def _build(target: Path, parts: Sequence[Part], files: Files, endpoint: str, say
         for part in parts:
             say(f"  building {part.name}")
             notes[part.name] = part.build(files, partial)
-        (partial / "SOURCES.md").write_text(sources_markdown(parts, files, notes, endpoint), encoding="utf-8")
-        result = data_manifest.verify(partial)
+        result = data_manifest.verify(partial, strict=strict)
+        sources = sources_markdown(parts, files, notes, endpoint) + spacing.report_markdown(result.variants)
+        (partial / "SOURCES.md").write_text(sources, encoding="utf-8")
+        spacing.write_report(partial, result.variants)
         missing = paper_problems(partial) if any(p.paper for p in parts) else []
         if not result.ok or missing:
             kept = target.parent / f".{target.name}.failed-{time.strftime('%Y%m%d-%H%M%S')}"
@@ -471,7 +511,9 @@ def _build(target: Path, parts: Sequence[Part], files: Files, endpoint: str, say
     finally:
         if partial.exists():
             shutil.rmtree(partial, ignore_errors=True)
-    return FetchResult(target, True, f"{data_manifest.verify(target).text()}; sources in {target / 'SOURCES.md'}")
+    return FetchResult(
+        target, True, f"{result.text().replace(str(partial), str(target))}\nsources in {target / 'SOURCES.md'}"
+    )
 
 
 def _process_alive(pid: str) -> bool:

@@ -11,19 +11,31 @@ loader reads it (``stsnb.data.load_*``), so a folder that verifies is one the no
 - ``text_sha256``: SHA-256 of the text, one record per line (sentences stripped, tab-joined, with the subset name,
   SICK's entailment judgment or C-STS's condition);
 - ``fingerprints``: three hex digits per record, to name the first record (file and line) that differs;
+- ``unspaced_sha256`` and ``unspaced_fingerprints``: the same over the text with its spacing removed (each field's
+  whitespace dropped), which tells a tokenizer's variant from another text;
 - ``files``: the files the loader read, and for those whose bytes are fixed (the Wikipedia sample, a prefix of its
   public file) their SHA-256. The C-STS CSVs are checked by their parsed rows (sentence 1, sentence 2, condition,
   label), so line endings or CSV quoting do not matter and a changed label or word does.
 
-A mismatch names the table, the file and line of the first record that differs, and what was expected. Bytes of the
-other files may differ between copies (SentEval's STS files exist in several tokenizer versions; the raw copies
-are rebuilt by ``stsnb data fetch``), so for them the records, scores and text are what is checked.
+Verification has three degrees, per file and line:
+
+- *changes results*: a missing or extra record, a changed gold score or label: a failure naming the table, the file and
+  line of the first record that differs, and what was expected;
+- *same text, other spacing*: a sentence whose letters, digits and punctuation equal the reference's but which is
+  spaced (tokenized) otherwise, as two public copies of SentEval's tree split possessives ("'s" vs "' s"): accepted and
+  reported (:class:`SpacingVariants`: lines per file and the first three), since levels can move in the second decimal;
+  ``strict=True`` makes it a failure;
+- *other text*: anything else: a failure naming the first line.
+
+Bytes of the other files may differ between copies (SentEval's STS files exist in several tokenizer versions; the raw
+copies are rebuilt by ``stsnb data fetch``), so for them the records, scores and text are what is checked.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import re
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -32,6 +44,8 @@ from typing import Any
 
 from . import loading as data
 from . import records as data_records
+from . import spacing
+from .spacing import SpacingVariants
 
 MANIFEST_FILE = Path(__file__).with_name("manifest.json")
 FETCH_HINT = "run `stsnb data fetch` to build a folder that verifies (docs/data.md)"
@@ -152,6 +166,18 @@ def fingerprint(record: Any) -> str:
     return hashlib.sha256(line.encode("utf-8")).hexdigest()[:FINGERPRINT_WIDTH]
 
 
+def unspaced_text(record: Any) -> str:
+    """:func:`record_text` without its spacing: each field's whitespace removed (the fields stay apart)."""
+    return "\t".join(re.sub(r"\s+", "", part) for part in record_text(record).split("\t"))
+
+
+def unspaced_fingerprint(record: Any) -> str:
+    """:func:`fingerprint` of the text without its spacing: equal for two tokenizations of the same sentence."""
+    gold = record_gold(record)
+    line = unspaced_text(record) + ("" if gold is None else f"\t{gold:.4f}")
+    return hashlib.sha256(line.encode("utf-8")).hexdigest()[:FINGERPRINT_WIDTH]
+
+
 def _digest(lines: Sequence[str]) -> str:
     sha = hashlib.sha256()
     for line in lines:
@@ -176,6 +202,8 @@ def describe_table(table: Table, root: Path) -> dict[str, Any]:
         "records": len(records),
         "text_sha256": _digest([record_text(r) for r in records]),
         "fingerprints": "".join(fingerprint(r) for r in records),
+        "unspaced_sha256": _digest([unspaced_text(r) for r in records]),
+        "unspaced_fingerprints": "".join(unspaced_fingerprint(r) for r in records),
         "files": {},
     }
     if golds:
@@ -205,21 +233,33 @@ def load_manifest(path: Path = MANIFEST_FILE) -> dict[str, Any]:
 
 @dataclass
 class Verification:
-    """The outcome of :func:`verify`: one line per problem (empty: the folder verifies)."""
+    """The outcome of :func:`verify`: one line per problem (empty: the folder verifies) and the lines spaced otherwise
+    than the reference (accepted unless ``strict``)."""
 
     root: Path
     checked: int = 0
     problems: list[str] = field(default_factory=list)
+    variants: list[SpacingVariants] = field(default_factory=list)
+    strict: bool = False
 
     @property
     def ok(self) -> bool:
         return not self.problems
 
     def text(self) -> str:
+        report = spacing.report_text(self.variants)
         if self.ok:
-            return f"{self.root}: verified, {self.checked} tables match the manifest"
+            head = f"{self.root}: verified, {self.checked} tables match the manifest"
+            return f"{head}\n{report}" if report else head
         head = f"{self.root}: {len(self.problems)} of {self.checked} tables do not match the manifest"
-        return "\n".join([head, *(f"  - {p}" for p in self.problems), f"  To fix: {FETCH_HINT}."])
+        fix = (
+            "  To fix: drop --strict to accept text that differs only in its spacing, or "
+            if self.strict and self.variants
+            else "  To fix: "
+        )
+        return "\n".join(
+            [head, *(f"  - {p}" for p in self.problems), *([report] if report else []), f"{fix}{FETCH_HINT}."]
+        )
 
 
 def _record_location(records: Sequence[Any], index: int) -> str:
@@ -228,28 +268,36 @@ def _record_location(records: Sequence[Any], index: int) -> str:
     return source or f"record {index + 1}"
 
 
-def _first_mismatch(records: Sequence[Any], fingerprints: str) -> int:
-    """Index of the first record whose fingerprint differs from the reference's (``len(records)`` if none does)."""
+def _mismatches(records: Sequence[Any], fingerprints: str, of: Callable[[Any], str] = fingerprint) -> list[int]:
+    """Indices of the records whose fingerprint (``of``) differs from the reference's."""
     width = FINGERPRINT_WIDTH
-    for index, record in enumerate(records):
-        if fingerprint(record) != fingerprints[index * width : (index + 1) * width]:
-            return index
-    return len(records)
+    return [i for i, r in enumerate(records) if of(r) != fingerprints[i * width : (i + 1) * width]]
 
 
-def verify_table(table: Table, expected: dict[str, Any], root: Path) -> str | None:
-    """The problem with one table, or None. Names the file and line, and what was expected."""
+@dataclass
+class TableCheck:
+    """What :func:`verify_table` found: a problem (None: none), and the indices of records spaced otherwise."""
+
+    problem: str | None = None
+    respaced: list[int] = field(default_factory=list)
+    records: Sequence[Any] = ()
+
+
+def verify_table(table: Table, expected: dict[str, Any], root: Path) -> TableCheck:
+    """Check one table in three degrees: records and gold scores, then text with and without its spacing. A problem
+    names the file and line, and what was expected."""
     missing = [name for name in expected["files"] if not (root / name).is_file()]
     if missing:
-        return f"{table.name}: missing {', '.join(missing)}"
+        return TableCheck(f"{table.name}: missing {', '.join(missing)}")
     try:
         records = table.load(root)
     except data_records.DataError as err:
-        return f"{table.name}: {err}"
-    first = _first_mismatch(records, expected["fingerprints"])
+        return TableCheck(f"{table.name}: {err}")
+    differing = _mismatches(records, expected["fingerprints"])
+    first = differing[0] if differing else len(records)
     if len(records) != expected["records"]:
         where = _record_location(records, min(first, len(records) - 1)) if records else "no record read"
-        return (
+        return TableCheck(
             f"{table.name}: {len(records)} records, expected {expected['records']}; the first that differs from the "
             f"reference copy: {where} (a truncated or edited file)"
         )
@@ -259,33 +307,67 @@ def verify_table(table: Table, expected: dict[str, Any], root: Path) -> str | No
         outside = next((i for i, g in enumerate(golds) if not low <= g <= high), None)
         if outside is not None:
             where = _record_location(records, outside)
-            return f"{table.name}: {where}: score {golds[outside]} outside the expected range [{low}, {high}]"
+            return TableCheck(
+                f"{table.name}: {where}: score {golds[outside]} outside the expected range [{low}, {high}]"
+            )
         if _digest([f"{g:.4f}" for g in golds]) != expected["gold_sha256"]:
             where = _record_location(records, first)
-            return f"{table.name}: {where}: gold score {golds[first]} differs from the reference copy's"
+            return TableCheck(f"{table.name}: {where}: gold score {golds[first]} differs from the reference copy's")
+    check = TableCheck(records=records)
     if _digest([record_text(r) for r in records]) != expected["text_sha256"]:
-        where = _record_location(records, first)
-        return f"{table.name}: {where}: text differs from the reference copy's (a different tokenizer or an edit)"
+        other = _mismatches(records, expected["unspaced_fingerprints"], unspaced_fingerprint)
+        if other or _digest([unspaced_text(r) for r in records]) != expected["unspaced_sha256"]:
+            where = _record_location(records, other[0] if other else first)
+            return TableCheck(f"{table.name}: {where}: text differs from the reference copy's (not only its spacing)")
+        check.respaced = differing
     for name, sha in expected["files"].items():
         if sha is not None and file_sha256(root / name) != sha:
-            return f"{table.name}: {name}: bytes differ from the public release (SHA-256 {sha[:12]}... expected)"
-    return None
+            check.problem = (
+                f"{table.name}: {name}: bytes differ from the public release (SHA-256 {sha[:12]}... expected)"
+            )
+    return check
 
 
-def verify(root: Path | str, manifest: dict[str, Any] | None = None) -> Verification:
-    """Check every table of the manifest in ``root``."""
+def _other_copy(name: str, by_name: dict[str, Table]) -> Table | None:
+    """The same pairs in the folder's other text version (``senteval/X`` <-> ``raw/X``), if the folder has one."""
+    prefix, _, rest = name.partition("/")
+    twin = {"senteval": "raw", "raw": "senteval"}.get(prefix)
+    return by_name.get(f"{twin}/{rest}") if twin else None
+
+
+def _spacing_report(table: Table, check: TableCheck, by_name: dict[str, Table], root: Path) -> SpacingVariants:
+    report = SpacingVariants(table.name)
+    twin = _other_copy(table.name, by_name)
+    try:
+        others = twin.load(root) if twin else []
+    except data_records.DataError:
+        others = []
+    for index in check.respaced:
+        other = record_text(others[index]) if len(others) == len(check.records) else ""
+        report.add(_record_location(check.records, index), record_text(check.records[index]), other)
+    return report
+
+
+def verify(root: Path | str, manifest: dict[str, Any] | None = None, *, strict: bool = False) -> Verification:
+    """Check every table of the manifest in ``root``. Lines spaced otherwise than the reference are reported in
+    ``variants``; ``strict``: each such table is a problem too."""
     root = Path(root).expanduser().resolve()
     manifest = manifest if manifest is not None else load_manifest()
-    result = Verification(root)
+    result = Verification(root, strict=strict)
     if not root.is_dir():
         result.problems.append(f"no folder at {root}")
         return result
     by_name = {t.name: t for t in tables()}
     for name, expected in manifest["tables"].items():
         result.checked += 1
-        problem = verify_table(by_name[name], expected, root)
-        if problem:
-            result.problems.append(problem)
+        check = verify_table(by_name[name], expected, root)
+        if check.problem:
+            result.problems.append(check.problem)
+        if check.respaced:
+            report = _spacing_report(by_name[name], check, by_name, root)
+            result.variants.append(report)
+            if strict:
+                result.problems.append(f"{report.text()} (--strict)")
     return result
 
 

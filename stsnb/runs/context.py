@@ -35,6 +35,8 @@ from typing import Any
 
 import yaml
 
+from .. import data
+
 RUN_DIR_ENV = "STSNB_RUN_DIR"
 REPO_ROOT = Path(__file__).resolve().parents[2]
 TRACKED_PACKAGES = (
@@ -120,6 +122,8 @@ def environment(device: str) -> dict[str, Any]:
         "lock": lock_record(),
         # STSNB_PRECISION=bf16: bf16 autocast on the CPU too (the bf16 rehearsal); absent: each device's default
         "precision": os.environ.get("STSNB_PRECISION") or "auto",
+        # lines of the data folder whose text is the reference's spaced otherwise (stsnb data fetch's report)
+        "data_spacing": data.spacing_record(),
     }
     try:
         import torch
