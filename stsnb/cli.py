@@ -7,6 +7,8 @@ rewrites the instructor's answer sheet from the committed runs (``--run`` first 
     stsnb data verify [DIR] [--strict]
     stsnb run [--profile smoke|class|cpu|paper|rehearsal] [--only NOTEBOOK,...] [--out DIR]
     stsnb run --profile paper --parallel "0,1,2,3:10_pcc_tuning 4,5,6,7:20_sts_regression,30_hicl"
+    stsnb run --profile paper --check [--gpus N] [--gpu-memory GIB] [--calibration REPORT.json] [--online]
+    stsnb gpu-check [--out DIR] [--cpu-rehearsal]
     stsnb summary [--profile cpu] [--out DIR]
     stsnb eval --model NAME [--pooling mean|cls|last] [--template TEXT] [--tasks all|sts12,...]
                [--text senteval|raw] [--data-dir DIR] [--json]
@@ -140,7 +142,28 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help=f"with --check: the GPU type whose bf16 peak prices the time estimate (default: {DEFAULT_GPU})",
     )
+    run.add_argument(
+        "--calibration",
+        type=Path,
+        metavar="FILE",
+        help="with --check: a `stsnb gpu-check` report (.json) whose measured memory and time replace the assumptions",
+    )
     run.set_defaults(handler=run_command, parser=run)
+
+    gpu_check = commands.add_parser(
+        "gpu-check",
+        help="the first command on a GPU server: the gpu test tier, measured memory and time of each paper fit, "
+        "evaluation speed; writes a report that `stsnb run --check --calibration` reads (about 10 minutes)",
+    )
+    gpu_check.add_argument(
+        "--out", type=Path, default=None, help="report folder (default: benchmarks/results/gpu/ in the checkout)"
+    )
+    gpu_check.add_argument(
+        "--cpu-rehearsal",
+        action="store_true",
+        help="run every measurement at tiny sizes on the CPU (a plumbing check, under 3 minutes; measures no GPU)",
+    )
+    gpu_check.set_defaults(handler=gpu_check_command, parser=gpu_check)
 
     summary = commands.add_parser(
         "summary", help="rewrite papermill_runs/<profile>/summary.md from the run folders (runs no notebook)"
@@ -242,24 +265,43 @@ def data_verify_command(args: argparse.Namespace, parser: argparse.ArgumentParse
     return 0 if result.ok else 1
 
 
+def gpu_check_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from .gpu.gpu_check import DEFAULT_OUT, NoCuda, failed_rows, run
+
+    try:
+        report, path = run(args.out or DEFAULT_OUT, cpu_rehearsal=args.cpu_rehearsal)
+    except NoCuda as err:
+        print(f"stsnb gpu-check: {err}", file=sys.stderr)
+        return 2
+    failed = failed_rows(report)
+    print(f"stsnb gpu-check: report in {path} and {path.with_suffix('.json')} ({report.seconds:.0f} s)")
+    for line in failed:
+        print(f"  failed: {line}", file=sys.stderr)
+    return 1 if failed else 0
+
+
 def run_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from .runs.execution import run
     from .runs.plans import NOTEBOOKS_DIR, PLANS_DIR, PlanError, load_plan, plan_path
 
     if args.check:
+        from .gpu.calibration import CalibrationError
+        from .gpu.calibration import load as load_calibration
         from .gpu.cost_estimate import DEFAULT_GPU
         from .gpu.plan_check import check
 
         try:
             plan = load_plan(plan_path(args.profile, PLANS_DIR))
-            report = check(plan, NOTEBOOKS_DIR, args.gpus, args.gpu_memory, args.gpu_type or DEFAULT_GPU)
-        except PlanError as err:
+            calibration = load_calibration(args.calibration) if args.calibration else None
+            report = check(plan, NOTEBOOKS_DIR, args.gpus, args.gpu_memory, args.gpu_type or DEFAULT_GPU, calibration)
+        except (PlanError, CalibrationError) as err:
             parser.error(str(err))
         print(report.text(), flush=True)
         online_ok = _preflight(plan, NOTEBOOKS_DIR) if args.online else True
         return 0 if report.ok and online_ok else 1
-    if args.gpus is not None or args.gpu_memory is not None or args.gpu_type is not None or args.online:
-        parser.error("--gpus, --gpu-memory, --gpu-type and --online go with --check")
+    asked = (args.gpus, args.gpu_memory, args.gpu_type, args.calibration)
+    if any(value is not None for value in asked) or args.online:
+        parser.error("--gpus, --gpu-memory, --gpu-type, --calibration and --online go with --check")
     if args.parallel and args.only:
         parser.error("--parallel names the notebooks of each group: leave out --only")
     refusal = _cuda_refusal(args.profile, PLANS_DIR)

@@ -44,6 +44,7 @@ from .memory_estimate import ModelShape
 GPU_TYPES: dict[str, tuple[str, float]] = {
     "a100-80gb": ("NVIDIA A100 80GB SXM", 312e12),
     "h100-sxm": ("NVIDIA H100 SXM", 989e12),
+    "h200": ("NVIDIA H200 SXM", 989e12),  # H100's compute with more and faster memory
     "l40s": ("NVIDIA L40S", 362e12),
     "rtx-4090": ("GeForce RTX 4090 (fp32 accumulate)", 165e12),
     "a6000": ("RTX A6000", 155e12),

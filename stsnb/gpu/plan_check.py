@@ -32,6 +32,7 @@ from typing import Any
 
 from ..training import batching
 from . import cost_estimate, memory_estimate, plan_costs
+from .calibration import Calibration, calibrate_costs, calibrate_memory
 from .plan_costs import NotebookCost, batch_table, cost_assumptions, fit_cost_table, notebook_cost, notebook_cost_table
 
 HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$")
@@ -343,6 +344,7 @@ class CheckReport:
     gpu_memory: float | None
     costs: list[NotebookCost] = field(default_factory=list)
     gpu_type: str = cost_estimate.DEFAULT_GPU
+    calibration: Calibration | None = None
 
     @property
     def ok(self) -> bool:
@@ -353,6 +355,8 @@ class CheckReport:
             f"stsnb run --check --profile {self.profile}: " + ("ok" if self.ok else f"{len(self.problems)} problems")
         ]
         lines += [f"  - {p}" for p in self.problems]
+        if self.calibration is not None:
+            lines += ["", *self.calibration.describe()]
         if self.memory:
             lines += [
                 "",
@@ -374,10 +378,12 @@ def check(
     gpus: int | None = None,
     gpu_memory: float | None = None,
     gpu_type: str = cost_estimate.DEFAULT_GPU,
+    calibration: Calibration | None = None,
 ) -> CheckReport:
     """Every check of the module docstring on a loaded plan (``plans.load_plan``); parameters a notebook does not
     declare are reported too (``plans.check_plan``), a memory estimate over ``gpu_memory`` GiB is a problem, and so
-    is, with ``gpus``, an estimated time past the notebook's timeout on ``gpus`` GPUs of ``gpu_type``."""
+    is, with ``gpus``, an estimated time past the notebook's timeout on ``gpus`` GPUs of ``gpu_type``. With a
+    ``calibration`` (``stsnb gpu-check``'s report) the measured ratios replace the assumptions."""
     import papermill
 
     from ..runs.plans import PlanError, check_plan
@@ -401,6 +407,8 @@ def check(
         except batching.BatchError as err:
             problems.append(f"{name}: {err}")
             cost = None
+        if cost is not None and calibration is not None:
+            cost = calibrate_costs([cost], calibration)[0]
         if cost is not None:
             costs.append(cost)
             if "num_processes" in params:
@@ -410,7 +418,10 @@ def check(
                     f"{name}: estimated {cost.hours:.1f} h on {gpus} x {gpu_type}, more than its plan timeout of "
                     f"{cost.timeout / 3600:g} h"
                 )
-        notebook_rows = resolve_auto(memory_rows(name, params), gpu_memory)
+        notebook_rows = memory_rows(name, params)
+        if calibration is not None:
+            notebook_rows = calibrate_memory(notebook_rows, calibration)
+        notebook_rows = resolve_auto(notebook_rows, gpu_memory)
         rows += notebook_rows
         if gpu_memory:
             for row in notebook_rows:
@@ -420,4 +431,4 @@ def check(
                         f"({HOW_RUN[row.used]}), more than "
                         f"{gpu_memory:g} GiB less the CUDA context and 10%"
                     )
-    return CheckReport(plan.profile, problems, rows, gpus, gpu_memory, costs, gpu_type)
+    return CheckReport(plan.profile, problems, rows, gpus, gpu_memory, costs, gpu_type, calibration)
