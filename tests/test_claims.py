@@ -301,3 +301,55 @@ def test_the_headline_claim_is_marked_and_rows_without_the_field_are_not_headlin
         claims.headline_of([lead, dict(lead, claim="e beats f")])
     assert claims.describe(lead).startswith("headline: a beats b: ours")
     assert claims.describe(other).startswith("c beats d: ours")
+
+
+MAIN_CLAIM_NOTEBOOKS = {
+    "10_pcc_tuning": "pcc-tuning.md",
+    "20_sts_regression": "sts-regression.md",
+    "30_hicl": "hicl.md",
+    "40_ccl_csts": "ccl-csts.md",
+}
+
+
+def test_each_papers_main_claim_is_a_sentence_of_its_abstract():
+    """The main claims are fixed in the package from the abstracts (HiCL's makes two), one entry point each."""
+    import re
+    from pathlib import Path
+
+    for notebook, paper in MAIN_CLAIM_NOTEBOOKS.items():
+        mains = claims.main_claims_of(notebook)
+        assert len(mains) == (2 if notebook == "30_hicl" else 1) and all(m.notebook == notebook for m in mains)
+        path = Path("/work/shared/papers") / paper
+        if not path.is_file():
+            pytest.skip(f"the paper's text {path} is not on this machine")
+        text = " ".join(path.read_text().split())
+        abstract = text[text.index("Abstract") : text.index("1 Introduction")]
+        for main in mains:
+            where, sentence = re.fullmatch(r'([^:]+): "(.*)"', main.abstract).groups()
+            assert where == "Abstract" and sentence in abstract, f"{paper}: not in its abstract: {sentence[:60]}"
+
+
+def test_the_committed_cpu_runs_lead_with_each_papers_main_claim():
+    """Every committed cpu run has a row for each main claim, in the paper's direction, and summary.md's overview
+    shows it (whatever its verdict) in the column after the notebook's name."""
+    import json
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent / "papermill_runs" / "cpu"
+    summary = (root / "summary.md").read_text()
+    for notebook in MAIN_CLAIM_NOTEBOOKS:
+        rows = json.loads((root / notebook / "metrics.json").read_text())["claims"]
+        texts = []
+        for main in claims.main_claims_of(notebook):
+            row = main.row_in(rows)
+            assert row is not None, f"{notebook}: no row for its main claim {main.statement}"
+            assert row["paper_direction"] == main.direction and row["kind"] == claims.PAPER
+            texts.append(claims.main_claim_text(main, rows))
+        line = next(line for line in summary.splitlines() if line.startswith(f"| [{notebook}]"))
+        assert line.split(" | ")[1] == "; ".join(texts)
+
+
+def test_a_main_claim_the_run_did_not_make_reads_not_run():
+    main = claims.MainClaim("nb", claims.quote("Abstract", "X."), "Table 9", "a", "b", ("a beats b",))
+    assert claims.main_claim_text(main, []) == "Table 9: a beats b: not run in this profile"
+    assert claims.main_claim_text(main, None) == "Table 9: a beats b: no claims recorded"

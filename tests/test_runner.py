@@ -451,7 +451,8 @@ def test_overview_has_one_row_per_notebook_read_from_its_run(fake_profile):
         "not tested": 1,
     }, "the paper's claims only"
     assert two_stage.checks == {**dict.fromkeys(verdict_rules.VERDICTS, 0), "supported": 1}
-    assert two_stage.cells()[len(verdict_rules.VERDICTS) + 3] == "1 supported"
+    assert two_stage.cells()[len(verdict_rules.VERDICTS) + 4] == "1 supported"
+    assert two_stage.cells()[0] == MISSING, "no paper's main claim is registered for a notebook of this name"
     assert two_stage.takeaway == "Stage 2 beat stage 1 by +6.00 points on 2 seeds."
     assert two_stage.comparable == "direction only"
     assert by_name["01_losses"].seconds == pytest.approx(17.6)  # no papermill duration: metrics "seconds"
@@ -462,7 +463,7 @@ def test_overview_has_one_row_per_notebook_read_from_its_run(fake_profile):
     )  # rows without a kind: the paper's
     never = by_name["30_never_run"]
     assert never.status == "not run" and never.commit is None and never.seconds is None
-    assert never.cells() == ["not run", *[MISSING] * (len(OVERVIEW_COLUMNS) - 2)]
+    assert never.cells() == [MISSING, "not run", *[MISSING] * (len(OVERVIEW_COLUMNS) - 3)]
     failed = by_name["40_failed"]
     assert failed.status.startswith("failed (earlier run): the kernel died mid-cell, killed by SIGKILL; partial")
     assert failed.commit == "eeeeeee" and failed.folder == profile_dir / "40_failed.failed"

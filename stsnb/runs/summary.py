@@ -25,7 +25,17 @@ from pathlib import Path
 from typing import Any
 
 from ..evaluation import verdict_rules
-from ..evaluation.claims import CHECK, PAPER, failed_preconditions, is_equivalence, is_headline, kind_of, verdict_counts
+from ..evaluation.claims import (
+    CHECK,
+    PAPER,
+    failed_preconditions,
+    is_equivalence,
+    is_headline,
+    kind_of,
+    main_claim_text,
+    main_claims_of,
+    verdict_counts,
+)
 from .context import git_sha, write_text_atomic
 from .locks import folder_lock
 from .plans import DEFAULT_OUT, PLANS_DIR, Plan, PlanError, load_plan, plan_path
@@ -169,8 +179,10 @@ def run_commit(folder: Path) -> str | None:
 
 MISSING = "—"  # a value the run did not record: shown as missing, never invented
 CHECKS_COLUMN = "checks of our setting"
+MAIN_CLAIM_COLUMN = "the paper's main claim: verdict"
 OVERVIEW_COLUMNS = (
     "notebook",
+    MAIN_CLAIM_COLUMN,
     "status",
     "runtime (s)",
     "commit",
@@ -194,6 +206,7 @@ class OverviewRow:
     takeaway: str | None
     comparable: str | None
     checks: dict[str, int] | None = None  # the checks of our setting by verdict; None when no claims recorded
+    main_claim: str | None = None  # the paper's main claim and its verdict (``claims.main_claim_text``); None: none
 
     def cells(self) -> list[str]:
         """The texts of ``OVERVIEW_COLUMNS`` after ``notebook`` (renderers add the link and escape)."""
@@ -203,6 +216,7 @@ class OverviewRow:
             else [MISSING] * len(verdict_rules.VERDICTS)
         )
         return [
+            self.main_claim or MISSING,
             self.status,
             f"{self.seconds:.0f}" if self.seconds is not None else MISSING,
             self.commit or MISSING,
@@ -230,8 +244,10 @@ def overview_row(outcome: Outcome, profile_dir: Path) -> OverviewRow:
     levels are ``comparable`` with the paper's."""
     folder = shown_folder(outcome, profile_dir)
     status = status_text(outcome)
+    mains = main_claims_of(outcome.notebook)
     if folder is None:
-        return OverviewRow(outcome.notebook, status, None, outcome.seconds, None, None, None, None)
+        main = "; ".join(f"{m.statement}: not run" for m in mains) or None
+        return OverviewRow(outcome.notebook, status, None, outcome.seconds, None, None, None, None, main_claim=main)
     metrics = read_metrics(folder)
     notes = section_notes(folder)
     if outcome.good is None and (metrics or comparison_rows(folder)):
@@ -252,6 +268,7 @@ def overview_row(outcome: Outcome, profile_dir: Path) -> OverviewRow:
         _text(metrics.get("takeaway")),
         _text(metrics.get("comparable")),
         verdict_counts(rows, CHECK) if recorded else None,
+        "; ".join(main_claim_text(m, rows if recorded else None) for m in mains) or None,
     )
 
 
@@ -431,6 +448,8 @@ def summary_markdown(plan: Plan, outcomes: Sequence[Outcome], profile_dir: Path)
         "",
         "## Overview",
         "",
+        "The paper's main claim: the claim its abstract makes, fixed in the package before any run (a row for each "
+        "paper, whatever its verdict; HiCL's abstract makes two), with our difference [95% interval envelope]. "
         "Commit: the git commit the notebook's run came from; the paper's claims by verdict, then the checks of our "
         "own setting, which are never counted as reproduced claims (see Claims below); the takeaway is the "
         "notebook's own sentence, written from its results; comparable: whether our levels can be set beside the "

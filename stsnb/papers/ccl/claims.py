@@ -436,3 +436,16 @@ def headline_row(rows: Sequence[dict], headline_table: str, backbone: str) -> di
     }
     by_text = {r["claim"]: r for r in rows}
     return by_text.get(texts[headline_table]) or by_text.get(texts["Table 3"])
+
+
+# The paper's main claim, from its abstract (decided before any run; every profile's summary leads with it)
+MAIN_CLAIMS = (
+    claims.MainClaim(
+        "40_ccl_csts",
+        quotes.MAIN_CLAIM,
+        "Table 3",
+        "CCL",
+        "the prior method (QuMSE), bi-encoder",
+        ("Table 3, ", "bi-encoder: CCL > QuMSE"),
+    ),
+)

@@ -17,3 +17,16 @@ SECTION_3_3 = quote(
     "The longer the training corpus, the higher the benefit using HiCL. This suggests that our approach has a variety "
     "of use cases, particularly in pre-training, due to its efficient encoding process.",
 )
+
+
+MAIN_CLAIM_EFFECTIVENESS = quote(
+    "Abstract",
+    "Conversely, HiCL improves its effectiveness by dividing the sequence into several segments and employing both "
+    "local and global contrastive learning to model segment-level and sequencelevel relationships.",
+)
+
+MAIN_CLAIM_EFFICIENCY = quote(
+    "Abstract",
+    "Further, considering the quadratic time complexity of transformers over input tokens, HiCL boosts training "
+    "efficiency by first encoding short segments and then aggregating them to obtain the sequence representation.",
+)

@@ -325,3 +325,16 @@ def paper_batch_difference(row: str, batch: int, reference: int) -> float | None
 def ceiling_crossings(scores: dict[str, float], ceilings: dict[str, float]) -> dict[str, dict[str, bool]]:
     """Per task: does our Spearman x100 exceed each ceiling (87.5 of Eq. 7, 100 * sqrt(3)/2 tie-corrected)?"""
     return {task: {name: value > limit for name, limit in ceilings.items()} for task, value in scores.items()}
+
+
+# The paper's main claim, from its abstract (decided before any run; every profile's summary leads with it)
+MAIN_CLAIMS = (
+    claims.MainClaim(
+        "10_pcc_tuning",
+        quotes.MAIN_CLAIM,
+        "Table 4",
+        "stage 2 (1 - Pearson, Eq. 9)",
+        "stage 1 (InfoNCE, Eq. 8)",
+        ("stage 2 (1 - Pearson, Eq. 9) improves on stage 1",),
+    ),
+)

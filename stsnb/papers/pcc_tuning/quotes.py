@@ -31,3 +31,10 @@ TEMPLATES = quote(
     "from approximately 85 to around 90, with minimal impact from the different templates on the final outcomes.",
 )
 BATCH_SIZES = quote("Appendix A, Table 5", "This observation indicates that Pcc-tuning is not sensitive to batch size.")
+
+
+MAIN_CLAIM = quote(
+    "Abstract",
+    "To transcend this ceiling, we propose an innovative approach termed Pcc-tuning, which employs Pearson’s "
+    "correlation coefficient as a loss function to refine model performance beyond contrastive learning.",
+)

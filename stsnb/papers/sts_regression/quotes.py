@@ -61,3 +61,10 @@ TABLE6 = quote(
     "The findings indicate that the concatenation method (u, v, |u - v|) is the most effective for both PLMs, thus "
     "further validating the rationale behind our proposed scheme.",
 )
+
+
+MAIN_CLAIM = quote(
+    "Abstract",
+    "Despite its efficiency, Sentence-BERT tackles STS tasks from a classification perspective, overlooking the "
+    "progressive nature of semantic relationships, which results in suboptimal performance.",
+)
