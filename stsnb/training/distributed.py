@@ -8,11 +8,13 @@ docstring says why; ``tests/test_distributed.py`` checks it). With one process i
 
 ``run(fn, args, num_processes)`` is what a notebook's ``num_processes`` parameter calls: ``fn(*args)`` on that many
 processes, the main process's return value handed back through a file. With more than one process it never forks
-the notebook kernel: it pickles the job into a folder and starts a child ``python -m torch.distributed.run
+the notebook kernel: it pickles the job into a folder and starts a child ``python -m stsnb.training.launch --torchrun
 --nproc_per_node N -m stsnb.training.launch --job FILE`` (torchrun; NCCL on GPUs, gloo on the CPU, one code path), so a
 kernel that touched CUDA or holds an ``Accelerator`` cannot leak either into the workers (a forked process cannot
 use CUDA, and an inherited Accelerator trains without DDP). The job must pickle: a module-level function, or a
-``functools.partial`` of one with picklable arguments. The child's output is relayed line by line.
+``functools.partial`` of one with picklable arguments. The child's output is relayed line by line. No orphans
+(``stsnb.training.orphans``): torchrun runs in a process group of its own, stopped on every way out of ``run``, and
+torchrun and its workers stop by themselves when the runner is killed outright (SIGKILL, the OOM killer).
 
 Work that needs no other process (scoring the test sets) runs once, on the main process: ``is_main_process()``
 guards it, the other processes return None, and ``run`` hands back the main process's result. While the main
@@ -44,6 +46,8 @@ from pathlib import Path
 from typing import Any
 
 import torch
+
+from .orphans import PARENT_PID_ENV, PIDS_FOLDER, guard_worker, sigterm_stops, stop_group
 
 # how long a process may wait in a collective for the others: the main process scores the test sets alone (a 7B
 # model's 16-bit copy loaded and every test pair encoded) while the others wait; a crashed worker still stops every
@@ -160,6 +164,7 @@ def run_job(job: str | Path) -> None:
     from accelerate import PartialState
 
     job = Path(job)
+    guard_worker(job.with_name(PIDS_FOLDER))  # stops with the runner, however it ends
     # joins the process group torchrun describes: NCCL on GPUs; on a machine without, accelerate needs cpu=True to
     # see the processes at all (else every worker thinks it is alone), and then uses gloo
     PartialState(cpu=not torch.cuda.is_available(), timeout=COLLECTIVE_TIMEOUT)
@@ -175,11 +180,13 @@ def run_job(job: str | Path) -> None:
 
 
 def launch_command(job: Path, num_processes: int) -> list[str]:
-    """The torchrun command that runs ``job`` on ``num_processes`` local processes (a free port each time)."""
+    """The torchrun command that runs ``job`` on ``num_processes`` local processes (a free port each time), through
+    ``stsnb.training.launch --torchrun``: torchrun under the runner's watchdog."""
     return [
         sys.executable,
         "-m",
-        "torch.distributed.run",
+        "stsnb.training.launch",
+        "--torchrun",
         "--standalone",
         f"--nproc_per_node={num_processes}",
         "-m",
@@ -192,8 +199,9 @@ def launch_command(job: Path, num_processes: int) -> list[str]:
 def _child_environment(num_processes: int = 1) -> dict[str, str]:
     """This process's environment, with its import path (so the child unpickles functions from the same modules,
     test modules and notebook folders included) and, unless set, OMP_NUM_THREADS = cores per process (torchrun
-    would set 1 and print a warning banner into the notebook's output)."""
-    env = dict(os.environ)
+    would set 1 and print a warning banner into the notebook's output), and this process's pid, which torchrun and its
+    workers watch (``stsnb.training.orphans``)."""
+    env = dict(os.environ, **{PARENT_PID_ENV: str(os.getpid())})
     paths = [p for p in sys.path if p] + env.get("PYTHONPATH", "").split(os.pathsep)
     env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(p for p in paths if p))
     env.setdefault("OMP_NUM_THREADS", str(max(1, (os.cpu_count() or 1) // num_processes)))
@@ -206,7 +214,8 @@ def run(function: Callable[..., Any], args: Sequence[Any] = (), num_processes: i
     A notebook's ``num_processes`` parameter: 1 runs in the kernel; more runs in a child started by torchrun
     (never a fork of the kernel), and the result comes back through ``result.pt`` in ``workdir`` (a temporary
     folder by default; ``torch.save``: tensors, dicts, dataclasses). Raises :class:`LaunchError` with the last lines
-    of the workers' output when they fail.
+    of the workers' output when they fail. However ``run`` ends, torchrun and its workers end with it
+    (``stsnb.training.orphans``).
     """
     if num_processes < 1:
         raise ValueError(f"num_processes must be >= 1, got {num_processes}")
@@ -229,14 +238,22 @@ def run(function: Callable[..., Any], args: Sequence[Any] = (), num_processes: i
             stderr=subprocess.STDOUT,
             text=True,
             env=_child_environment(num_processes),
+            start_new_session=True,  # a group of its own, which stop_group stops as one (Ctrl-C too: see below)
         ) as child:
             assert child.stdout is not None
-            for line in child.stdout:
-                tail.append(line)
-                if line.startswith("[rank"):
-                    worker.append(line)
-                sys.stderr.write(line)
-            code = child.wait()
+            pids = job.with_name(PIDS_FOLDER)  # torchrun's pid, then each worker's (``orphans.guard_worker``)
+            try:
+                pids.mkdir()
+                (pids / "torchrun").write_text(str(child.pid))
+                with sigterm_stops(lambda: stop_group(child, pids)):
+                    for line in child.stdout:
+                        tail.append(line)
+                        if line.startswith("[rank"):
+                            worker.append(line)
+                        sys.stderr.write(line)
+                    code = child.wait()
+            finally:
+                stop_group(child, pids)  # an exception or Ctrl-C here: torchrun and its workers stop too
         result = job.with_name("result.pt")
         if code != 0 or not result.is_file():
             raise LaunchError(

@@ -5,10 +5,11 @@
 Each process imports ``package.module``, calls ``function(**kwargs)`` (kwargs as a JSON object) and, on the main
 process, prints the JSON of what it returns when that is JSON-able.
 
-    python -m torch.distributed.run --nproc_per_node 2 -m stsnb.training.launch --job FOLDER/job.pkl
+    python -m stsnb.training.launch --torchrun --nproc_per_node 2 -m stsnb.training.launch --job FOLDER/job.pkl
 
-is how ``stsnb.training.distributed.run`` starts a pickled ``(function, args)`` job outside the notebook kernel; the
-main process saves the result as ``FOLDER/result.pt``.
+is how ``stsnb.training.distributed.run`` starts a pickled ``(function, args)`` job outside the notebook kernel:
+torchrun (``torch.distributed.run``) with the watchdog that stops it when the runner is gone
+(``stsnb.training.orphans``), whose workers run the job; the main process saves the result as ``FOLDER/result.pt``.
 """
 
 from __future__ import annotations
@@ -20,6 +21,14 @@ import sys
 
 def main(argv: list[str] | None = None) -> None:
     args = argv if argv is not None else sys.argv[1:]
+    if args[:1] == ["--torchrun"]:
+        from torch.distributed.run import main as torchrun
+
+        from .orphans import guard_agent
+
+        guard_agent()
+        torchrun(args[1:])
+        return
     if len(args) == 2 and args[0] == "--job":
         from .distributed import run_job
 

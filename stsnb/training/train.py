@@ -20,6 +20,8 @@
   ``$STSNB_CHECKPOINTS`` (set by ``stsnb run`` for a plan with ``checkpoints: true``) gives every fit a folder of its
   own named by ``run_key``, and ``$STSNB_RESUME=1`` (``stsnb run --resume``) resumes them all: a rerun notebook
   fast-forwards through the fits a killed run finished. The files and the run key are ``stsnb.training.checkpoints``.
+  The main process holds ``checkpoint_dir/.lock`` while it writes there (``orphans.checkpoints_locked``): a second
+  fit on the folder, such as an orphan of a killed run, fails at once naming the holder's pid.
 - Progress bars with ``tqdm.auto`` (quiet when ``TQDM_DISABLE=1``).
 
 Batch statistics and several processes. Accumulation sums the gradients of ``grad_accum`` micro-batches: that is one
@@ -65,6 +67,7 @@ from .checkpoints import (
     trainable_state,
 )
 from .config import MIXED_PRECISION, EvalFn, LossFn, NonFiniteLossError, TrainConfig, TrainResult
+from .orphans import checkpoints_locked
 from .progress import quiet as batch_run_is_quiet
 
 
@@ -259,30 +262,31 @@ def fit(
     _check_inputs(train_data, config)
     started, was_training = time.perf_counter(), model.training
     run = _start(model, loss_fn, train_data, config, evaluate, param_groups)
-    _resume_state(run)
-    run.bar = _progress_bar(run)
-    run.model.train()
-    if config.eval_at_start and run.state["step"] == 0 and run.state["evaluated_at"] is None:
-        _evaluate_and_select(run)
-    for epoch in range(run.state["epoch"], config.epochs):
-        if run.state["step"] >= run.total:
-            break
-        _train_epoch(run, epoch, loss_fn, train_data, collate)
-        if run.state["step"] < run.total:  # the epoch ran to its end: the next one starts at its first batch
-            run.state["epoch"], run.state["batch"] = epoch + 1, 0
-            if not config.eval_every:
-                _evaluate_and_select(run)
-    run.bar.close()
-    if run.loss_count:
-        _log_loss(run, run.state["epoch"])
-    if run.state["evaluated_at"] != run.state["step"]:
-        _evaluate_and_select(run)
-    unwrapped = _restore_best(run, was_training)
-    returned = trainable_state(unwrapped) if run.initial_weights else None
-    change = largest_change(run.initial_weights, returned) if returned is not None else None
-    relative = relative_change(run.initial_weights, returned) if returned is not None else None
-    _write_about(run, loss_fn, len(train_data))
-    _slim_finished_checkpoint(run)
+    with checkpoints_locked(run.checkpoints if run.acc.is_main_process else None):  # one writer per folder
+        _resume_state(run)
+        run.bar = _progress_bar(run)
+        run.model.train()
+        if config.eval_at_start and run.state["step"] == 0 and run.state["evaluated_at"] is None:
+            _evaluate_and_select(run)
+        for epoch in range(run.state["epoch"], config.epochs):
+            if run.state["step"] >= run.total:
+                break
+            _train_epoch(run, epoch, loss_fn, train_data, collate)
+            if run.state["step"] < run.total:  # the epoch ran to its end: the next one starts at its first batch
+                run.state["epoch"], run.state["batch"] = epoch + 1, 0
+                if not config.eval_every:
+                    _evaluate_and_select(run)
+        run.bar.close()
+        if run.loss_count:
+            _log_loss(run, run.state["epoch"])
+        if run.state["evaluated_at"] != run.state["step"]:
+            _evaluate_and_select(run)
+        unwrapped = _restore_best(run, was_training)
+        returned = trainable_state(unwrapped) if run.initial_weights else None
+        change = largest_change(run.initial_weights, returned) if returned is not None else None
+        relative = relative_change(run.initial_weights, returned) if returned is not None else None
+        _write_about(run, loss_fn, len(train_data))
+        _slim_finished_checkpoint(run)
     run.acc.free_memory()  # the Accelerator outlives this call: let go of this run's model, optimizer and loaders
     state = run.state
     return TrainResult(
