@@ -108,6 +108,44 @@ def test_verdict_text_shows_seeds_and_counts_cover_five_verdicts():
     assert counts["supported"] == 2 and counts["unresolved"] == 1
 
 
+def test_a_decisive_verdict_on_one_seed_is_marked_provisional():
+    one = claims.claim("a beats b", paper_quote=Q, intervals={"seed 0": UP})
+    three = claims.claim("a beats b", paper_quote=Q, intervals={f"seed {s}": UP for s in range(3)})
+    unresolved = claims.claim("a beats b", paper_quote=Q, intervals=[ACROSS])
+    equivalent = claims.claim("x", paper_quote=Q, intervals=[(0.1, -0.2, 0.4)], margin=1.0, margin_reason=WHY)
+    assert claims.provisional(one) and claims.provisional(equivalent)
+    assert not claims.provisional(three) and not claims.provisional(unresolved)
+    assert claims.provisional({"verdict": "no meaningful effect", "seeds": 1})
+    assert not claims.provisional({"verdict": "not tested", "seeds": 1})
+    assert claims.verdict_text(one, mark_provisional=True) == "supported (1 seed, provisional)"
+    assert claims.verdict_text(equivalent, mark_provisional=True) == "equivalent (1 seed, provisional)"
+    assert claims.verdict_text(three, mark_provisional=True) == "supported (3 seeds)"
+    assert claims.verdict_text(unresolved, mark_provisional=True) == "unresolved (1 seed)"
+    assert claims.verdict_text(one) == "supported (1 seed)", "unmarked by default"
+
+
+def test_interval_counts_separate_preconditions_and_leave_timing_ranges_out():
+    """Two claims on 3 seeds gated on the same baseline (3 intervals, counted once), one with a seeds-and-pairs
+    interval; a timing range (seconds per step) is counted apart; a precondition without intervals counts none."""
+    moved = claims.baseline_moved([UP, UP, UP], "SimCSE")
+    steps = claims.left_start("SimCSE", [4, 4, 4])
+    rows = [
+        claims.claim("a beats b", paper_quote=Q, intervals=[UP, UP, DOWN], preconditions=[moved, steps]),
+        claims.claim(
+            "a beats c", paper_quote=Q, intervals=[UP, UP, UP], preconditions=[moved], seeds_and_pairs={"low": 0.1}
+        ),
+        claims.claim("segments are faster", paper_quote=Q, intervals=[(1.0, 0.5, 1.5)], unit="seconds per step"),
+    ]
+    assert claims.is_timing_range(rows[2]) and not claims.is_timing_range(rows[0])
+    counts = claims.interval_counts(rows)
+    assert counts == (3 + 4, 3, 1) and counts.preconditions == 3
+    chance = verdict_rules.multiplicity(
+        counts.claims, preconditions=counts.preconditions, timing_ranges_excluded=counts.timing_ranges
+    )
+    assert chance.total == 10 and chance.expected_false == pytest.approx(0.5)
+    assert claims.interval_counts([]) == (0, 0, 0)
+
+
 def test_claim_refuses_a_bad_direction():
     with pytest.raises(ValueError, match=r"direction must be \+1, -1 or 0"):
         claims.claim("a beats b", paper_quote=Q, intervals=[UP], direction=2)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import re
+import typing
 import warnings
 
 import numpy as np
@@ -296,6 +297,75 @@ def test_verdict_words_are_the_five_of_the_design():
         verdict_rules.EQUIVALENT,
         verdict_rules.NOT_TESTED,
     ) == verdict_rules.VERDICTS
+
+
+def test_no_meaningful_effect_is_a_verdict_but_not_yet_a_summary_column():
+    """Issue 41's sixth verdict is in the Verdict literal and SIZED_VERDICTS; VERDICTS (one summary column each) keeps
+    the five the committed summaries were written with until the notebooks adopt sized_verdict."""
+    assert verdict_rules.NO_MEANINGFUL_EFFECT == "no meaningful effect"
+    assert verdict_rules.NO_MEANINGFUL_EFFECT in typing.get_args(verdict_rules.Verdict)
+    assert (*verdict_rules.VERDICTS, "no meaningful effect") == verdict_rules.SIZED_VERDICTS
+    assert verdict_rules.NO_MEANINGFUL_EFFECT not in verdict_rules.VERDICTS
+
+
+# ---- the sized verdict (issue 41) ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("intervals", "direction", "smallest", "expected"),
+    [
+        ((-0.03, -0.06, -0.01), +1, 0.9, "no meaningful effect"),  # issue 41: verdict() says contradicted
+        ((0.03, 0.01, 0.05), +1, 0.9, "no meaningful effect"),  # inside comes first, on either side of 0
+        (ACROSS, +1, 1.5, "no meaningful effect"),  # [-0.5, 1.0] inside +-1.5
+        (ACROSS, +1, 0.9, "unresolved"),
+        (_interval(-0.9, 0.9), +1, 0.9, "unresolved"),  # inside is strict, as equivalence_verdict
+        (ABOVE, +1, 0.9, "supported"),  # [0.5, 2.0]: on the paper's side, not inside +-0.9
+        (ABOVE, +1, 0.3, "supported"),
+        (ABOVE, +1, 3.0, "no meaningful effect"),
+        (BELOW, +1, 0.9, "contradicted"),  # [-3.0, -0.2], mean -1.6 beyond -0.9
+        (BELOW, +1, 2.0, "unresolved"),  # below 0, but -1.6 is not beyond -2.0 and -3.0 is not inside
+        (BELOW, +1, 1.6, "unresolved"),  # "beyond" is strict
+        (ABOVE, -1, 0.9, "contradicted"),  # the paper says a < b; mean +1.25 beyond +0.9
+        (BELOW, -1, 0.9, "supported"),
+        ([(-1.5, -2.0, -1.0), (-0.5, -0.8, -0.2)], +1, 0.9, "contradicted"),  # mean -1.0 beyond -0.9
+        ([(-1.5, -2.0, -1.0), (-0.5, -0.8, -0.2)], +1, 1.2, "unresolved"),  # mean -1.0 not beyond -1.2
+        ([(0.1, -0.2, 0.4), (-1.5, -2.0, -1.0)], +1, 0.9, "unresolved"),  # one seed inside, one not
+        ({"seed 0": (0.1, -0.2, 0.4), "seed 1": (0.0, -0.3, 0.3)}, +1, 0.5, "no meaningful effect"),
+    ],
+)
+def test_sized_verdict_rule(intervals, direction, smallest, expected):
+    assert verdict_rules.sized_verdict(intervals, direction, smallest) == expected
+    assert expected in verdict_rules.SIZED_VERDICTS
+
+
+def test_sized_verdict_differs_from_verdict_only_by_size():
+    """Wherever no interval set lies inside +-smallest_effect and the estimate is beyond it, the two rules agree."""
+    for intervals, direction in [(ABOVE, +1), (BELOW, +1), (ACROSS, -1), ([ABOVE, BELOW], +1), (BELOW, -1)]:
+        assert verdict_rules.sized_verdict(intervals, direction, 0.1) == verdict_rules.verdict(intervals, direction)
+    with pytest.raises(ValueError, match="smallest_effect must be a positive number"):
+        verdict_rules.sized_verdict(ABOVE, +1, 0.0)
+    with pytest.raises(ValueError, match="paper_direction"):
+        verdict_rules.sized_verdict(ABOVE, 0, 1.0)
+    with pytest.raises(ValueError, match="at least one interval"):
+        verdict_rules.sized_verdict([], +1, 1.0)
+
+
+def test_equivalence_is_reachable_only_when_the_interval_is_narrower_than_the_margin():
+    """Full width 2h must be under 2 x margin: at h = margin no interval fits strictly inside (-margin, +margin)."""
+    ok = verdict_rules.equivalence_reachable(1.0, 0.6)
+    assert ok.reachable and ok.sentence.startswith("equivalence reachable") and "within 0.40 of 0" in ok.sentence
+    assert verdict_rules.equivalence_verdict((0.0, -0.6, 0.6), margin=1.0) == "equivalent"
+    edge = verdict_rules.equivalence_reachable(1.0, 1.0)
+    assert not edge.reachable and verdict_rules.equivalence_verdict((0.0, -1.0, 1.0), margin=1.0) == "unresolved"
+    wide = verdict_rules.equivalence_reachable(0.5, 0.62)
+    assert not wide.reachable and (wide.margin, wide.half_width) == (0.5, 0.62)
+    assert wide.sentence.startswith("equivalence not reachable at this size")
+    assert "(+-0.62)" in wide.sentence and "+-0.5" in wide.sentence
+    assert verdict_rules.equivalence_reachable(1.0, 0.0).reachable
+    with pytest.raises(ValueError, match="margin must be a positive number"):
+        verdict_rules.equivalence_reachable(0.0, 0.5)
+    with pytest.raises(ValueError, match="interval_half_width"):
+        verdict_rules.equivalence_reachable(1.0, -0.1)
 
 
 @pytest.mark.parametrize("direction", [0, 2, -2, True, 0.5])

@@ -13,6 +13,11 @@ supported or contradicted (its interval is still shown). The five verdicts (``st
   +-margin (``verdict_rules.equivalence_verdict``); a direction test can never support such a claim;
 - ``not tested`` -- a precondition failed.
 
+Issue 41 adds ``verdict_rules.sized_verdict`` with a sixth, ``no meaningful effect`` (every seed's interval inside
++-the smallest effect that matters; ``contradicted`` then also needs the estimate beyond that effect),
+:func:`provisional` for a decisive verdict on one seed, and :func:`interval_counts` for the multiplicity count; the
+notebooks adopt them in a later change.
+
 **The row schema** (:func:`claim`; JSON-ready, stored under ``claims`` in metrics.json):
 
 - ``claim`` -- our one-line statement; ``paper_quote`` -- the paper's sentence it tests, with where the paper
@@ -64,7 +69,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from . import verdict_rules
 
@@ -392,9 +397,18 @@ def seeds_text(row: Mapping) -> str:
     return f"{n} seed{'s' if n != 1 else ''}"
 
 
-def verdict_text(row: Mapping) -> str:
-    """The verdict with its seeds, e.g. "supported (3 seeds)" or "not tested (1 seed)"."""
-    return f"{row['verdict']} ({seeds_text(row)})"
+def provisional(row: Mapping) -> bool:
+    """Whether the row's verdict is decisive (supported, contradicted, equivalent, no meaningful effect) but stands on
+    one training seed: issue 41 marks it "(1 seed, provisional)", since one seed's interval covers the test pairs'
+    noise and none of the training variance."""
+    return row.get("verdict") in verdict_rules.DECISIVE and int(row.get("seeds") or 0) == 1
+
+
+def verdict_text(row: Mapping, *, mark_provisional: bool = False) -> str:
+    """The verdict with its seeds, e.g. "supported (3 seeds)" or "not tested (1 seed)"; with ``mark_provisional``
+    a decisive verdict on one seed reads "supported (1 seed, provisional)" (:func:`provisional`)."""
+    mark = ", provisional" if mark_provisional and provisional(row) else ""
+    return f"{row['verdict']} ({seeds_text(row)}{mark})"
 
 
 def describe(row: Mapping) -> str:
@@ -467,6 +481,51 @@ def arms_not_compared(row: Mapping) -> list[str]:
         if arm is not None and not _words(re.sub(r"\s*\([^)]*\)\s*$", "", arm)) <= stated:
             out.append(arm)
     return out
+
+
+_INTERVAL_TEXT = re.compile(r"[+-]?\d+(?:\.\d+)? \[[+-]?\d+(?:\.\d+)?, [+-]?\d+(?:\.\d+)?\]")
+
+
+def is_timing_range(row: Mapping) -> bool:
+    """Whether a claim row's "interval" is a range of measured seconds (``unit`` "seconds ...", e.g. HiCL's
+    Section 3.3 step times): the spread of repeated timings, not an interval that tests a difference."""
+    return str(row.get("unit") or "").strip().lower().startswith("second")
+
+
+def _claim_interval_count(row: Mapping) -> int:
+    entries = [e for e in row.get("per_seed") or [] if isinstance(e, Mapping)]
+    pairs = [(e.get("low"), e.get("high")) for e in entries] or [(row.get("low"), row.get("high"))]
+    seeds = sum(all(isinstance(v, int | float) and not isinstance(v, bool) for v in pair) for pair in pairs)
+    return seeds + (1 if isinstance(row.get("seeds_and_pairs"), Mapping) else 0)
+
+
+class IntervalCounts(NamedTuple):
+    """How many intervals one run's claim rows stand on (:func:`interval_counts`)."""
+
+    claims: int
+    preconditions: int
+    timing_ranges: int
+
+
+def interval_counts(rows: Iterable[Mapping]) -> IntervalCounts:
+    """(claim intervals, precondition intervals, timing ranges) of one run's claim rows, for
+    ``verdict_rules.multiplicity(claims, preconditions=..., timing_ranges_excluded=...)`` (issue 41).
+
+    Claim intervals: one per training seed of each row (its envelope when it has no per-seed entries) plus its
+    seeds-and-pairs interval, rows that are timing ranges (:func:`is_timing_range`) left out and counted as such.
+    Precondition intervals: the intervals printed in the evidence of the stored preconditions (e.g.
+    :func:`baseline_moved`'s "seed 0: +0.37 [+0.16, +0.56]; ..."), each distinct precondition (name and evidence)
+    once however many claims it gates."""
+    rows = list(rows)
+    timing = [r for r in rows if is_timing_range(r)]
+    claim_count = sum(_claim_interval_count(r) for r in rows if not is_timing_range(r))
+    seen = {
+        (str(p.get("name")), str(p.get("evidence")))
+        for r in rows
+        for p in r.get("preconditions") or []
+        if isinstance(p, Mapping)
+    }
+    return IntervalCounts(claim_count, sum(len(_INTERVAL_TEXT.findall(e)) for _, e in seen), len(timing))
 
 
 def failed_preconditions(row: Mapping) -> list[dict]:

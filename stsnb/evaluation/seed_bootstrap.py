@@ -4,14 +4,20 @@ seed-to-seed variation as well as test-pair noise.
 - :func:`seeds_and_pairs_difference` -- the mean over training seeds of a paired average difference, with a
   hierarchical bootstrap interval: each replicate resamples the seeds, then the test pairs of every task.
 - :func:`seeds_and_pairs_predictions_difference` -- the same from each seed's ``task -> (gold, predictions)``.
+- :func:`seed_mean_t_interval` -- the t interval of the seed means (n - 1 degrees of freedom), the floor that
+  ``t_floor=True`` puts under the bootstrap interval (issue 41: with 3 seeds a bootstrap of the seeds behaves like a
+  z interval where a t with 2 degrees of freedom applies).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
+from typing import NamedTuple
 
 import numpy as np
+from scipy.stats import t as student_t
 
 from .stats import (
     BATCH_ELEMENTS,
@@ -34,6 +40,76 @@ class SeedsAndPairsDifference(PairedDifference):
 
     seeds: int = 1
     pairs: str = "shared"
+
+
+@dataclass(frozen=True)
+class TFlooredDifference(SeedsAndPairsDifference):
+    """A :class:`SeedsAndPairsDifference` whose interval was floored by the t interval of the seed means
+    (``seeds_and_pairs_difference(..., t_floor=True)``): ``low``/``high`` are the reported ends, ``bootstrap_low`` /
+    ``bootstrap_high`` the percentile bootstrap's, ``t_half_width`` the t interval's half-width (None for one seed,
+    where no floor applies) and ``floored`` whether the floor moved either end."""
+
+    bootstrap_low: float = math.nan
+    bootstrap_high: float = math.nan
+    t_half_width: float | None = None
+    floored: bool = False
+
+
+class SeedMeanT(NamedTuple):
+    """The t interval of the mean of per-seed differences: ``mean +- half_width`` with
+    ``half_width = t_{(1+level)/2, n-1} x std / sqrt(n)`` (``std`` with ddof=1)."""
+
+    mean: float
+    std: float
+    half_width: float
+    low: float
+    high: float
+    df: int
+    confidence_level: float
+
+
+def seed_mean_t_interval(differences, confidence_level: float = 0.95) -> SeedMeanT | None:
+    """The t interval of the seed means: each training seed's difference counted as one draw of a training run,
+    ``mean +- t_{(1+level)/2, n-1} x sd / sqrt(n)`` (sd with ddof=1), None for one seed (no degrees of freedom).
+
+    Issue 41: a bootstrap that resamples 3 seeds behaves like a z interval of their mean with the plug-in sd (and a
+    3-point bootstrap distribution), where the t distribution with 2 degrees of freedom applies; HiCL's seed
+    differences 0.44, 0.00, 0.00 give mean 0.147, sd 0.254, t(0.975, 2) = 4.303, half-width 0.631. The interval
+    covers the seed-to-seed spread only: noise of the test pairs that every seed shares (the same pairs) is not in
+    it, so it is a floor under the seeds-and-pairs interval, never a replacement."""
+    values = np.asarray(list(differences), dtype=np.float64)
+    if values.ndim != 1 or len(values) == 0:
+        raise ValueError("seed_mean_t_interval needs a non-empty sequence of numbers, one difference per seed")
+    if not np.all(np.isfinite(values)):
+        raise ValueError(f"seed_mean_t_interval got non-finite differences: {values.tolist()}")
+    level = check_confidence_level(confidence_level)
+    if len(values) < 2:
+        return None
+    n, mean, std = len(values), float(values.mean()), float(values.std(ddof=1))
+    half = float(student_t.ppf((1 + level) / 2, n - 1)) * std / math.sqrt(n)
+    return SeedMeanT(mean, std, half, mean - half, mean + half, n - 1, level)
+
+
+def t_floored(result: SeedsAndPairsDifference, seed_differences) -> TFlooredDifference:
+    """``result`` with each end moved out, where needed, to the t interval of ``seed_differences`` around the point
+    estimate: ``low = min(bootstrap low, difference - h)``, ``high = max(bootstrap high, difference + h)`` with ``h``
+    the half-width of :func:`seed_mean_t_interval` (its centre, the mean of the seeds' differences, is the point
+    estimate). Neither end moves in, so the interval is never narrower than the bootstrap's nor than the t interval;
+    with one seed nothing changes (``t_half_width`` None)."""
+    t_interval = seed_mean_t_interval(seed_differences, result.confidence_level)
+    low, high, half = result.low, result.high, None
+    if t_interval is not None:
+        half = t_interval.half_width
+        low, high = min(low, result.difference - half), max(high, result.difference + half)
+    kept = {f.name: getattr(result, f.name) for f in fields(SeedsAndPairsDifference)}
+    kept.update(low=low, high=high)
+    return TFlooredDifference(
+        **kept,
+        bootstrap_low=result.low,
+        bootstrap_high=result.high,
+        t_half_width=half,
+        floored=(low, high) != (result.low, result.high),
+    )
 
 
 def _seed_tasks(runs: Mapping, name: str) -> dict[object, list[TaskRanks]]:
@@ -60,6 +136,7 @@ def seeds_and_pairs_difference(
     n_resamples: int = 2000,
     confidence_level: float = 0.95,
     seed: int | None = 0,
+    t_floor: bool = False,
 ) -> SeedsAndPairsDifference:
     """Mean over training seeds of the seven-task average difference Spearman(a) - Spearman(b) x100, with a
     hierarchical (seeds-and-pairs) percentile bootstrap interval.
@@ -74,6 +151,11 @@ def seeds_and_pairs_difference(
     pairs (seeds scored on different test draws). With one seed this is :func:`paired_average_difference`'s
     bootstrap (percentile). Unlike the per-seed rule (every seed's interval on one side), this interval answers
     "is the mean over seeds of the difference away from 0", the seeds counted as a sample of training runs.
+
+    ``t_floor=True`` (issue 41; off by default, so existing runs keep their intervals): with two or more seeds the
+    reported interval is never narrower than the t interval of the seed means (:func:`seed_mean_t_interval`, n - 1
+    degrees of freedom): each end is moved out to ``difference -+ h`` where the bootstrap's end lies inside it, ``h``
+    the t half-width (:func:`t_floored`), and a :class:`TFlooredDifference` keeps both intervals.
     """
     if pairs not in ("shared", "per seed"):
         raise ValueError(f"pairs must be 'shared' or 'per seed', got {pairs!r}")
@@ -114,7 +196,8 @@ def seeds_and_pairs_difference(
         pairs=pairs,
     )
     if all(task.same_order() for tasks in prepared.values() for task in tasks):
-        return SeedsAndPairsDifference(0.0, 0.0, 0.0, standard_error=0.0, **settings)
+        zero = SeedsAndPairsDifference(0.0, 0.0, 0.0, standard_error=0.0, **settings)
+        return t_floored(zero, [0.0] * len(labels)) if t_floor else zero
     rng = np.random.default_rng(seed)
     n_seeds, total = len(labels), sum(sizes)
     batch = max(1, BATCH_ELEMENTS // total)
@@ -141,13 +224,14 @@ def seeds_and_pairs_difference(
             f"in some task (Spearman undefined): too few distinct pairs, sizes {sizes} ({task_names})"
         )
     low, high = np.quantile(replicates, [(1 - confidence_level) / 2, (1 + confidence_level) / 2])
-    return SeedsAndPairsDifference(
+    result = SeedsAndPairsDifference(
         float(np.mean(seed_means)),
         float(low),
         float(high),
         standard_error=float(replicates.std(ddof=1)),
         **settings,
     )
+    return t_floored(result, seed_means) if t_floor else result
 
 
 def seeds_and_pairs_predictions_difference(
@@ -157,10 +241,11 @@ def seeds_and_pairs_predictions_difference(
     n_resamples: int = 2000,
     confidence_level: float = 0.95,
     seed: int | None = 0,
+    t_floor: bool = False,
 ) -> SeedsAndPairsDifference:
     """:func:`seeds_and_pairs_difference` of two systems' ``{seed: {task: (gold, predictions)}}`` (``b`` may be one
     ``{task: (gold, predictions)}`` shared by every seed, e.g. the untrained model): same seeds, tasks and gold
-    pairs, so the test pairs are shared (``pairs="shared"``)."""
+    pairs, so the test pairs are shared (``pairs="shared"``); ``t_floor`` as there."""
     if not isinstance(a, Mapping) or not a:
         raise ValueError("a must be a non-empty mapping of training seed -> {task: (gold, predictions)}")
     shared_b = isinstance(b, Mapping) and bool(b) and all(isinstance(v, tuple | list) for v in b.values())
@@ -178,4 +263,6 @@ def seeds_and_pairs_predictions_difference(
                 raise ValueError(f"seed {label!r}, {task}: a and b were scored on different pairs")
             triples[task] = (gold, pred_a, pred_b)
         runs[label] = triples
-    return seeds_and_pairs_difference(runs, n_resamples=n_resamples, confidence_level=confidence_level, seed=seed)
+    return seeds_and_pairs_difference(
+        runs, n_resamples=n_resamples, confidence_level=confidence_level, seed=seed, t_floor=t_floor
+    )

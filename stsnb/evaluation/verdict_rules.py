@@ -7,7 +7,14 @@
 - :func:`claim_row` -- one claim's row for metrics.json / results tables (difference, envelope, seeds, verdict).
 - :func:`detectable_effect` -- the smallest true difference an interval of a given half-width detects with 80%
   power at 5% two-sided (a normal approximation).
-- :func:`multiplicity` -- how many intervals a run computed and how many of them would exclude 0 by chance alone.
+- :func:`multiplicity` -- how many intervals a run computed and how many of them would exclude 0 by chance alone;
+  claim and precondition intervals counted apart, timing ranges left out (issue 41).
+- :func:`sized_verdict` -- issue 41's verdict that weighs size: ``contradicted`` needs the estimate beyond the
+  smallest meaningful effect, an interval wholly inside it reads ``no meaningful effect``.
+- :func:`equivalence_reachable` -- whether an equivalence margin is wide enough for "equivalent" to be reachable
+  with intervals of a given half-width.
+
+The power of a claim under training variance and the every-seed rule, by simulation: ``stsnb.evaluation.power``.
 
 The intervals themselves come from ``stsnb.evaluation.stats`` (one seed) and ``stsnb.evaluation.seed_bootstrap``
 (seeds and pairs).
@@ -24,7 +31,7 @@ from scipy.stats import norm
 
 from .stats import PairedDifference, across_seeds, check_confidence_level, check_direction, interval_direction
 
-Verdict = Literal["supported", "contradicted", "unresolved", "equivalent", "not tested"]
+Verdict = Literal["supported", "contradicted", "unresolved", "equivalent", "not tested", "no meaningful effect"]
 
 
 SUPPORTED: Verdict = "supported"
@@ -43,6 +50,20 @@ NOT_TESTED: Verdict = "not tested"  # a precondition failed (``stsnb.evaluation.
 
 
 VERDICTS: tuple[Verdict, ...] = (SUPPORTED, CONTRADICTED, UNRESOLVED, EQUIVALENT, NOT_TESTED)
+
+
+# Issue 41, :func:`sized_verdict`: every seed's interval wholly inside +-smallest_effect. Not (yet) in VERDICTS: the
+# summary tables have one column per entry of VERDICTS, and the committed summaries were written with five; the change
+# that adopts sized_verdict in the notebooks reruns them and moves it into VERDICTS. Until then SIZED_VERDICTS lists
+# all six.
+NO_MEANINGFUL_EFFECT: Verdict = "no meaningful effect"
+
+
+SIZED_VERDICTS: tuple[Verdict, ...] = (*VERDICTS, NO_MEANINGFUL_EFFECT)
+
+
+# the verdicts that decide a claim one way or the other (a decisive verdict on one seed is provisional, issue 41)
+DECISIVE: frozenset[str] = frozenset({SUPPORTED, CONTRADICTED, EQUIVALENT, NO_MEANINGFUL_EFFECT})
 
 
 DEFAULT_MARGIN = 1.0  # Spearman x100 points: "X hardly matters" means |difference| < 1 point
@@ -93,6 +114,50 @@ def verdict(intervals, paper_direction: int = +1) -> Verdict:
     return UNRESOLVED
 
 
+def _check_size(value: float, name: str) -> float:
+    value = float(value)
+    if not math.isfinite(value) or value <= 0:
+        raise ValueError(f"{name} must be a positive number of Spearman x100 points, got {value!r}")
+    return value
+
+
+def sized_verdict(intervals, paper_direction: int, smallest_effect: float) -> Verdict:
+    """The verdict on a direction claim that weighs the size of the difference (issue 41: "Contradicted requires the
+    intervals to exclude the paper's side and the estimate to lie beyond that effect; an interval wholly inside it
+    reads 'no meaningful effect'"). ``smallest_effect`` (> 0, Spearman x100 points): the smallest difference that
+    would matter, e.g. the paper's own reported effect. The rules, in this order:
+
+    1. ``no meaningful effect``: every seed's interval lies wholly inside (-smallest_effect, +smallest_effect)
+       (strictly, as :func:`equivalence_verdict`), whichever side of 0 it lies on;
+    2. ``supported``: every seed's interval excludes 0 on the paper's side (as :func:`verdict`);
+    3. ``contradicted``: every seed's interval excludes 0 on the other side *and* the mean of the seeds' estimates
+       lies beyond ``smallest_effect`` on that side (``-paper_direction x mean > smallest_effect``);
+    4. otherwise ``unresolved`` (e.g. -0.3 [-0.6, -0.01] against smallest_effect 0.5: the other side of 0, but
+       neither beyond the effect nor shown to be inside it).
+
+    Supported needs no size of the estimate: the issue puts that requirement on "contradicted" only, and a paper's
+    "a beats b" is borne out by a difference on its side whatever its size; but rule 1 comes first because the issue's
+    second sentence is unconditional, so "supported" reads: on the paper's side and not shown to be smaller than the
+    smallest meaningful effect. The asymmetry is deliberate: a verdict against the paper carries the burden of size.
+    Example (issue 41): -0.03 [-0.06, -0.01] against the paper's +0.90 reads ``no meaningful effect``, where
+    :func:`verdict` says ``contradicted``. ``intervals``: as for :func:`verdict`.
+    """
+    paper_direction = check_direction(paper_direction)
+    smallest_effect = _check_size(smallest_effect, "smallest_effect")
+    bounds = [_bounds(v, i) for i, v in enumerate(_as_list(intervals))]
+    if not bounds:
+        raise ValueError("sized_verdict needs at least one interval")
+    if all(-smallest_effect < low and high < smallest_effect for _, low, high in bounds):
+        return NO_MEANINGFUL_EFFECT
+    directions = {interval_direction(low, high) for _, low, high in bounds}
+    if directions == {paper_direction}:
+        return SUPPORTED
+    mean = float(np.mean([d for d, _, _ in bounds]))
+    if directions == {-paper_direction} and -paper_direction * mean > smallest_effect:
+        return CONTRADICTED
+    return UNRESOLVED
+
+
 def equivalence_verdict(intervals, margin: float = DEFAULT_MARGIN) -> Verdict:
     """The verdict on a robustness claim ("the setting hardly matters") from one interval or one per seed run.
 
@@ -102,9 +167,7 @@ def equivalence_verdict(intervals, margin: float = DEFAULT_MARGIN) -> Verdict:
     below -margin (the setting matters by more than the margin); otherwise ``unresolved``. A direction test can
     never support "X does not matter": an interval that contains 0 says only that we could not tell.
     """
-    margin = float(margin)
-    if not math.isfinite(margin) or margin <= 0:
-        raise ValueError(f"margin must be a positive number of Spearman x100 points, got {margin!r}")
+    margin = _check_size(margin, "margin")
     bounds = [_bounds(v, i) for i, v in enumerate(_as_list(intervals))]
     if not bounds:
         raise ValueError("equivalence_verdict needs at least one interval")
@@ -113,6 +176,41 @@ def equivalence_verdict(intervals, margin: float = DEFAULT_MARGIN) -> Verdict:
     if all(low > margin for _, low, _ in bounds) or all(high < -margin for _, _, high in bounds):
         return CONTRADICTED
     return UNRESOLVED
+
+
+class Reachability(NamedTuple):
+    """Whether "equivalent" is reachable at a margin with intervals of a given half-width; ``sentence`` says so.
+    Test it with ``.reachable`` (a tuple is always true)."""
+
+    reachable: bool
+    margin: float
+    half_width: float
+    sentence: str
+
+
+def equivalence_reachable(margin: float, interval_half_width: float) -> Reachability:
+    """Whether an interval of half-width ``interval_half_width`` can lie inside (-margin, +margin) at all: reachable
+    exactly when its full width is below the margin's, ``2 x half_width < 2 x margin`` (an interval as wide as the
+    margin band, or wider, cannot fit strictly inside it wherever its estimate falls, so :func:`equivalence_verdict`
+    cannot say "equivalent"; issue 41: "an equivalence margin narrower than one seed's interval makes 'equivalent'
+    unreachable and nothing says so"). Give the widest seed's half-width: every seed's interval must fit. Reachable
+    is necessary, not sufficient: the estimate must also lie within ``margin - half_width`` of 0."""
+    margin = _check_size(margin, "margin")
+    half = float(interval_half_width)
+    if not math.isfinite(half) or half < 0:
+        raise ValueError(f"interval_half_width must be a non-negative number, got {interval_half_width!r}")
+    reachable = 2 * half < 2 * margin
+    if reachable:
+        sentence = (
+            f"equivalence reachable: one seed's interval (+-{half:.2f}) is narrower than the margin +-{margin:g}, so "
+            f"an estimate within {margin - half:.2f} of 0 would read equivalent"
+        )
+    else:
+        sentence = (
+            f"equivalence not reachable at this size: one seed's interval (+-{half:.2f}) is at least as wide as the "
+            f"margin +-{margin:g}, so no interval can lie inside it and 'equivalent' cannot be the verdict"
+        )
+    return Reachability(reachable, margin, half, sentence)
 
 
 def claim_row(claim: str, intervals, paper_direction: int = +1) -> dict:
@@ -178,26 +276,75 @@ def detectable_effect(
 
 class Multiplicity(NamedTuple):
     """How many intervals were computed at ``confidence_level`` and how many would exclude 0 by chance alone if
-    no difference were real (``(1 - level) x intervals``, an expectation: the intervals are not independent)."""
+    no difference were real (``(1 - level) x intervals``, an expectation: the intervals are not independent).
+
+    ``intervals``: the claims' intervals (all intervals in the old call, ``multiplicity(n)``); ``preconditions``: the
+    preconditions' intervals (e.g. "the baseline moved the encoder", one per seed), None when not counted apart;
+    ``timing_ranges_excluded``: timing ranges (min..max of measured seconds, no test of anything) left out of both."""
 
     intervals: int
     confidence_level: float
     expected_false: float
+    preconditions: int | None = None
+    timing_ranges_excluded: int = 0
+
+    @property
+    def total(self) -> int:
+        """Claim and precondition intervals together."""
+        return self.intervals + (self.preconditions or 0)
 
     def describe(self) -> str:
-        """ "38 intervals computed; about 1.9 (5% of them) would exclude 0 by chance if no difference were real"."""
+        """ "38 intervals computed; about 1.9 (5% of them) would exclude 0 by chance if no difference were real";
+        with preconditions counted apart "38 claim intervals and 12 precondition intervals computed (50 in all);
+        about 2.5 ...", and "; 1 timing range not counted (measured seconds, not a test)" when one was left out."""
         share = f"{100 * (1 - self.confidence_level):g}%"
-        return (
-            f"{self.intervals} interval{'s' * (self.intervals != 1)} computed; about {self.expected_false:.1f} "
-            f"({share} of them) would exclude 0 by chance if no difference were real"
+        chance = (
+            f"about {self.expected_false:.1f} ({share} of them) would exclude 0 by chance if no difference were real"
         )
+        if self.preconditions is None:
+            text = f"{_count(self.intervals, 'interval')} computed; {chance}"
+        else:
+            text = (
+                f"{_count(self.intervals, 'claim interval')} and {_count(self.preconditions, 'precondition interval')}"
+                f" computed ({self.total} in all); {chance}"
+            )
+        if self.timing_ranges_excluded:
+            ranges = _count(self.timing_ranges_excluded, "timing range")
+            text += f"; {ranges} not counted (measured seconds, not a test)"
+        return text
 
 
-def multiplicity(intervals: int, confidence_level: float = 0.95) -> Multiplicity:
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'s' * (n != 1)}"
+
+
+def _check_count(value, name: str) -> int:
+    if isinstance(value, bool) or int(value) != value or value < 0:
+        raise ValueError(f"{name} must be a non-negative integer, got {value!r}")
+    return int(value)
+
+
+def multiplicity(
+    intervals: int,
+    confidence_level: float = 0.95,
+    *,
+    preconditions: int | None = None,
+    timing_ranges_excluded: int = 0,
+) -> Multiplicity:
     """:class:`Multiplicity` of ``intervals`` intervals: the expected number excluding 0 by chance is
     ``(1 - confidence_level) x intervals`` (0.05 x n at 95%), whatever their dependence (linearity of expectation);
-    how many would do so at once does depend on it."""
-    if isinstance(intervals, bool) or int(intervals) != intervals or intervals < 0:
-        raise ValueError(f"intervals must be a non-negative integer, got {intervals!r}")
+    how many would do so at once does depend on it.
+
+    Issue 41 (the count omitted the precondition intervals and included a timing range): ``preconditions`` counts
+    the preconditions' intervals apart from the claims' (``intervals``) and adds them to the expectation;
+    ``timing_ranges_excluded`` says how many timing ranges the caller left out of both (they are ranges of measured
+    seconds, not intervals that test a difference), so the description can say so. ``stsnb.evaluation.claims
+    .interval_counts`` counts all three from claim rows. ``multiplicity(n)`` and ``multiplicity(n, level)`` are
+    unchanged."""
+    intervals = _check_count(intervals, "intervals")
+    if preconditions is not None:
+        preconditions = _check_count(preconditions, "preconditions")
+    timing_ranges_excluded = _check_count(timing_ranges_excluded, "timing_ranges_excluded")
     level = check_confidence_level(confidence_level)
-    return Multiplicity(int(intervals), level, (1 - level) * int(intervals))
+    total = intervals + (preconditions or 0)
+    return Multiplicity(intervals, level, (1 - level) * total, preconditions, timing_ranges_excluded)
