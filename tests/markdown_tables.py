@@ -72,7 +72,8 @@ def same_at_printed_precision(printed: str, value: float) -> bool:
 
 
 def interval(printed: str) -> tuple[str, str, str]:
-    """The three numbers of ``+1.23 [-0.45, +2.34]``, as printed."""
-    match = re.fullmatch(r"([+-]?\d+(?:\.\d+)?) \[([+-]?\d+(?:\.\d+)?), ([+-]?\d+(?:\.\d+)?)\]", printed)
+    """The three numbers of ``+1.23 [-0.45, +2.34]``, as printed (a note after it, such as " (t floor)" or a timing
+    range's " s (range of timed steps, not a test)", aside)."""
+    match = re.fullmatch(r"([+-]?\d+(?:\.\d+)?) \[([+-]?\d+(?:\.\d+)?), ([+-]?\d+(?:\.\d+)?)\](?: .+)?", printed)
     assert match, f"not an interval: {printed!r}"
     return match.group(1), match.group(2), match.group(3)

@@ -25,9 +25,6 @@ from stsnb.runs.summary import (
     average_rows,
     checks_text,
     claim_rows,
-    claim_text,
-    detectable_text,
-    interval_count,
     is_average,
     read_env,
     read_metrics,
@@ -35,6 +32,7 @@ from stsnb.runs.summary import (
     run_commit,
     run_seconds,
 )
+from stsnb.runs.summary_claims import claim_text, detectable_text, seeds_and_pairs_shown
 
 REQUIRED = ("cpu",)  # the main job's runs: the guard fails without them
 OPTIONAL = ("class", "smoke")  # checked once their folder is there
@@ -276,12 +274,13 @@ def test_summary_claims_are_those_of_the_runs(profile):
     profile_runs = committed(profile)
     section = summary(profile).get("Claims", "")
     rows = md.tables(section)
-    intervals = 0
+    intervals = [0, 0, 0]  # claim intervals, precondition intervals, timing ranges (claims.interval_counts)
     for name, folder in profile_runs.folders.items():
         printed = [row for row in rows if row["notebook"] == name]
         paper, checks = claims.split_by_kind(claim_rows(folder))
         recorded = [*paper, *checks]  # the claims of the papers' table first, then the checks'
-        intervals += sum(interval_count(r) for r in recorded)
+        counted = claims.interval_counts(recorded)
+        intervals = [a + b for a, b in zip(intervals, counted, strict=True)]
         claimed = [claim_text(r) for r in recorded]  # the headline after "headline: "
         assert [row["claim"] for row in printed] == claimed, f"{profile}/{name}: claims differ"
         for row, claim in zip(printed, recorded, strict=True):
@@ -293,8 +292,8 @@ def test_summary_claims_are_those_of_the_runs(profile):
                 for cell, key in zip(md.interval(ours), keys, strict=True):
                     _printed(cell, claim[key], f"{where} {key}")
             _printed(row["seeds"], claim.get("seeds"), f"{where} seeds")
-            both = claim.get("seeds_and_pairs")
-            if isinstance(both, dict):
+            both = seeds_and_pairs_shown(claim)  # the run's interval under its t floor
+            if both is not None:
                 for cell, key in zip(md.interval(row["seeds and pairs [95% interval]"]), keys, strict=True):
                     _printed(cell, both[key], f"{where} seeds and pairs {key}")
             else:
@@ -305,9 +304,10 @@ def test_summary_claims_are_those_of_the_runs(profile):
             if claim["verdict"] == verdict_rules.NOT_TESTED and claim.get("preconditions"):
                 assert row["precondition"].startswith("does not hold: "), where
     if rows:
-        assert f"**Multiplicity.** {verdict_rules.multiplicity(intervals).describe()}" in section, (
-            f"{profile}: multiplicity"
+        chance = verdict_rules.multiplicity(
+            intervals[0], preconditions=intervals[1], timing_ranges_excluded=intervals[2]
         )
+        assert f"**Multiplicity.** {chance.describe()}" in section, f"{profile}: multiplicity"
 
 
 @pytest.mark.parametrize("profile", PROFILES)

@@ -495,14 +495,18 @@ def test_summary_opens_with_the_overview_then_claims_then_averages_only(fake_pro
     assert [r["claim"] for r in md.table(checks)] == ["stage 1 improves the untrained model"]
     assert "stage 1 improves the untrained model" not in papers
     # 2 + 1 + 1 + 2 + 1 per-seed intervals of 10_two_stage, 1 seeds-and-pairs, 1 + 1 of the old schema's rows
-    assert "**Multiplicity.** 10 intervals computed; about 0.5 (5% of them) would exclude 0 by chance" in claims_text
-    assert "(per notebook: 10_two_stage 8, 20_old_schema 2)" in claims_text
+    # and the one interval a precondition's evidence prints ("baseline minus untrained: +0.07 [-0.68, +0.78]")
+    assert "**Multiplicity.** 10 claim intervals and 1 precondition interval computed (11 in all); about 0.6" in (
+        claims_text
+    )
+    assert "(per notebook, claims + preconditions: 10_two_stage 8 + 1, 20_old_schema 2 + 0)" in claims_text
     claim_rows = {row["claim"]: row for row in md.tables(claims_text)}
     assert list(md.table(claims_text)[0]) == list(CLAIM_COLUMNS)
     supported = claim_rows["stage 2 beats stage 1"]
     assert supported["ours: difference [95% interval]"] == "+6.00 [+2.95, +9.49]"  # mean over seeds, envelope
     assert (supported["seeds"], supported["paper's difference"], supported["verdict"]) == ("2", "+4.95", "supported")
-    assert supported["seeds and pairs [95% interval]"] == "+6.00 [+3.50, +8.90]"
+    # two seeds (6.79, 5.21): the t interval of their mean, t(0.975, 1) = 12.71 x 1.117 / sqrt(2) = 10.04, is wider
+    assert supported["seeds and pairs [95% interval]"] == "+6.00 [-4.04, +16.04] (t floor)"
     assert supported["detectable (80% power)"] == MISSING  # only unresolved claims of the paper
     unresolved = claim_rows["stage 2 beats its control"]
     assert unresolved["detectable (80% power)"] == f"±{verdict_rules.detectable_effect(-2.0, 2.8):.2f}" == "±3.43"

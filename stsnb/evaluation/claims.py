@@ -13,7 +13,7 @@ supported or contradicted (its interval is still shown). The five verdicts (``st
   +-margin (``verdict_rules.equivalence_verdict``); a direction test can never support such a claim;
 - ``not tested`` -- a precondition failed.
 
-Issue 41 adds ``verdict_rules.sized_verdict`` with a sixth, ``no meaningful effect`` (every seed's interval inside
+``verdict_rules.sized_verdict`` adds with a sixth, ``no meaningful effect`` (every seed's interval inside
 +-the smallest effect that matters; ``contradicted`` then also needs the estimate beyond that effect),
 :func:`provisional` for a decisive verdict on one seed, and :func:`interval_counts` for the multiplicity count; the
 notebooks adopt them in a later change.
@@ -399,7 +399,7 @@ def seeds_text(row: Mapping) -> str:
 
 def provisional(row: Mapping) -> bool:
     """Whether the row's verdict is decisive (supported, contradicted, equivalent, no meaningful effect) but stands on
-    one training seed: issue 41 marks it "(1 seed, provisional)", since one seed's interval covers the test pairs'
+    one training seed: it is marked "(1 seed, provisional)", since one seed's interval covers the test pairs'
     noise and none of the training variance."""
     return row.get("verdict") in verdict_rules.DECISIVE and int(row.get("seeds") or 0) == 1
 
@@ -509,7 +509,7 @@ class IntervalCounts(NamedTuple):
 
 def interval_counts(rows: Iterable[Mapping]) -> IntervalCounts:
     """(claim intervals, precondition intervals, timing ranges) of one run's claim rows, for
-    ``verdict_rules.multiplicity(claims, preconditions=..., timing_ranges_excluded=...)`` (issue 41).
+    ``verdict_rules.multiplicity(claims, preconditions=..., timing_ranges_excluded=...)``.
 
     Claim intervals: one per training seed of each row (its envelope when it has no per-seed entries) plus its
     seeds-and-pairs interval, rows that are timing ranges (:func:`is_timing_range`) left out and counted as such.

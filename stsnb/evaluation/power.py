@@ -1,9 +1,9 @@
-"""The power of a claim judged on several training seeds, by simulation (issue 41).
+"""The power of a claim judged on several training seeds, by simulation.
 
 ``verdict_rules.detectable_effect`` reads the smallest detectable effect off one interval's half-width: it ignores
 the training variance between seeds and the every-seed rule (a direction verdict needs every seed's interval on one
 side). Simulated with the observed seed spreads, the "detectable (80% power)" sizes it gave have far less power
-(issue 41: +-2.20 for CCL Table 3 about 47%, +-2.85 for the Pcc control about 58%).
+(a review of our runs: +-2.20 for CCL Table 3 about 47%, +-2.85 for the Pcc control about 58%).
 
 - :func:`simulated_power` -- the probability that a claim with true difference ``delta`` is supported;
 - :func:`simulated_detectable_effect` -- the smallest true difference supported with probability ``power``.

@@ -5,7 +5,7 @@ seed-to-seed variation as well as test-pair noise.
   hierarchical bootstrap interval: each replicate resamples the seeds, then the test pairs of every task.
 - :func:`seeds_and_pairs_predictions_difference` -- the same from each seed's ``task -> (gold, predictions)``.
 - :func:`seed_mean_t_interval` -- the t interval of the seed means (n - 1 degrees of freedom), the floor that
-  ``t_floor=True`` puts under the bootstrap interval (issue 41: with 3 seeds a bootstrap of the seeds behaves like a
+  ``t_floor=True`` puts under the bootstrap interval (with 3 seeds a bootstrap of the seeds behaves like a
   z interval where a t with 2 degrees of freedom applies).
 """
 
@@ -72,7 +72,7 @@ def seed_mean_t_interval(differences, confidence_level: float = 0.95) -> SeedMea
     """The t interval of the seed means: each training seed's difference counted as one draw of a training run,
     ``mean +- t_{(1+level)/2, n-1} x sd / sqrt(n)`` (sd with ddof=1), None for one seed (no degrees of freedom).
 
-    Issue 41: a bootstrap that resamples 3 seeds behaves like a z interval of their mean with the plug-in sd (and a
+    Why: a bootstrap that resamples 3 seeds behaves like a z interval of their mean with the plug-in sd (and a
     3-point bootstrap distribution), where the t distribution with 2 degrees of freedom applies; HiCL's seed
     differences 0.44, 0.00, 0.00 give mean 0.147, sd 0.254, t(0.975, 2) = 4.303, half-width 0.631. The interval
     covers the seed-to-seed spread only: noise of the test pairs that every seed shares (the same pairs) is not in
@@ -152,7 +152,7 @@ def seeds_and_pairs_difference(
     bootstrap (percentile). Unlike the per-seed rule (every seed's interval on one side), this interval answers
     "is the mean over seeds of the difference away from 0", the seeds counted as a sample of training runs.
 
-    ``t_floor=True`` (issue 41; off by default, so existing runs keep their intervals): with two or more seeds the
+    ``t_floor=True`` (off by default, so existing runs keep their intervals): with two or more seeds the
     reported interval is never narrower than the t interval of the seed means (:func:`seed_mean_t_interval`, n - 1
     degrees of freedom): each end is moved out to ``difference -+ h`` where the bootstrap's end lies inside it, ``h``
     the t half-width (:func:`t_floored`), and a :class:`TFlooredDifference` keeps both intervals.

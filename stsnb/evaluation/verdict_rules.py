@@ -8,8 +8,8 @@
 - :func:`detectable_effect` -- the smallest true difference an interval of a given half-width detects with 80%
   power at 5% two-sided (a normal approximation).
 - :func:`multiplicity` -- how many intervals a run computed and how many of them would exclude 0 by chance alone;
-  claim and precondition intervals counted apart, timing ranges left out (issue 41).
-- :func:`sized_verdict` -- issue 41's verdict that weighs size: ``contradicted`` needs the estimate beyond the
+  claim and precondition intervals counted apart, timing ranges left out.
+- :func:`sized_verdict` -- the verdict that weighs size: ``contradicted`` needs the estimate beyond the
   smallest meaningful effect, an interval wholly inside it reads ``no meaningful effect``.
 - :func:`equivalence_reachable` -- whether an equivalence margin is wide enough for "equivalent" to be reachable
   with intervals of a given half-width.
@@ -52,7 +52,7 @@ NOT_TESTED: Verdict = "not tested"  # a precondition failed (``stsnb.evaluation.
 VERDICTS: tuple[Verdict, ...] = (SUPPORTED, CONTRADICTED, UNRESOLVED, EQUIVALENT, NOT_TESTED)
 
 
-# Issue 41, :func:`sized_verdict`: every seed's interval wholly inside +-smallest_effect. Not (yet) in VERDICTS: the
+# :func:`sized_verdict`: every seed's interval wholly inside +-smallest_effect. Not (yet) in VERDICTS: the
 # summary tables have one column per entry of VERDICTS, and the committed summaries were written with five; the change
 # that adopts sized_verdict in the notebooks reruns them and moves it into VERDICTS. Until then SIZED_VERDICTS lists
 # all six.
@@ -62,7 +62,7 @@ NO_MEANINGFUL_EFFECT: Verdict = "no meaningful effect"
 SIZED_VERDICTS: tuple[Verdict, ...] = (*VERDICTS, NO_MEANINGFUL_EFFECT)
 
 
-# the verdicts that decide a claim one way or the other (a decisive verdict on one seed is provisional, issue 41)
+# the verdicts that decide a claim one way or the other (a decisive verdict on one seed is provisional)
 DECISIVE: frozenset[str] = frozenset({SUPPORTED, CONTRADICTED, EQUIVALENT, NO_MEANINGFUL_EFFECT})
 
 
@@ -122,7 +122,7 @@ def _check_size(value: float, name: str) -> float:
 
 
 def sized_verdict(intervals, paper_direction: int, smallest_effect: float) -> Verdict:
-    """The verdict on a direction claim that weighs the size of the difference (issue 41: "Contradicted requires the
+    """The verdict on a direction claim that weighs the size of the difference (the rule: "Contradicted requires the
     intervals to exclude the paper's side and the estimate to lie beyond that effect; an interval wholly inside it
     reads 'no meaningful effect'"). ``smallest_effect`` (> 0, Spearman x100 points): the smallest difference that
     would matter, e.g. the paper's own reported effect. The rules, in this order:
@@ -139,7 +139,7 @@ def sized_verdict(intervals, paper_direction: int, smallest_effect: float) -> Ve
     "a beats b" is borne out by a difference on its side whatever its size; but rule 1 comes first because the issue's
     second sentence is unconditional, so "supported" reads: on the paper's side and not shown to be smaller than the
     smallest meaningful effect. The asymmetry is deliberate: a verdict against the paper carries the burden of size.
-    Example (issue 41): -0.03 [-0.06, -0.01] against the paper's +0.90 reads ``no meaningful effect``, where
+    Example (CCL's sigma claim): -0.03 [-0.06, -0.01] against the paper's +0.90 reads ``no meaningful effect``, where
     :func:`verdict` says ``contradicted``. ``intervals``: as for :func:`verdict`.
     """
     paper_direction = check_direction(paper_direction)
@@ -192,8 +192,8 @@ def equivalence_reachable(margin: float, interval_half_width: float) -> Reachabi
     """Whether an interval of half-width ``interval_half_width`` can lie inside (-margin, +margin) at all: reachable
     exactly when its full width is below the margin's, ``2 x half_width < 2 x margin`` (an interval as wide as the
     margin band, or wider, cannot fit strictly inside it wherever its estimate falls, so :func:`equivalence_verdict`
-    cannot say "equivalent"; issue 41: "an equivalence margin narrower than one seed's interval makes 'equivalent'
-    unreachable and nothing says so"). Give the widest seed's half-width: every seed's interval must fit. Reachable
+    cannot say "equivalent": a margin narrower than one seed's interval makes "equivalent" unreachable, which a claim
+    must then say). Give the widest seed's half-width: every seed's interval must fit. Reachable
     is necessary, not sufficient: the estimate must also lie within ``margin - half_width`` of 0."""
     margin = _check_size(margin, "margin")
     half = float(interval_half_width)
@@ -335,7 +335,7 @@ def multiplicity(
     ``(1 - confidence_level) x intervals`` (0.05 x n at 95%), whatever their dependence (linearity of expectation);
     how many would do so at once does depend on it.
 
-    Issue 41 (the count omitted the precondition intervals and included a timing range): ``preconditions`` counts
+    Why (the count omitted the precondition intervals and included a timing range): ``preconditions`` counts
     the preconditions' intervals apart from the claims' (``intervals``) and adds them to the expectation;
     ``timing_ranges_excluded`` says how many timing ranges the caller left out of both (they are ranges of measured
     seconds, not intervals that test a difference), so the description can say so. ``stsnb.evaluation.claims

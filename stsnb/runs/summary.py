@@ -28,9 +28,7 @@ from ..evaluation import verdict_rules
 from ..evaluation.claims import (
     CHECK,
     PAPER,
-    failed_preconditions,
-    is_equivalence,
-    is_headline,
+    interval_counts,
     kind_of,
     main_claim_text,
     main_claims_of,
@@ -39,6 +37,12 @@ from ..evaluation.claims import (
 from .context import git_sha, write_text_atomic
 from .locks import folder_lock
 from .plans import DEFAULT_OUT, PLANS_DIR, Plan, PlanError, load_plan, plan_path
+from .summary_claims import (
+    CLAIM_COLUMNS,
+    HEADLINE_MARK,
+    MISSING,
+    claim_cells,
+)
 
 
 @dataclass
@@ -177,7 +181,6 @@ def run_commit(folder: Path) -> str | None:
     return short_sha(str(sha)) if sha else None
 
 
-MISSING = "—"  # a value the run did not record: shown as missing, never invented
 CHECKS_COLUMN = "checks of our setting"
 MAIN_CLAIM_COLUMN = "the paper's main claim: verdict"
 OVERVIEW_COLUMNS = (
@@ -283,101 +286,6 @@ def total_seconds(rows: Sequence[OverviewRow]) -> tuple[float, int]:
     return sum(known), len(known)
 
 
-CLAIM_COLUMNS = (
-    "notebook",
-    "claim",
-    "ours: difference [95% interval]",
-    "seeds",
-    "seeds and pairs [95% interval]",
-    "paper's difference",
-    "detectable (80% power)",
-    "verdict",
-    "precondition",
-)
-
-
-def _signed(value: Any) -> str:
-    return f"{value:+.2f}" if isinstance(value, int | float) and not isinstance(value, bool) else MISSING
-
-
-def precondition_text(row: Mapping[str, Any]) -> str:
-    """What a claim needed: the preconditions that do not hold with their evidence (its verdict is then ``not
-    tested``), else the names of those that hold; rows from runs made before preconditions existed say so."""
-    stored = row.get("preconditions")
-    if stored is None:
-        because = row.get("not_tested_because")
-        return str(because) if because else f"{MISSING} (the run predates preconditions)"
-    if not stored:
-        return "none stated"
-    broken = failed_preconditions(row)
-    if broken:
-        return "does not hold: " + "; ".join(f"{p.get('name')} ({p.get('evidence')})" for p in broken)
-    return "holds: " + "; ".join(str(p.get("name")) for p in stored)
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
-
-
-def _interval(values: Mapping[str, Any] | None) -> str:
-    """ "+1.23 [+0.40, +2.05]" of a mapping with difference, low and high, else missing."""
-    numbers = [(values or {}).get(k) for k in ("difference", "low", "high")]
-    if not all(_is_number(v) for v in numbers):
-        return MISSING
-    return f"{_signed(numbers[0])} [{_signed(numbers[1])}, {_signed(numbers[2])}]"
-
-
-def seed_intervals(row: Mapping[str, Any]) -> list[tuple[float, float]]:
-    """(low, high) of each training seed's interval of a claim row (``per_seed``); the envelope when the row has no
-    per-seed entries (older runs); empty without an interval."""
-    entries = [e for e in row.get("per_seed") or [] if isinstance(e, Mapping)]
-    pairs = [(e.get("low"), e.get("high")) for e in entries] or [(row.get("low"), row.get("high"))]
-    return [(float(lo), float(hi)) for lo, hi in pairs if _is_number(lo) and _is_number(hi) and lo <= hi]
-
-
-def interval_count(row: Mapping[str, Any]) -> int:
-    """How many intervals a claim row stands on: one per training seed, plus its seeds-and-pairs interval."""
-    return len(seed_intervals(row)) + (1 if isinstance(row.get("seeds_and_pairs"), Mapping) else 0)
-
-
-def detectable_text(row: Mapping[str, Any]) -> str:
-    """The smallest difference an unresolved direction claim of the paper could have detected with 80% power
-    (``verdict_rules.detectable_effect`` of its widest seed's interval, "±1.43"); missing for other rows."""
-    widths = seed_intervals(row)
-    if kind_of(row) != PAPER or row.get("verdict") != verdict_rules.UNRESOLVED or is_equivalence(row) or not widths:
-        return MISSING
-    return f"±{max(verdict_rules.detectable_effect(lo, hi) for lo, hi in widths):.2f}"
-
-
-HEADLINE_MARK = "headline: "  # before the claim text of a notebook's headline claim in the claims table
-
-
-def claim_text(row: Mapping[str, Any]) -> str:
-    """The claim column: the row's ``claim``, after ``HEADLINE_MARK`` when it is its notebook's headline
-    (``claims.is_headline``; rows of older runs are not)."""
-    return (HEADLINE_MARK if is_headline(row) else "") + str(row["claim"])
-
-
-def claim_cells(row: Mapping[str, Any]) -> list[str]:
-    """The texts of ``CLAIM_COLUMNS`` after ``notebook`` for one claim row (old rows with three verdicts and no
-    preconditions render too)."""
-    seeds = row.get("seeds")
-    verdict = str(row["verdict"])
-    if is_equivalence(row) and _is_number(row.get("margin")):
-        verdict += f" (margin ±{row['margin']:g})"
-    both = row.get("seeds_and_pairs")
-    return [
-        claim_text(row),
-        _interval(row),
-        str(seeds) if isinstance(seeds, int) and not isinstance(seeds, bool) else MISSING,
-        _interval(both if isinstance(both, Mapping) else None),
-        _signed(row.get("paper_difference")),
-        detectable_text(row),
-        verdict,
-        precondition_text(row),
-    ]
-
-
 AVERAGE_COLUMNS = ("notebook", "setting", "task", "ours", "paper", "delta", "comparable with the paper", "note")
 
 
@@ -464,19 +372,24 @@ def summary_markdown(plan: Plan, outcomes: Sequence[Outcome], profile_dir: Path)
 
 
 def multiplicity_line(overview: Sequence[OverviewRow]) -> str | None:
-    """ "N intervals computed (per notebook: ...); about 0.05 x N would exclude 0 by chance ...": every claim's
-    per-seed intervals and seeds-and-pairs intervals (``interval_count``), None without claims."""
-    counts = {row.notebook: sum(interval_count(c) for c in claim_rows(row.folder)) for row in overview if row.folder}
-    counts = {name: n for name, n in counts.items() if n}
+    """ "N claim intervals and M precondition intervals computed (per notebook: ...); about 0.05 x (N + M) would
+    exclude 0 by chance ...": every claim's per-seed and seeds-and-pairs intervals and the intervals its
+    preconditions print (``claims.interval_counts``), timing ranges left out and said so; None without claims."""
+    counts = {row.notebook: interval_counts(claim_rows(row.folder)) for row in overview if row.folder}
+    counts = {name: n for name, n in counts.items() if n.claims or n.preconditions}
     if not counts:
         return None
-    chance = verdict_rules.multiplicity(sum(counts.values()))
-    per = ", ".join(f"{name} {n}" for name, n in counts.items())
+    chance = verdict_rules.multiplicity(
+        sum(n.claims for n in counts.values()),
+        preconditions=sum(n.preconditions for n in counts.values()),
+        timing_ranges_excluded=sum(n.timing_ranges for n in counts.values()),
+    )
+    per = ", ".join(f"{name} {n.claims} + {n.preconditions}" for name, n in counts.items())
     return (
-        f"**Multiplicity.** {chance.describe()} (per notebook: {per}). A single interval excluding 0 is weak "
-        "evidence among so many; a verdict needs every seed's interval on one side. The intervals cover the noise "
-        "of the test pairs (and, in the seeds-and-pairs column, of the training seeds); none covers the choice of "
-        "hyperparameters or of the checkpoint dev selection kept."
+        f"**Multiplicity.** {chance.describe()} (per notebook, claims + preconditions: {per}). A single interval "
+        "excluding 0 is weak evidence among so many; a verdict needs every seed's interval on one side. The intervals "
+        "cover the noise of the test pairs (and, in the seeds-and-pairs column, of the training seeds); none covers "
+        "the choice of hyperparameters or of the checkpoint dev selection kept."
     )
 
 
@@ -497,10 +410,12 @@ def claims_markdown(overview: Sequence[OverviewRow]) -> list[str]:
         "excludes 0 on the paper's side, contradicted when every one excludes 0 on the other side, otherwise "
         "unresolved; a robustness claim is equivalent when every seed's interval lies inside its margin; a claim "
         "whose precondition does not hold is not tested. Seeds and pairs: a claim on several training seeds also "
-        "gets a hierarchical bootstrap interval of the mean over seeds (seeds resampled, then the test pairs). "
-        "Detectable: for an unresolved claim of the paper, the smallest true difference its widest seed interval "
-        "would detect with 80% power (half-width x (1.96 + 0.84) / 1.96, a normal approximation), beside the "
-        "paper's difference. Each notebook prints the paper's sentence a claim tests (`paper_quote` in "
+        "gets a hierarchical bootstrap interval of the mean over seeds (seeds resampled, then the test pairs), "
+        'never narrower than the t interval of the seeds\' differences (n - 1 degrees of freedom; "t floor" where '
+        "that widened it). Detectable: for an unresolved claim of the paper, the smallest true difference the "
+        "every-seed rule would support with 80% power, simulated with the claim's observed seed-to-seed spread and "
+        "test-pair noise, beside the paper's difference. A timing row's interval is the range of its timed steps, "
+        "not a test. Each notebook prints the paper's sentence a claim tests (`paper_quote` in "
         f"metrics.json). `{HEADLINE_MARK.strip()}` marks the claim a notebook leads with (`headline` in metrics.json).",
     ]
     multiplicity = multiplicity_line(overview)

@@ -1,0 +1,145 @@
+"""The claims table of summary.md and of ``stsnb book``: one row's cells from what its run recorded (``claims`` in
+metrics.json), with the seeds-and-pairs interval under its t floor, the detectable effect of an unresolved claim
+simulated under the every-seed rule, and a timing row's range labelled as such."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from ..evaluation import power, seed_bootstrap, verdict_rules
+from ..evaluation.claims import PAPER, failed_preconditions, is_equivalence, is_headline, is_timing_range, kind_of
+
+MISSING = "—"  # a value the run did not record: shown as missing, never invented
+
+
+CLAIM_COLUMNS = (
+    "notebook",
+    "claim",
+    "ours: difference [95% interval]",
+    "seeds",
+    "seeds and pairs [95% interval]",
+    "paper's difference",
+    "detectable (80% power)",
+    "verdict",
+    "precondition",
+)
+
+
+def signed(value: Any) -> str:
+    return f"{value:+.2f}" if isinstance(value, int | float) and not isinstance(value, bool) else MISSING
+
+
+def precondition_text(row: Mapping[str, Any]) -> str:
+    """What a claim needed: the preconditions that do not hold with their evidence (its verdict is then ``not
+    tested``), else the names of those that hold; rows from runs made before preconditions existed say so."""
+    stored = row.get("preconditions")
+    if stored is None:
+        because = row.get("not_tested_because")
+        return str(because) if because else f"{MISSING} (the run predates preconditions)"
+    if not stored:
+        return "none stated"
+    broken = failed_preconditions(row)
+    if broken:
+        return "does not hold: " + "; ".join(f"{p.get('name')} ({p.get('evidence')})" for p in broken)
+    return "holds: " + "; ".join(str(p.get("name")) for p in stored)
+
+
+def is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def interval_text(values: Mapping[str, Any] | None) -> str:
+    """ "+1.23 [+0.40, +2.05]" of a mapping with difference, low and high, else missing."""
+    numbers = [(values or {}).get(k) for k in ("difference", "low", "high")]
+    if not all(is_number(v) for v in numbers):
+        return MISSING
+    return f"{signed(numbers[0])} [{signed(numbers[1])}, {signed(numbers[2])}]"
+
+
+def seed_intervals(row: Mapping[str, Any]) -> list[tuple[float, float]]:
+    """(low, high) of each training seed's interval of a claim row (``per_seed``); the envelope when the row has no
+    per-seed entries (older runs); empty without an interval."""
+    entries = [e for e in row.get("per_seed") or [] if isinstance(e, Mapping)]
+    pairs = [(e.get("low"), e.get("high")) for e in entries] or [(row.get("low"), row.get("high"))]
+    return [(float(lo), float(hi)) for lo, hi in pairs if is_number(lo) and is_number(hi) and lo <= hi]
+
+
+def interval_count(row: Mapping[str, Any]) -> int:
+    """How many intervals a claim row stands on: one per training seed, plus its seeds-and-pairs interval."""
+    return len(seed_intervals(row)) + (1 if isinstance(row.get("seeds_and_pairs"), Mapping) else 0)
+
+
+def seed_differences(row: Mapping[str, Any]) -> list[float]:
+    """Each training seed's difference of a claim row (``per_seed``), empty for rows without them."""
+    entries = [e for e in row.get("per_seed") or [] if isinstance(e, Mapping)]
+    return [float(e["difference"]) for e in entries if is_number(e.get("difference"))]
+
+
+def seeds_and_pairs_shown(row: Mapping[str, Any]) -> dict[str, float] | None:
+    """The seeds-and-pairs interval as summary.md shows it: the run's hierarchical bootstrap interval, each end moved
+    out where needed to the t interval of the seeds' differences around its point estimate
+    (``seed_bootstrap.t_floored``'s rule: with 3 seeds a bootstrap of the seeds understates their spread, where t with
+    2 degrees of freedom applies); ``floored`` says whether it moved. None when the row has none."""
+    both = row.get("seeds_and_pairs")
+    if not isinstance(both, Mapping) or not all(is_number(both.get(k)) for k in ("difference", "low", "high")):
+        return None
+    shown = {"difference": float(both["difference"]), "low": float(both["low"]), "high": float(both["high"])}
+    differences = seed_differences(row)
+    t_interval = seed_bootstrap.seed_mean_t_interval(differences) if len(differences) > 1 else None
+    if t_interval is not None:
+        low = min(shown["low"], shown["difference"] - t_interval.half_width)
+        high = max(shown["high"], shown["difference"] + t_interval.half_width)
+        shown.update(low=low, high=high, floored=float((low, high) != (shown["low"], shown["high"])))
+    return shown
+
+
+def detectable_text(row: Mapping[str, Any]) -> str:
+    """The smallest difference an unresolved direction claim of the paper would be supported at with 80% power
+    under the every-seed rule, simulated with its observed seed-to-seed spread and test-pair noise
+    (``power.simulated_detectable_effect``: each seed's estimate = true + training noise + the test-pair noise all
+    seeds share; the pair noise's standard error from its widest seed interval), "±1.43"; missing for other rows."""
+    widths = seed_intervals(row)
+    if kind_of(row) != PAPER or row.get("verdict") != verdict_rules.UNRESOLVED or is_equivalence(row) or not widths:
+        return MISSING
+    if len(widths) == 1:  # one seed: the closed form the simulation approximates (no training variance to add)
+        return f"±{verdict_rules.detectable_effect(*widths[0]):.2f}"
+    pair_se = max(hi - lo for lo, hi in widths) / 2 / 1.959963984540054
+    differences = seed_differences(row)
+    seed_sd = float(np.std(differences, ddof=1)) if len(differences) > 1 else 0.0
+    effect = power.simulated_detectable_effect(seed_sd, pair_se, len(widths), n_sim=20_000)
+    return f"±{effect:.2f}"
+
+
+HEADLINE_MARK = "headline: "  # before the claim text of a notebook's headline claim in the claims table
+
+
+def claim_text(row: Mapping[str, Any]) -> str:
+    """The claim column: the row's ``claim``, after ``HEADLINE_MARK`` when it is its notebook's headline
+    (``claims.is_headline``; rows of older runs are not)."""
+    return (HEADLINE_MARK if is_headline(row) else "") + str(row["claim"])
+
+
+def claim_cells(row: Mapping[str, Any]) -> list[str]:
+    """The texts of ``CLAIM_COLUMNS`` after ``notebook`` for one claim row (old rows with three verdicts and no
+    preconditions render too)."""
+    seeds = row.get("seeds")
+    verdict = str(row["verdict"])
+    if is_equivalence(row) and is_number(row.get("margin")):
+        verdict += f" (margin ±{row['margin']:g})"
+    both = seeds_and_pairs_shown(row)
+    ours = interval_text(row)
+    if is_timing_range(row) and ours != MISSING:
+        ours = f"{ours} s (range of timed steps, not a test)"
+    return [
+        claim_text(row),
+        ours,
+        str(seeds) if isinstance(seeds, int) and not isinstance(seeds, bool) else MISSING,
+        interval_text(both) + (" (t floor)" if both and both.get("floored") else ""),
+        signed(row.get("paper_difference")),
+        detectable_text(row),
+        verdict,
+        precondition_text(row),
+    ]
