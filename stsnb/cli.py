@@ -1,13 +1,15 @@
-"""The ``stsnb`` command: ``stsnb data`` (fetch and verify the data folder), ``stsnb run`` (the papermill batch
-runner), ``stsnb eval`` (the STS suite on a model) and ``stsnb book`` (a static HTML site of the executed runs);
-``stsnb summary`` rewrites a profile's summary.md from its run folders without running anything; ``stsnb answers``
-rewrites the instructor's answer sheet from the committed runs (``--run`` first runs exercises).
+"""The ``stsnb`` command: ``stsnb data`` (fetch and verify the data folder), ``stsnb models fetch`` (a plan's Hub models
+into the HF cache), ``stsnb run`` (the papermill batch runner), ``stsnb eval`` (the STS suite on a model) and
+``stsnb book`` (a static HTML site of the executed runs); ``stsnb summary`` rewrites a profile's summary.md from its run
+folders without running anything; ``stsnb answers`` rewrites the instructor's answer sheet from the committed runs
+(``--run`` first runs exercises).
 
     stsnb data fetch [--to DIR] [--paper] [--latest] [--strict]
     stsnb data verify [DIR] [--strict]
+    stsnb models fetch --paper
     stsnb run [--profile smoke|class|cpu|paper|rehearsal] [--only NOTEBOOK,...] [--out DIR]
     stsnb run --profile paper --parallel "0,1,2,3:10_pcc_tuning 4,5,6,7:20_sts_regression,30_hicl"
-    stsnb run --profile paper --check [--gpus N] [--gpu-memory GIB] [--calibration REPORT.json] [--online]
+    stsnb run --profile paper --check [--online] [--offline] [--gpus N] [--gpu-memory GIB] [--calibration REPORT.json]
     stsnb gpu-check [--out DIR] [--cpu-rehearsal]
     stsnb summary [--profile cpu] [--out DIR]
     stsnb eval --model NAME [--pooling mean|cls|last] [--template TEXT] [--tasks all|sts12,...]
@@ -15,8 +17,8 @@ rewrites the instructor's answer sheet from the committed runs (``--run`` first 
     stsnb book [--profile cpu] [--out DIR]
     stsnb answers [--run NOTEBOOK:N[,N...]] [--check]   (Nb: exercise N's second run)
 
-Bad arguments exit with status 2; ``stsnb run`` exits 1 when a notebook failed, ``stsnb data`` when the data could not
-be fetched or does not verify.
+Bad arguments exit with status 2; ``stsnb run`` exits 1 when a notebook failed (with ``--check``: when the check
+found a problem), ``stsnb data`` and ``stsnb models`` when something could not be fetched or does not verify.
 """
 
 from __future__ import annotations
@@ -93,6 +95,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     verify.set_defaults(handler=data_verify_command, parser=verify)
 
+    models_command = commands.add_parser("models", help="put a plan's Hub models in the HF cache before compute")
+    models_actions = models_command.add_subparsers(dest="action", required=True)
+    models_fetch = models_actions.add_parser(
+        "fetch",
+        help="download every weight and remote-code repo the plan names, at its pinned commits, into the HF cache "
+        "(sizes first); then `stsnb run --check --offline` confirms compute nodes can run with HF_HUB_OFFLINE=1",
+    )
+    models_fetch.add_argument("--paper", action="store_true", required=True, help="the paper plan's models")
+    models_fetch.set_defaults(handler=models_fetch_command, parser=models_fetch)
+
     run = commands.add_parser("run", help="execute the notebooks of a plan with papermill and write summary.md")
     run.add_argument("--profile", default="cpu", help="plan papermill_runs/plans/<profile>.yaml (default: cpu)")
     run.add_argument(
@@ -133,6 +145,12 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="with --check: also reach every Hub model and dataset of the plan (config, tokenizer, remote code, "
         "gated access with your token) and verify the data folder; downloads no weights",
+    )
+    run.add_argument(
+        "--offline",
+        action="store_true",
+        help="with --check: confirm, without the network, that every model of the plan is in the HF cache at its "
+        "pinned commit and the data folder holds its paper/ corpora (so compute nodes run with HF_HUB_OFFLINE=1)",
     )
     run.add_argument("--gpus", type=int, help="with --check: GPUs on the server (num_processes must fit)")
     run.add_argument("--gpu-memory", type=float, metavar="GIB", help="with --check: memory per GPU in GiB")
@@ -298,10 +316,11 @@ def run_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> in
             parser.error(str(err))
         print(report.text(), flush=True)
         online_ok = _preflight(plan, NOTEBOOKS_DIR) if args.online else True
-        return 0 if report.ok and online_ok else 1
+        offline_ok = _offline_check(plan, NOTEBOOKS_DIR) if args.offline else True
+        return 0 if report.ok and online_ok and offline_ok else 1
     asked = (args.gpus, args.gpu_memory, args.gpu_type, args.calibration)
-    if any(value is not None for value in asked) or args.online:
-        parser.error("--gpus, --gpu-memory, --gpu-type, --calibration and --online go with --check")
+    if any(value is not None for value in asked) or args.online or args.offline:
+        parser.error("--gpus, --gpu-memory, --gpu-type, --calibration, --online and --offline go with --check")
     if args.parallel and args.only:
         parser.error("--parallel names the notebooks of each group: leave out --only")
     refusal = _cuda_refusal(args.profile, PLANS_DIR)
@@ -368,14 +387,65 @@ def _preflight(plan, notebooks_dir: Path) -> bool:
         print(f"preflight: {err}", flush=True)
         data_dir = None
     print("preflight (the Hub's models and datasets of the plan; no weights are downloaded):", flush=True)
+    settings = plan_settings(plan.path)
     result = run_preflight(
         plan_params(plan, notebooks_dir),
-        trust_remote_code=plan_settings(plan.path)["trust_remote_code"],
+        trust_remote_code=settings["trust_remote_code"],
+        pins=settings["pins"],
         data_dir=data_dir,
         say=lambda line: print(f"  {line}", flush=True),
     )
     print(result.text().splitlines()[0] + (" (data folder missing)" if data_dir is None else ""))
     return result.ok and data_dir is not None
+
+
+def _offline_check(plan, notebooks_dir: Path) -> bool:
+    """``--check --offline``: :func:`stsnb.gpu.local_models.offline_check` over the plan; prints its lines."""
+    from .data import DataError, resolve_data_dir
+    from .gpu.local_models import offline_check
+    from .gpu.preflight import plan_params, plan_settings
+
+    try:
+        data_dir = resolve_data_dir()
+    except DataError as err:
+        print(f"offline check: {err}", flush=True)
+        data_dir = None
+    print("offline check (the HF cache and the data folder; no network):", flush=True)
+    result = offline_check(
+        plan_params(plan, notebooks_dir),
+        plan_settings(plan.path)["pins"],
+        data_dir,
+        say=lambda line: print(f"  {line}", flush=True),
+    )
+    head = f"offline check: {len(result.reached)} local, {len(result.problems)} missing ({result.seconds:.0f} s)"
+    tail = "; compute nodes can run with HF_HUB_OFFLINE=1" if result.ok else ""
+    print(head + tail, flush=True)
+    return result.ok
+
+
+def models_fetch_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    """``stsnb models fetch --paper``: :func:`stsnb.gpu.local_models.fetch` over the paper plan's models."""
+    from .gpu import local_models
+    from .runs.plans import NOTEBOOKS_DIR, PLANS_DIR, PlanError, load_plan, plan_path
+
+    try:
+        plan = load_plan(plan_path("paper", PLANS_DIR))
+        models, pins = local_models.plan_models_and_pins(plan, NOTEBOOKS_DIR)
+    except PlanError as err:
+        parser.error(str(err))
+    try:
+        result = local_models.fetch(models, pins, say=lambda line: print(line, flush=True))
+    except KeyboardInterrupt:
+        print(
+            "stsnb models fetch: interrupted (run it again: completed downloads are in the HF cache)", file=sys.stderr
+        )
+        return 130
+    if not result.ok:
+        print(f"stsnb models fetch: {len(result.problems)} repos not fetched (named above)", file=sys.stderr)
+        return 1
+    print(f"stsnb models fetch: {len(result.fetched)} repos in the HF cache; check with "
+          "`stsnb run --profile paper --check --offline`")  # fmt: skip
+    return 0
 
 
 def summary_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:

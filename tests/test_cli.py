@@ -50,6 +50,8 @@ def test_eval_json_prints_one_object_and_second_call_encodes_nothing(tmp_path, d
         ["eval", "--model", "./no/such/model/folder"],
         ["run", "--only", "no_such_notebook"],
         ["run", "--profile", "no_such_profile"],
+        ["run", "--offline"],  # --offline goes with --check
+        ["models", "fetch"],  # --paper names what to fetch
         ["frobnicate"],
     ],
 )

@@ -350,6 +350,26 @@ def test_wiki_corpus_source_is_chosen_apart_from_the_evaluation_data(tmp_path, d
         data.load_wiki_corpus(str(empty))
 
 
+def test_the_paper_source_reads_the_corpora_data_fetch_paper_builds(tmp_path, data_dir):
+    """``nli_source: paper`` and ``corpus_source: paper`` (the paper plan's): the data folder's paper/ corpora;
+    missing, an error naming the file and the command that builds it."""
+    with pytest.raises(data_records.DataError, match=r"paper/snli_train.csv: not found.*`stsnb data fetch --paper`"):
+        data.load_nli("paper", tmp_path)
+    with pytest.raises(data_records.DataError, match=r"paper/wiki1m_for_simcse.txt: not found"):
+        data.load_wiki_corpus("paper", data_dir=tmp_path)
+    (tmp_path / "paper").mkdir()
+    for name, label in (("snli_train.csv", "entailment"), ("multinli_train.csv", "2")):  # names or official ids
+        (tmp_path / "paper" / name).write_text(f"gold_label,sentence1,sentence2\n{label},A man sleeps.,He rests.\n")
+    pairs = data.load_nli("paper", tmp_path)
+    assert [(p.label, p.source) for p in pairs] == [
+        ("entailment", "snli_train.csv:2"),
+        ("entailment", "multinli_train.csv:2"),
+    ]
+    sample = data.load_wiki(5, data_dir)
+    (tmp_path / "paper" / data.WIKI_FILE).write_text("\n".join(sample) + "\n")
+    assert data.load_wiki_corpus("paper", limit=3, data_dir=tmp_path) == sample[:3]
+
+
 def test_wiki_corpus_from_the_hub_reads_wiki1m_through_datasets_text_rows(tmp_path, data_dir, monkeypatch):
     """The Hub is unreachable here: the Hub dataset is served from a local copy of the real sample's lines, read by
     the same ``datasets`` text builder that reads ``wiki1m_for_simcse.txt`` on the Hub."""

@@ -295,10 +295,10 @@ def test_the_protocol_table_lists_the_cpu_departures_and_little_for_the_paper_pl
     assert all(r["why"] for r in cpu)
     assert by_detail["training data"]["this run"] == "1,280 of the 11,914-sentence wiki1m sample"
     paper_params = _notebook_params("paper")
-    assert paper_params["corpus_source"] == "hub"
+    assert paper_params["corpus_source"] == "paper"
     wiki1m = dict(train_count=1_000_000, corpus_count=1_000_000)
     paper = differences.protocol_differences(paper_params, causal=False, longer_than_max=0, gpu=True, **wiki1m)
-    assert [r["detail"] for r in paper] == [  # the whole wiki1m from the Hub: no training-data departure
+    assert [r["detail"] for r in paper] == [  # the whole wiki1m (data folder's paper/): no training-data departure
         "checkpoint selection",
         "training seeds",
         "precision and hardware",
@@ -313,6 +313,7 @@ def test_the_protocol_table_lists_the_cpu_departures_and_little_for_the_paper_pl
         longer_than_max=0, **wiki1m)}  # fmt: skip
     for source, count, shown in [
         ("hub", 1_000_000, "5,000 of wiki1m from the Hub (1,000,000 sentences)"),
+        ("paper", 1_000_000, "5,000 of wiki1m from the data folder (paper/) (1,000,000 sentences)"),
         ("/data/other.txt", 9_000, "5,000 of other.txt (9,000 sentences)"),
         ("sample", 11_914, "5,000 of the 11,914-sentence wiki1m sample"),
     ]:

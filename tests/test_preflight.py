@@ -1,7 +1,8 @@
 """``stsnb run --check --online`` on the paper plan, offline: a Hub-shaped endpoint on 127.0.0.1 serves the plan's
-models (tiny random models of their families under the plan's ids; config and tokenizer, no weights needed), a gated
-Mistral, Jina v2 with remote code importing a package that is not installed, and the plan's datasets; every model
-and dataset is reached through transformers and huggingface_hub as on a GPU server."""
+models (tiny random models of their families under the plan's ids, at the commits the plan pins; config and tokenizer,
+no weights needed), a gated Mistral, Jina v2 with remote code importing a package that is not installed, and the
+datasets; every model is reached through transformers and huggingface_hub as on a GPU server. The remote code that
+runs is tested in tests/test_remote_code.py."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from hub_repos import build_repos
 from hub_server import LocalHub, Repo
 
 from stsnb.models import tiny as tiny_models
+from stsnb.runs.plans import plan_path, plan_pins
 
 REMOTE_CONFIG = """from transformers import BertConfig
 
@@ -56,6 +58,8 @@ def model_repos(tmp_path_factory) -> dict[str, Repo]:
     }
     repos = {name: Repo(dict(bert)) for name in ("bert-base-uncased", "nomic-ai/nomic-embed-text-v1")}
     repos["jinaai/jina-embeddings-v2-base-en"] = Repo(jina)
+    for name, pin in plan_pins(plan_path("paper")).items():  # the commits the plan pins hold what main holds here
+        repos[name].history.update({pin.revision: repos[name].files, pin.code_revision: repos[name].files})
     repos["mistralai/Mistral-7B-v0.1"] = Repo(mistral, gated=True)
     for name in ("roberta-base", "FacebookAI/roberta-base", "FacebookAI/roberta-large",
                  "princeton-nlp/sup-simcse-roberta-base", "princeton-nlp/sup-simcse-roberta-large",
@@ -91,11 +95,13 @@ def test_preflight_names_the_gated_model_and_the_missing_package_of_remote_code(
     assert "NO  jinaai/jina-embeddings-v2-base-en: its remote code needs packages that are not installed" in out
     assert "not_an_installed_package_for_stsnb_tests" in out
     for reached in ("ok  bert-base-uncased: config (bert) and tokenizer", "ok  roberta-base: config (roberta)",
-                    "ok  stanfordnlp/snli (dataset)", "ok  princeton-nlp/datasets-for-simcse (dataset)",
+                    "ok  nomic-ai/nomic-embed-text-v1: config (bert) and tokenizer at 0759316f275a",
                     "ok  data folder: "):  # fmt: skip
         assert reached in out, out
     assert "BERT-base" not in out.split("preflight (")[1], "paper_* parameters are row labels, not models"
-    assert "NO  data folder: paper/nli_for_simcse.csv missing: `stsnb data fetch --paper`" in out
+    assert "(dataset)" not in out, "the paper plan reads its corpora from the data folder, not the Hub"
+    for corpus in ("nli_for_simcse.csv", "snli_train.csv", "multinli_train.csv", "wiki1m_for_simcse.txt"):
+        assert f"NO  data folder: paper/{corpus} missing: `stsnb data fetch --paper`" in out
     # with the user's token the gated model is reached; the missing package is still named
     assert "ok  mistralai/Mistral-7B-v0.1: config (mistral) and tokenizer" in allowed.stdout
     assert "NO  jinaai/jina-embeddings-v2-base-en" in allowed.stdout and allowed.returncode == 1

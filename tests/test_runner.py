@@ -622,7 +622,8 @@ def test_the_rehearsal_is_the_paper_plan_with_tiny_models_and_two_processes():
             assert values["num_processes"] == 2, name
         assert values.get("nli_source", "snli-dev-test") != "hub", name
         assert values.get("corpus_source", "sample") != "hub", name  # offline: no Hub in CI
-    assert paper.notebooks["30_hicl"]["corpus_source"] == "hub"  # Section 4.1: wiki1m's 1M sentences
+    assert paper.notebooks["30_hicl"]["corpus_source"] == "paper"  # Section 4.1: wiki1m's 1M sentences, data/paper/
+    assert paper.notebooks["20_sts_regression"]["nli_source"] == "paper"  # SNLI + MultiNLI train, data/paper/
 
 
 def write_checkpointing_plan(folder: Path, notebooks: dict) -> None:

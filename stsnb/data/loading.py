@@ -35,6 +35,8 @@ from .records import (
     HUB_DATASETS,
     NLI_LABEL_TO_ID,
     NLI_LABELS,
+    PAPER,
+    PAPER_NLI_FILES,
     SICK_SPLITS,
     SNLI_SPLITS,
     STS_SUBSETS,
@@ -48,6 +50,7 @@ from .records import (
     STSPair,
     TextVariant,
     Triplet,
+    paper_file,
     parse_score,
 )
 
@@ -420,7 +423,7 @@ def _read_csts_csv(path: Path) -> Loaded:
 # train/test de-duplication (STS-Regression Appendix A)
 
 
-NLI_SOURCES = ("snli-dev-test", "hub")
+NLI_SOURCES = ("snli-dev-test", "hub", PAPER)
 
 
 def load_nli(source: str = "snli-dev-test", data_dir=None) -> list[NLIPair]:
@@ -429,7 +432,8 @@ def load_nli(source: str = "snli-dev-test", data_dir=None) -> list[NLIPair]:
     - ``"snli-dev-test"``: SNLI dev + test from the data folder (19,666 pairs). A stand-in: the paper trains on
       SNLI + MultiNLI *train*, which this workplace does not have.
     - ``"hub"``: SNLI train (``stanfordnlp/snli``) + MultiNLI train (``nyu-mll/multi_nli``) from the Hugging Face
-      Hub, the paper's corpus.
+      Hub, the paper's corpus; ``"paper"``: the same from the data folder (``paper/snli_train.csv`` and
+      ``paper/multinli_train.csv``, which ``stsnb data fetch --paper`` builds).
     - a path to a CSV with columns ``gold_label, sentence1, sentence2`` (the official ``nli_012.csv``: labels
       0/1/2 = contradiction/neutral/entailment).
 
@@ -444,10 +448,12 @@ def load_nli(source: str = "snli-dev-test", data_dir=None) -> list[NLIPair]:
         except Exception as err:
             raise RuntimeError(
                 "nli_source='hub' needs SNLI train (stanfordnlp/snli) and MultiNLI train (nyu-mll/multi_nli) from "
-                f"the Hugging Face Hub, which could not be read here ({type(err).__name__}: {err}). Provide the "
-                "official nli_012.csv and pass its path as nli_source, or use 'snli-dev-test' (a stand-in)."
+                f"the Hugging Face Hub, which could not be read here ({type(err).__name__}: {err}). Use 'paper' after "
+                "`stsnb data fetch --paper`, an official nli_012.csv's path, or 'snli-dev-test' (a stand-in)."
             ) from err
         return snli + mnli
+    if source == PAPER:
+        return [p for name in PAPER_NLI_FILES for p in _read_nli_csv(paper_file(resolve_data_dir(data_dir), name))]
     path = Path(source).expanduser()
     if not path.is_file():
         raise RuntimeError(
@@ -498,7 +504,7 @@ def load_simcse_triplets(path: str | os.PathLike) -> Loaded:
     return Loaded(Triplet(r["sent0"], r["sent1"], r["hard_neg"]) for _, r in rows)
 
 
-WIKI_SOURCES = ("sample", "hub")
+WIKI_SOURCES = ("sample", "hub", PAPER)
 
 
 def load_wiki_corpus(source: str = "sample", limit: int | None = None, data_dir=None) -> list[str]:
@@ -507,7 +513,7 @@ def load_wiki_corpus(source: str = "sample", limit: int | None = None, data_dir=
 
     - ``"sample"``: the data folder's first 11,914 lines of SimCSE's wiki1m file (``load_wiki``);
     - ``"hub"``: all 1M sentences from the Hugging Face Hub (``princeton-nlp/datasets-for-simcse``, its
-      ``wiki1m_for_simcse.txt``), the papers' corpus;
+      ``wiki1m_for_simcse.txt``), the papers' corpus; ``"paper"``: the same from ``<data folder>/paper/``;
     - a path to a text file with one sentence per line, such as a local ``wiki1m_for_simcse.txt``.
 
     A path that is not a file, an empty corpus or an empty line is a ``DataError`` naming the file.
@@ -518,6 +524,9 @@ def load_wiki_corpus(source: str = "sample", limit: int | None = None, data_dir=
     elif source == "hub":
         sentences = hub_wiki(limit)
         where = f"{HUB_DATASETS['wiki1m']}/{WIKI_FILE}"
+    elif source == PAPER:
+        where = str(paper_file(resolve_data_dir(data_dir), WIKI_FILE))
+        sentences = _read_sentences(Path(where), limit)
     else:
         path = Path(source).expanduser()
         if not path.is_file():

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Literal
 
 DATA_DIR_ENV = "STSNB_DATA_DIR"  # the data folder (or "hub"); unset: data/ at the repository root
@@ -119,6 +120,22 @@ class Loaded(list):
 
 
 HUB = "hub"  # STSNB_DATA_DIR=hub (or data_dir="hub"): read the Hugging Face Hub copies instead of a folder
+
+
+PAPER = "paper"  # a *_source reading the paper plan's corpora from <data folder>/paper/ (`stsnb data fetch --paper`)
+PAPER_NLI_FILES = ("snli_train.csv", "multinli_train.csv")  # SNLI + MultiNLI train: gold_label,sentence1,sentence2
+
+
+def paper_file(folder: Path, name: str) -> Path:
+    """``<folder>/paper/<name>``, one of the corpora ``stsnb data fetch --paper`` builds; a ``DataError`` naming the
+    file and the command when it is missing or empty."""
+    path = Path(folder) / PAPER / name
+    if not path.is_file() or path.stat().st_size == 0:
+        raise DataError(
+            f"{path}: {'empty' if path.is_file() else 'not found'}; expected the paper plan's corpus there: "
+            "`stsnb data fetch --paper` builds it (in the data folder, $STSNB_DATA_DIR)"
+        )
+    return path
 
 
 GET_THE_DATA = (

@@ -1,8 +1,9 @@
 """The GPU planning layer: what a GPU server needs before hours of compute.
 
-Holds the CUDA check (``cuda_check``), the preflight of a plan's models and data (``preflight``), ``stsnb run
---check`` (``plan_check``) with its memory estimate (``memory_estimate``, measured by ``memory``) and its time and disk
-estimates (``cost_estimate``, tabled by ``plan_costs``).
+Holds the CUDA check (``cuda_check``), the preflight of a plan's models and data (``preflight``) with the run of
+its trusted remote code (``remote_code``), ``stsnb models fetch`` and the offline check of the HF cache
+(``local_models``), ``stsnb run --check`` (``plan_check``) with its memory estimate (``memory_estimate``, measured by
+``memory``) and its time and disk estimates (``cost_estimate``, tabled by ``plan_costs``).
 
 May import: data, models, training, evaluation, runs.
 """

@@ -3,10 +3,12 @@
 For each Hub model of the plan (every parameter naming a model, ``plan_check.MODEL_PARAMETER``): its config and
 tokenizer are fetched through ``transformers`` (so through ``huggingface_hub``, with ``HF_TOKEN`` and
 ``HF_ENDPOINT``), a gated repo is named with what to do, and a model with remote code (``auto_map`` in its config)
-is imported, which is where a package the remote code needs (``einops``) or an API transformers removed shows up.
-Remote code is run only for the models the plan lists under ``trust_remote_code``. For each Hub dataset a notebook's
-parameters ask for (``nli_source: hub``, ``corpus_source: hub``) the files it reads are resolved. The data folder
-is verified against the manifest (:mod:`stsnb.data.manifest`). Weights are not downloaded.
+is imported, which is where a package the remote code needs (``einops``) shows up. Remote code is run only for the
+models the plan lists under ``trust_remote_code``, at the commits it pins there: each is built with one layer and
+run on two sentences (:mod:`stsnb.gpu.remote_code`), which is where an API transformers removed shows up. For each
+Hub dataset a notebook's parameters ask for (``nli_source: hub``, ``corpus_source: hub``) the files it reads are
+resolved. The data folder is verified against the manifest (:mod:`stsnb.data.manifest`), with the ``paper/``
+corpora the parameters read from it (``nli_source: paper``, ...). Weights are not downloaded.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ..data import manifest as data_manifest
+from ..models.revisions import MAIN, UNPINNED, Pin
 from . import plan_check
 
 # what a notebook parameter value of "hub" reads: dataset repo -> file patterns (the loaders in stsnb.data)
@@ -29,7 +32,11 @@ HUB_DATASETS_OF = {
 }
 
 # what a notebook parameter value reads from the data folder beyond the default tables (`stsnb data fetch --paper`)
-FOLDER_FILES_OF = {("nli_source", "simcse"): "paper/nli_for_simcse.csv"}
+FOLDER_FILES_OF = {
+    ("nli_source", "simcse"): ("paper/nli_for_simcse.csv",),
+    ("nli_source", "paper"): ("paper/snli_train.csv", "paper/multinli_train.csv"),
+    ("corpus_source", "paper"): ("paper/wiki1m_for_simcse.txt",),
+}
 
 
 @dataclass
@@ -43,6 +50,11 @@ class Preflight:
     @property
     def ok(self) -> bool:
         return not self.problems
+
+    def add(self, line: str, ok: bool, say: Callable[[str], None]) -> None:
+        """One line, reached or a problem, said as it is found."""
+        (self.reached if ok else self.problems).append(line)
+        say(f"{'ok' if ok else 'NO'}  {line}")
 
     def text(self) -> str:
         head = f"preflight: {len(self.reached)} reached, {len(self.problems)} problems ({self.seconds:.0f} s)"
@@ -78,6 +90,28 @@ def plan_datasets(params_by_notebook: Mapping[str, Mapping[str, Any]]) -> dict[s
     return wanted
 
 
+def folder_files(params_by_notebook: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """The data folder's files (``paper/...``) the notebooks' parameters read (``FOLDER_FILES_OF``), in order."""
+    wanted: list[str] = []
+    for (name, value), files in FOLDER_FILES_OF.items():
+        if any(params.get(name) == value for params in params_by_notebook.values()):
+            wanted += [f for f in files if f not in wanted]
+    return wanted
+
+
+def _run_remote_code(model: str, pin: Pin, where: str, result: Preflight, say: Callable[[str], None]) -> None:
+    """The model built with one layer and run (:mod:`stsnb.gpu.remote_code`): one line, reached or a problem."""
+    from .remote_code import run_remote_code
+
+    try:
+        result.add(run_remote_code(model, pin) + where, True, say)
+    except Exception as err:  # reported with its model and exception; the check goes on
+        cause = err.__cause__ or err
+        missing = isinstance(cause, ImportError) and "requires the following packages" in str(cause)
+        line = explain(model, cause, remote_code_allowed=True) if missing else str(err)
+        result.add(line + where, False, say)
+
+
 def _first_line(err: BaseException) -> str:
     text = str(err).strip().splitlines()
     return f"{type(err).__name__}: {text[0][:300] if text else ''}"
@@ -110,21 +144,26 @@ def explain(model: str, err: BaseException, *, remote_code_allowed: bool, url: s
     return f"{model}: {_first_line(first)}"
 
 
-def check_model(model: str, *, remote_code_allowed: bool) -> str:
-    """Fetch config and tokenizer; import the remote model class. Returns what was reached; raises on a problem."""
+def check_model(model: str, *, remote_code_allowed: bool, pin: Pin = UNPINNED) -> tuple[str, bool]:
+    """Fetch config and tokenizer at ``pin``; import the remote model class. Returns what was reached and whether the
+    model has remote code (``auto_map``); raises on a problem."""
     from transformers import AutoConfig, AutoTokenizer
 
-    config = AutoConfig.from_pretrained(model, trust_remote_code=remote_code_allowed)
+    config = AutoConfig.from_pretrained(model, trust_remote_code=remote_code_allowed, **pin.kwargs())
     auto_map = getattr(config, "auto_map", None) or {}
-    AutoTokenizer.from_pretrained(model, trust_remote_code=remote_code_allowed)
-    reached = f"{model}: config ({config.model_type}) and tokenizer"
+    AutoTokenizer.from_pretrained(model, trust_remote_code=remote_code_allowed, **pin.kwargs())
+    at = "" if pin.revision == MAIN else f" at {pin.revision[:12]}"
+    reached = f"{model}: config ({config.model_type}) and tokenizer{at}"
     if auto_map:
         from transformers.dynamic_module_utils import get_class_from_dynamic_module
 
+        from .remote_code import code_repo
+
         reference = auto_map.get("AutoModel") or next(iter(auto_map.values()))
-        cls = get_class_from_dynamic_module(reference, model)
+        code_revision = pin.code_at(code_repo(reference, model), model)
+        cls = get_class_from_dynamic_module(reference, model, revision=pin.revision, code_revision=code_revision)
         reached += f", remote code {cls.__name__} imported"
-    return reached
+    return reached, bool(auto_map)
 
 
 def check_dataset(repo: str, patterns: Sequence[str]) -> str:
@@ -157,10 +196,12 @@ def plan_params(plan: Any, notebooks_dir: Path) -> dict[str, dict[str, Any]]:
 
 
 def plan_settings(plan_path: Path) -> dict[str, Any]:
-    """The plan file's top-level settings this module reads (``trust_remote_code``)."""
-    from ..runs.plans import plan_file_setting
+    """The plan file's top-level settings this module reads: ``trust_remote_code`` (the ids) and ``pins`` (id ->
+    ``Pin``, the commits it pins them at)."""
+    from ..runs.plans import plan_pins
 
-    return {"trust_remote_code": list(plan_file_setting(plan_path, "trust_remote_code", []))}
+    pins = plan_pins(plan_path)
+    return {"trust_remote_code": list(pins), "pins": pins}
 
 
 def run_preflight(
@@ -169,40 +210,35 @@ def run_preflight(
     trust_remote_code: Iterable[str] = (),
     data_dir: Path | None = None,
     say: Callable[[str], None] = print,
+    pins: Mapping[str, Pin] | None = None,
 ) -> Preflight:
-    """Every check of the module docstring; ``say`` gets one line per model or dataset as it is reached."""
+    """Every check of the module docstring; ``say`` gets one line per model or dataset as it is reached. ``pins``:
+    the commits the plan pins (``plan_settings``), else main."""
     started = time.perf_counter()
     result = Preflight()
-    allowed = set(trust_remote_code)
+    allowed, pins = set(trust_remote_code), dict(pins or {})
     for model, notebooks in sorted(plan_models(params_by_notebook).items()):
         where = f" [{', '.join(notebooks)}]"
+        pin = pins.get(model, UNPINNED)
         try:
-            line = check_model(model, remote_code_allowed=model in allowed) + where
-            result.reached.append(line)
-            say(f"ok  {line}")
+            line, remote = check_model(model, remote_code_allowed=model in allowed, pin=pin)
+            result.add(line + where, True, say)
         except Exception as err:  # every failure is reported with its model, none stops the others
-            line = explain(model, err, remote_code_allowed=model in allowed) + where
-            result.problems.append(line)
-            say(f"NO  {line}")
+            result.add(explain(model, err, remote_code_allowed=model in allowed) + where, False, say)
+            continue
+        if remote and model in allowed:
+            _run_remote_code(model, pin, where, result, say)
     for repo, patterns in sorted(plan_datasets(params_by_notebook).items()):
         try:
-            line = check_dataset(repo, patterns)
-            result.reached.append(line)
-            say(f"ok  {line}")
+            result.add(check_dataset(repo, patterns), True, say)
         except Exception as err:
-            line = explain(f"{repo} (dataset)", err, remote_code_allowed=False, url=f"datasets/{repo}")
-            result.problems.append(line)
-            say(f"NO  {line}")
+            result.add(explain(f"{repo} (dataset)", err, remote_code_allowed=False, url=f"datasets/{repo}"), False, say)
     if data_dir is not None:
         verification = data_manifest.verify(data_dir)
-        line = f"data folder: {verification.text().splitlines()[0]}"
-        (result.reached if verification.ok else result.problems).append(line)
-        say(f"{'ok' if verification.ok else 'NO'}  {line}")
-        for (name, value), relative in FOLDER_FILES_OF.items():
-            if any(params.get(name) == value for params in params_by_notebook.values()):
-                present = (Path(data_dir) / relative).is_file()
-                line = f"data folder: {relative}" + ("" if present else " missing: `stsnb data fetch --paper`")
-                (result.reached if present else result.problems).append(line)
-                say(f"{'ok' if present else 'NO'}  {line}")
+        result.add(f"data folder: {verification.text().splitlines()[0]}", verification.ok, say)
+        for relative in folder_files(params_by_notebook):
+            present = (Path(data_dir) / relative).is_file()
+            line = f"data folder: {relative}" + ("" if present else " missing: `stsnb data fetch --paper`")
+            result.add(line, present, say)
     result.seconds = time.perf_counter() - started
     return result

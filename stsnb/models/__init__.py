@@ -2,7 +2,8 @@
 
 Holds the loading of encoders and causal LMs with their pooling and prompt templates (``loading``), the packaged
 names, the cache and model folders written whole (``folders``), the raw ``smollm2-135m-l6`` stand-in
-(``raw_backbone``), the rehearsal's tiny random models (``tiny``) and the embedding cache key (``fingerprint``).
+(``raw_backbone``), the rehearsal's tiny random models (``tiny``), the embedding cache key (``fingerprint``) and the
+Hub commits a plan pins its models at (``revisions``).
 
 May import: no other layer.
 

@@ -24,6 +24,7 @@ from torch import nn
 
 from . import fingerprint, raw_backbone
 from . import folders as model_folders
+from . import revisions as model_revisions
 from . import tiny as tiny_models
 from .folders import KNOWN_MODELS, Pooling, ResolvedModel, cache_dir
 
@@ -104,15 +105,20 @@ def hub_reachable(timeout: float = 3.0) -> bool:
 
 
 def _hub_config(hub_id: str) -> dict | None:
-    """The Hub model's config from the local HF cache, else from the Hub when it is reachable; None if neither."""
-    from transformers import AutoConfig
+    """The Hub model's config.json from the local HF cache, else from the Hub when it is reachable; None if neither.
+    Read as JSON at the commit the plan pins (``$STSNB_HUB_REVISIONS``): a remote-code model's code is not run."""
+    import json
 
+    from transformers.utils import cached_file
+
+    revision = model_revisions.pin_of(hub_id).revision
     for local_only in (True, False):
         if not local_only and not hub_reachable():
             return None
         try:
-            return AutoConfig.from_pretrained(hub_id, local_files_only=local_only).to_dict()
-        except Exception:  # not cached / no such model / remote code: decided by the caller
+            path = cached_file(hub_id, "config.json", revision=revision, local_files_only=local_only)
+            return json.loads(Path(path).read_text()) if path else None
+        except Exception:  # not cached / no such model: decided by the caller
             continue
     return None
 
@@ -335,7 +341,8 @@ def load_encoder(
     Defaults follow the model: mean pooling for encoders, last-token pooling for causal LMs (decided from the config,
     Hub ids included). On a GPU the weights go to this process's own device (``cuda:<local process index>`` under
     ``accelerate launch``; 4-bit weights are placed there at load time). ``gradient_checkpointing`` trades compute
-    for activation memory; ``trust_remote_code`` runs the model repository's own code (Jina, Nomic). ``dropout``:
+    for activation memory; ``trust_remote_code`` runs the model repository's own code (Jina, Nomic). A Hub model is
+    read at the commits the plan pins (``stsnb.models.revisions``: ``$STSNB_HUB_REVISIONS``), else at main. ``dropout``:
     attention + hidden dropout for a Llama-family backbone that has none (``stsnb.models.raw_backbone.set_dropout``,
     train mode only); ``freeze_embeddings`` stops training the token embedding.
     """
@@ -346,6 +353,8 @@ def load_encoder(
     if template is not None and pooling != "last":
         raise ValueError("prompt templates (Pcc-tuning Table 3) take the last token: use pooling='last'")
     kwargs: dict = {"trust_remote_code": trust_remote_code}
+    pinned = model_revisions.pin_of(name).kwargs() if resolved.source == "hub" else {}  # the plan's commits
+    kwargs |= pinned
     target = torch.device(device) if device is not None else default_device()
     if quantize_4bit:
         kwargs["quantization_config"] = quantization_config()
@@ -355,7 +364,7 @@ def load_encoder(
     elif dtype is not None:
         kwargs["dtype"] = dtype
     try:
-        tokenizer = AutoTokenizer.from_pretrained(resolved.path, trust_remote_code=trust_remote_code)
+        tokenizer = AutoTokenizer.from_pretrained(resolved.path, trust_remote_code=trust_remote_code, **pinned)
         backbone = AutoModel.from_pretrained(resolved.path, **kwargs)
     except OSError as err:
         raise ModelError(

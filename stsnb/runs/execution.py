@@ -8,7 +8,9 @@ notebook itself writes params.yaml, env.json, metrics.json, results.csv, figures
 ends with STATUS ``ok`` replaces ``<out>/<profile>/<nb>/``; a failed attempt goes to ``<out>/<profile>/<nb>.failed/``
 (with STATUS ``failed: <reason>``, error.log and what its finished sections recorded) and the earlier good result
 stays untouched. A notebook past its timeout, or whose kernel died (e.g. killed by the out-of-memory killer), is a
-failed notebook like one that raised: the batch goes on with the next one and exits 1 at the end.
+failed notebook like one that raised: the batch goes on with the next one and exits 1 at the end. The commits the
+plan pins its Hub models at (``trust_remote_code:``) reach every kernel in ``$STSNB_HUB_REVISIONS``
+(``stsnb.models.revisions``).
 
 With ``checkpoints: true`` every ``stsnb.training.train.fit`` of a notebook checkpoints under
 ``<out>/<profile>/.checkpoints/<nb>/<run key>/`` (``$STSNB_CHECKPOINTS``). A notebook that succeeds keeps each
@@ -43,7 +45,7 @@ from typing import Any
 
 from .context import RUN_DIR_ENV
 from .locks import folder_lock, notebook_locks
-from .plans import DEFAULT_OUT, NOTEBOOKS_DIR, PLANS_DIR, PlanError, check_plan, load_plan, plan_path
+from .plans import DEFAULT_OUT, NOTEBOOKS_DIR, PLANS_DIR, PlanError, check_plan, load_plan, plan_path, plan_pins
 from .summary import Outcome, read_status, status_text, write_runtime, write_summary
 
 KERNEL = "python3"
@@ -91,6 +93,26 @@ def kernel_environment(run_dir: Path, checkpoints: Path | None = None, resume: b
                 os.environ.pop(name, None)
             else:
                 os.environ[name] = value
+
+
+@contextlib.contextmanager
+def hub_revisions(pins: Mapping[str, Any]) -> Iterator[None]:
+    """``$STSNB_HUB_REVISIONS`` for a batch: the commits the plan pins its Hub models at (``plans.plan_pins``), which
+    every kernel and its training processes inherit (``stsnb.models.revisions``); unchanged when it pins none."""
+    from ..models.revisions import REVISIONS_ENV, to_env
+
+    if not pins:
+        yield
+        return
+    saved = os.environ.get(REVISIONS_ENV)
+    os.environ[REVISIONS_ENV] = to_env(pins)
+    try:
+        yield
+    finally:
+        if saved is None:
+            os.environ.pop(REVISIONS_ENV, None)
+        else:
+            os.environ[REVISIONS_ENV] = saved
 
 
 class NotebookTimeout(TimeoutError):
@@ -372,11 +394,12 @@ def run(
     """
     plan = load_plan(plan_path(profile, plans_dir))
     selected = check_plan(plan, notebooks_dir, only)
+    pins = plan_pins(plan.path)
     check_kernel()
     profile_dir = Path(out).resolve() / plan.profile
     profile_dir.mkdir(parents=True, exist_ok=True)
     outcomes: dict[str, Outcome] = {}
-    with notebook_locks(profile_dir, selected), sigterm_as_interrupt():
+    with notebook_locks(profile_dir, selected), sigterm_as_interrupt(), hub_revisions(pins):
         with folder_lock(profile_dir):  # no promotion is half done: every aside is a crash's
             restored = recover(profile_dir)
         for name in restored:

@@ -172,3 +172,14 @@ def plan_file_setting(path: Path, key: str, default: Any = None) -> Any:
     ``trust_remote_code``: the rehearsal extends the paper plan but runs on the CPU, with tiny models)."""
     raw = yaml.safe_load(Path(path).read_text()) or {}
     return raw.get(key) or default
+
+
+def plan_pins(path: Path) -> dict[str, Any]:
+    """Hub id -> ``stsnb.models.revisions.Pin``: the commits the plan file's ``trust_remote_code:`` pins its models at
+    (a list of ids pins none; not inherited through ``extends``). A malformed pin is a ``PlanError`` naming it."""
+    from ..models.revisions import PinError, parse
+
+    try:
+        return parse(plan_file_setting(path, "trust_remote_code"), f"{path}: trust_remote_code")
+    except PinError as err:
+        raise PlanError(str(err)) from err

@@ -100,16 +100,17 @@ def protocol_differences(
         why = "cheaper steps (docs/benchmarks.md, 'The raw backbone')" if probed else "this run's choice"
         add("token embedding", "trained", "frozen", why)
     source = str(p.get("corpus_source", "sample"))
-    wiki1m = source == "hub" or Path(source).name == WIKI_FILE
+    wiki1m = source in ("hub", "paper") or Path(source).name == WIKI_FILE
+    named = {"hub": "wiki1m from the Hub", "paper": "wiki1m from the data folder (paper/)"}
     if source == "sample":
         corpus = f"the {corpus_count:,}-sentence wiki1m sample"
     else:
-        corpus = f"{'wiki1m from the Hub' if source == 'hub' else Path(source).name} ({corpus_count:,} sentences)"
+        corpus = f"{named.get(source, Path(source).name)} ({corpus_count:,} sentences)"
     data = f"{train_count:,} of {corpus}"
     if p.get("long_sentences") is not None:
         data += f", {p['long_sentences']:.0%} of them drawn from those the baselines' cut shortens (not wiki1m's mix)"
     if source == "sample":
-        hub = "wiki1m itself: corpus_source='hub' (or a path to a local wiki1m_for_simcse.txt)"
+        hub = "wiki1m itself: corpus_source='paper' (`stsnb data fetch --paper`), 'hub' or a wiki1m_for_simcse.txt"
         add("training data", "1M Wikipedia sentences (wiki1m)", data,
             f"{BUDGET}; {hub}" if train_count < corpus_count else hub)  # fmt: skip
     elif not wiki1m or train_count < corpus_count or p.get("long_sentences") is not None:

@@ -30,7 +30,7 @@ TOKENIZER = "smollm2-135m"
 
 
 def _triplets(source: str, limit: int | None) -> int:
-    if source in ("simcse", "hub"):
+    if source in ("simcse", "hub", "paper"):
         total = SIMCSE_TRIPLETS
     else:
         try:

@@ -12,7 +12,8 @@
   verdicts (``stsnb.evaluation.claims``), and the dev-only choice of the best loss; ``sweep_claims``: those of Tables 5
   and 6; ``conclusions``: the headline row, the takeaway sentence and whether levels compare.
 - ``quotes``: the paper's sentence each claim tests, with its section and table.
-- ``backbones``: the paper profile's encoders (Jina / Nomic need the Hub's remote code).
+- ``backbones``: the paper profile's encoders (Jina / Nomic need the Hub's remote code, loaded in a guarded step:
+  one that fails is recorded as not run and its tables skipped).
 - ``table1``: the Table 1 runs: which arms on which seed (the headline's Smooth K2 on cross entropy's labels too),
   one run as a job, what the notebook keeps of each.
 - ``tasks``: what Table 1 trains on: NLI, the STS analogue, or the analogue with regression on the rounded classes.
@@ -25,7 +26,7 @@
 """
 
 from . import claims, conclusions, figures, memory, quotes, sweep_claims, sweeps, table1
-from .backbones import REMOTE_CODE_MODELS, load_backbone, require_backbones
+from .backbones import REMOTE_CODE_MODELS, guarded_backbone, load_backbone, require_backbones
 from .model import (
     CLAMP_MODES,
     CONCATENATIONS,
