@@ -132,6 +132,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="with --check: also reach every Hub model and dataset of the plan (config, tokenizer, remote code, "
         "gated access with your token) and verify the data folder; downloads no weights",
     )
+    run.add_argument(
+        "--markdown",
+        action="store_true",
+        help="with --check: print only the tables docs/gpu-server.md holds (memory per GPU, time per notebook), "
+        "between comments naming this command, to paste there (tests/test_docs.py compares them)",
+    )
     run.add_argument("--gpus", type=int, help="with --check: GPUs on the server (num_processes must fit)")
     run.add_argument("--gpu-memory", type=float, metavar="GIB", help="with --check: memory per GPU in GiB")
     run.add_argument(
@@ -255,11 +261,22 @@ def run_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> in
             report = check(plan, NOTEBOOKS_DIR, args.gpus, args.gpu_memory, args.gpu_type or DEFAULT_GPU)
         except PlanError as err:
             parser.error(str(err))
-        print(report.text(), flush=True)
+        if args.markdown:
+            print(report.markdown(), flush=True)
+            if not report.ok:
+                print(report.text().split("\n\n")[0], file=sys.stderr)  # the problems, not the tables again
+        else:
+            print(report.text(), flush=True)
         online_ok = _preflight(plan, NOTEBOOKS_DIR) if args.online else True
         return 0 if report.ok and online_ok else 1
-    if args.gpus is not None or args.gpu_memory is not None or args.gpu_type is not None or args.online:
-        parser.error("--gpus, --gpu-memory, --gpu-type and --online go with --check")
+    if (
+        args.gpus is not None
+        or args.gpu_memory is not None
+        or args.gpu_type is not None
+        or args.online
+        or args.markdown
+    ):
+        parser.error("--gpus, --gpu-memory, --gpu-type, --online and --markdown go with --check")
     if args.parallel and args.only:
         parser.error("--parallel names the notebooks of each group: leave out --only")
     refusal = _cuda_refusal(args.profile, PLANS_DIR)
