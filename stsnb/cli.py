@@ -152,6 +152,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="with --check: confirm, without the network, that every model of the plan is in the HF cache at its "
         "pinned commit and the data folder holds its paper/ corpora (so compute nodes run with HF_HUB_OFFLINE=1)",
     )
+    run.add_argument(
+        "--markdown",
+        action="store_true",
+        help="with --check: print only the tables docs/gpu-server.md holds (memory per GPU, time per notebook), "
+        "between comments naming this command, to paste there (tests/test_docs.py compares them)",
+    )
     run.add_argument("--gpus", type=int, help="with --check: GPUs on the server (num_processes must fit)")
     run.add_argument("--gpu-memory", type=float, metavar="GIB", help="with --check: memory per GPU in GiB")
     run.add_argument(
@@ -314,13 +320,20 @@ def run_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> in
             report = check(plan, NOTEBOOKS_DIR, args.gpus, args.gpu_memory, args.gpu_type or DEFAULT_GPU, calibration)
         except (PlanError, CalibrationError) as err:
             parser.error(str(err))
-        print(report.text(), flush=True)
+        if args.markdown:
+            print(report.markdown(), flush=True)
+            if not report.ok:
+                print(report.text().split("\n\n")[0], file=sys.stderr)  # the problems, not the tables again
+        else:
+            print(report.text(), flush=True)
         online_ok = _preflight(plan, NOTEBOOKS_DIR) if args.online else True
         offline_ok = _offline_check(plan, NOTEBOOKS_DIR) if args.offline else True
         return 0 if report.ok and online_ok and offline_ok else 1
     asked = (args.gpus, args.gpu_memory, args.gpu_type, args.calibration)
-    if any(value is not None for value in asked) or args.online or args.offline:
-        parser.error("--gpus, --gpu-memory, --gpu-type, --calibration, --online and --offline go with --check")
+    if any(value is not None for value in asked) or args.online or args.offline or args.markdown:
+        parser.error(
+            "--gpus, --gpu-memory, --gpu-type, --calibration, --online, --offline and --markdown go with --check"
+        )
     if args.parallel and args.only:
         parser.error("--parallel names the notebooks of each group: leave out --only")
     refusal = _cuda_refusal(args.profile, PLANS_DIR)

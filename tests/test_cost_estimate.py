@@ -7,10 +7,11 @@ from pathlib import Path
 import papermill
 import pytest
 
-from stsnb.gpu import cost_estimate, plan_check
+from stsnb.gpu import cost_estimate, plan_check, plan_costs
 from stsnb.gpu.cost_estimate import FitRow
 from stsnb.gpu.memory_estimate import KNOWN_SHAPES, ModelShape
 from stsnb.runs import plans
+from stsnb.training.config import TrainConfig
 
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
 PLANS = Path(__file__).resolve().parents[1] / "papermill_runs" / "plans"
@@ -38,7 +39,13 @@ def test_flops_on_a_hand_worked_example():
     # the time: training over 2 processes at 312 TFLOP/s x MFU 0.2, 3 steps of 4 x 2 epochs at 0.05 s each
     cost = cost_estimate.fit_cost("nb", _row(count=3, multi_process=True), TINY, processes=2)
     seconds = tokens * 608 * 6 / (2 * 312e12 * 0.2) + 6 * cost_estimate.STEP_OVERHEAD_SECONDS
-    assert cost.hours == pytest.approx(3 * seconds / 3600)
+    # and the disk: last/ once (at the end) and best.pt once, written; the fp32 encoder's weights read once
+    best = 4 * TINY.parameters()
+    last = 3 * best + 2 * cost_estimate.SMALL_FILES_BYTES  # written: weights, 2 moments, RNGs (best.pt: a link)
+    writing = (last + best) / cost_estimate.CHECKPOINT_WRITE_BYTES_PER_S
+    loading = 4 * TINY.parameters() / cost_estimate.MODEL_READ_BYTES_PER_S
+    assert cost.last_writes == 1 and cost.hours == pytest.approx(3 * (seconds + writing + loading) / 3600)
+    assert (cost.write_hours, cost.load_hours) == (pytest.approx(3 * writing / 3600), pytest.approx(3 * loading / 3600))
     assert (cost.split.processes, cost.split.per_process, cost.split.accumulation) == (2, 2, 1)
 
 
@@ -50,7 +57,8 @@ def test_a_lora_fit_saves_its_adapter_and_optimizer_never_the_frozen_base():
     adapter = shape.lora_parameters(64)
     assert cost.trainable_parameters == adapter
     assert cost.best_bytes == 4 * adapter  # best.pt: the fp32 adapter
-    assert cost.last_bytes == 4 * adapter + 8 * adapter + 4 * cost_estimate.SMALL_FILES_BYTES  # + 2 moments, RNGs
+    # + 2 moments, RNGs, and the earlier best.pt that last/best.pt (a link) keeps alive once best.pt moved on
+    assert cost.last_bytes == 4 * adapter + 8 * adapter + 4 * cost_estimate.SMALL_FILES_BYTES + 4 * adapter
     assert cost.last_bytes < shape.parameters() * 0.5  # not even a 4-bit copy of the base
     # one unfinished fit's last/ at a time beside every best.pt (a finished fit's last/ keeps a few KiB)
     assert (cost.peak_bytes, cost.kept_bytes) == (cost.last_bytes + 5 * cost.best_bytes, 5 * cost.best_bytes)
@@ -62,6 +70,34 @@ def test_a_fit_without_dev_evaluation_and_a_scoring_row_keep_nothing():
     head = cost_estimate.fit_cost("nb", _row(trainable="head", head_parameters=9, checkpoints=False), TINY, 1)
     scoring = cost_estimate.fit_cost("nb", _row(examples=0, trainable="none", global_batch=0), TINY, 1)
     assert head.peak_bytes == scoring.peak_bytes == 0
+
+
+def test_last_is_written_at_most_every_interval_and_at_the_end():
+    row = _row(dev_evaluations=60)  # at the start, 58 in between, at the end
+    assert cost_estimate.last_writes(row, seconds=1000, minutes=10) == 2  # one interval passed, then the end
+    assert cost_estimate.last_writes(row, seconds=1000, minutes=0) == 60  # at every evaluation, as before
+    assert cost_estimate.last_writes(row, seconds=36_000, minutes=10) == 60  # never more than the evaluations
+    assert cost_estimate.last_writes(_row(dev_evaluations=1), seconds=36_000) == 1
+    assert cost_estimate.LAST_CHECKPOINT_MINUTES == TrainConfig().last_checkpoint_minutes == 10
+
+
+def test_fewer_last_writes_cost_less_time_and_the_check_shows_the_terms(monkeypatch):
+    shape = KNOWN_SHAPES["bert-base-uncased"]
+    row = _row(model="bert-base-uncased", examples=942_000, epochs=1, tokens=57, global_batch=64, dev_evaluations=60)
+    every = cost_estimate.last_writes(row, 1e9, minutes=0)
+    cost = cost_estimate.fit_cost("nb", row, shape, processes=4)
+    assert cost.last_writes < every
+    monkeypatch.setattr(cost_estimate, "LAST_CHECKPOINT_MINUTES", 0)
+    before = cost_estimate.fit_cost("nb", row, shape, processes=4)
+    assert before.last_writes == every and before.write_hours > cost.write_hours
+    assert before.hours - cost.hours == pytest.approx(before.write_hours - cost.write_hours)
+    assert cost.load_hours == pytest.approx(4 * shape.parameters() / cost_estimate.MODEL_READ_BYTES_PER_S / 3600)
+    notebook = plan_costs.NotebookCost("nb", [cost], 4, None, [])
+    assert "| of which writes + loads | last/ writes per fit |" in plan_costs.fit_cost_table([notebook])
+    assert "of which writes + loads" in plan_costs.notebook_cost_table([notebook], 4, cost_estimate.DEFAULT_GPU)
+    monkeypatch.undo()
+    said = " ".join(plan_costs.cost_assumptions([notebook], cost_estimate.DEFAULT_GPU))
+    assert "at most every 10 minutes" in said and "read at 0.5 GB/s" in said
 
 
 def test_timeout_for_rounds_twice_the_estimate_up_to_hours():

@@ -123,6 +123,7 @@ def _killed_two_process_run_resumes_to_the_same_weights(folder: str) -> None:
         return nn.Linear(3, 1)
 
     config = dict(epochs=2, batch_size=4, lr=0.05, eval_every=2, max_grad_norm=None, progress=False)
+    config["last_checkpoint_minutes"] = 0  # last/ at every evaluation: a kill of several processes saves nothing
     reference = fresh()
     fit(reference, mse, data, TrainConfig(**config), collate=collate, evaluate=evaluate)
     calls = {"n": 0}
@@ -143,7 +144,7 @@ def _killed_two_process_run_resumes_to_the_same_weights(folder: str) -> None:
     result = fit(
         resumed, mse, data, TrainConfig(**config, **checkpoint, resume=True), collate=collate, evaluate=evaluate
     )
-    assert result.steps == 12, result.steps  # 6 batches per rank per epoch x 2 epochs
+    assert result.steps == 12 and result.resumed_at == 4, result  # 6 batches per rank per epoch x 2 epochs
     assert torch.allclose(resumed.weight, reference.weight, atol=1e-6), (resumed.weight, reference.weight)
 
 
@@ -196,6 +197,54 @@ def test_run_hands_back_the_main_processes_result():
 
     assert run(_rank_and_square, (3,), num_processes=1) == {"rank": None, "square": 9}  # one process: in this one
     assert run(_rank_and_square, (3,), num_processes=2) == {"rank": 0, "square": 9}
+
+
+def _group_timeout() -> float:
+    """The seconds the default process group's collectives now wait (gloo's backend options)."""
+    group = torch.distributed.distributed_c10d._get_default_group()
+    return group._get_backend(torch.device("cpu")).options._timeout.total_seconds()
+
+
+def test_the_first_collective_waits_minutes_then_the_job_waits_hours(monkeypatch):
+    """The workers join with the short first timeout, meet in a barrier, and the job's collectives then wait up to
+    COLLECTIVE_TIMEOUT (the main process scoring alone); the first timeout comes from the environment."""
+    from stsnb.training.distributed import COLLECTIVE_TIMEOUT, FIRST_COLLECTIVE_ENV, run
+
+    monkeypatch.setenv(FIRST_COLLECTIVE_ENV, "0.5")  # inherited by the torchrun child
+    assert run(_group_timeout, (), num_processes=2) == COLLECTIVE_TIMEOUT.total_seconds()
+
+
+def test_meet_the_others_sets_the_long_timeout_after_the_first_barrier(tmp_path):
+    from datetime import timedelta
+
+    from stsnb.training.distributed import COLLECTIVE_TIMEOUT, meet_the_others
+
+    first = timedelta(minutes=1)
+    meet_the_others(first)  # one process, no group: nothing to meet
+    torch.distributed.init_process_group(
+        "gloo", init_method=f"file://{tmp_path / 'store'}", rank=0, world_size=1, timeout=first
+    )
+    try:
+        assert _group_timeout() == 60
+        meet_the_others(first)
+        assert _group_timeout() == COLLECTIVE_TIMEOUT.total_seconds()
+    finally:
+        torch.distributed.destroy_process_group()
+
+
+def test_the_first_collective_timeout_is_minutes_from_the_environment(monkeypatch):
+    from datetime import timedelta
+
+    from stsnb.training.distributed import FIRST_COLLECTIVE_ENV, LaunchError, first_collective_timeout
+
+    monkeypatch.delenv(FIRST_COLLECTIVE_ENV, raising=False)
+    assert first_collective_timeout() == timedelta(minutes=10)
+    monkeypatch.setenv(FIRST_COLLECTIVE_ENV, "2.5")
+    assert first_collective_timeout() == timedelta(minutes=2.5)
+    for bad in ("0", "-1", "ten", "nan"):
+        monkeypatch.setenv(FIRST_COLLECTIVE_ENV, bad)
+        with pytest.raises(LaunchError, match="give minutes, a number above 0"):
+            first_collective_timeout()
 
 
 def _ddp_world(x: int) -> dict:

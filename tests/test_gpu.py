@@ -130,3 +130,26 @@ def test_a_hicl_step_and_the_efficiency_probe_on_the_gpu(tiny_mistral, data_dir)
     loss.backward()
     row = hicl.efficiency.step_cost(str(tiny_mistral), 64, "segments", batch_size=2, repeats=1, slice_length=16)
     assert row["device"].startswith("cuda") and row["seconds"] > 0
+
+
+def test_the_hand_step_cell_leaves_the_gpu_as_it_found_it(tiny_mistral):
+    """Notebook 10's hand step: a 4-bit copy with LoRA on the kernel's GPU, one step, ``del`` and
+    ``training_step.release_memory``: the memory the process holds (allocated and reserved) is what it was before
+    (the second time: the first one leaves libraries' one-off workspaces)."""
+    from stsnb.training import training_step
+
+    def hand_step() -> None:
+        demo = models.load_encoder(
+            str(tiny_mistral), quantize_4bit=True, lora=models.LoraSettings(r=8, alpha=16), gradient_checkpointing=True
+        )
+        optimizer = torch.optim.AdamW(training_step.trainable(demo), lr=1e-4)
+        loss = demo(["A man plays a guitar.", "A dog runs."]).float().pow(2).mean()
+        loss.backward()
+        optimizer.step()
+        del demo, optimizer, loss
+        training_step.release_memory()
+
+    hand_step()
+    before = torch.cuda.memory_allocated(), torch.cuda.memory_reserved()
+    hand_step()
+    assert (torch.cuda.memory_allocated(), torch.cuda.memory_reserved()) == before

@@ -172,7 +172,7 @@ def test_resume_continues_where_the_interrupted_run_stopped(tmp_path):
     config = dict(epochs=2, batch_size=8, lr=0.05, eval_every=3, max_grad_norm=None)
     reference = fresh_model()
     fit(reference, mse, data, TrainConfig(**config), collate=collate, evaluate=evaluate)
-    interrupted = killed_at_batch(11)  # after the checkpoint at optimizer step 9
+    interrupted = killed_at_batch(11)  # Ctrl-C in optimizer step 11: last/ saved as of step 10
 
     checkpoint = dict(checkpoint_dir=str(tmp_path / "ckpt"))
     with pytest.raises(KeyboardInterrupt):
@@ -217,7 +217,7 @@ def test_a_finished_fit_keeps_a_slim_checkpoint_and_returns_at_once_on_resume(tm
 def test_a_kill_while_a_checkpoint_is_written_keeps_the_previous_one(tmp_path, monkeypatch):
     data = make_data()
     evaluate = dev_score(data)
-    config = dict(epochs=2, batch_size=8, lr=0.05, eval_every=3, max_grad_norm=None)
+    config = dict(epochs=2, batch_size=8, lr=0.05, eval_every=3, max_grad_norm=None, last_checkpoint_minutes=0)
     reference = fresh_model()
     fit(reference, mse, data, TrainConfig(**config), collate=collate, evaluate=evaluate)
 
@@ -253,7 +253,7 @@ def test_resume_finds_the_checkpoint_moved_aside_between_two_renames(tmp_path):
     config = dict(epochs=1, batch_size=8, lr=0.05, eval_every=3, max_grad_norm=None)
     reference = fresh_model()
     fit(reference, mse, data, TrainConfig(**config), collate=collate, evaluate=evaluate)
-    interrupted = killed_at_batch(5)  # after the checkpoint at optimizer step 3
+    interrupted = killed_at_batch(5)  # Ctrl-C in optimizer step 5: last/ saved as of step 4
 
     checkpoints = tmp_path / "ckpt"
     with pytest.raises(KeyboardInterrupt):
@@ -277,6 +277,158 @@ def test_resume_finds_the_checkpoint_moved_aside_between_two_renames(tmp_path):
     )
     assert result.steps == 8 and (checkpoints / "last").is_dir() and not (checkpoints / "last.old").exists()
     assert result.best_step > 0 and torch.allclose(resumed.weight, reference.weight, atol=1e-6)
+
+
+class StepClock:
+    """A clock for ``checkpoints.LastWrites`` that moves one minute per call of ``loss`` (one optimizer step here),
+    and a ``loss`` (``mse``) that crashes at its ``crash_at``-th call as a killed server would (no Ctrl-C to catch)."""
+
+    def __init__(self, crash_at: int = 0):
+        self.calls, self.crash_at = 0, crash_at
+
+    def __call__(self) -> float:
+        return 60.0 * self.calls
+
+    def loss(self, model, batch):
+        self.calls += 1
+        if self.calls == self.crash_at:
+            raise RuntimeError("killed")
+        return mse(model, batch)
+
+
+def recorded_last_writes(monkeypatch, clock: StepClock) -> list[int]:
+    """The optimizer steps at which fit writes last/, with ``clock`` as the interval's clock."""
+    import functools
+
+    steps: list[int] = []
+    real = checkpoints.save_last_checkpoint
+
+    def recording(acc, model, optimizer, folder, scheduler, state, *args):
+        steps.append(state["step"])
+        return real(acc, model, optimizer, folder, scheduler, state, *args)
+
+    monkeypatch.setattr(train, "save_last_checkpoint", recording)
+    monkeypatch.setattr(train, "LastWrites", functools.partial(checkpoints.LastWrites, clock=clock))
+    return steps
+
+
+def peaked_scores(step: int) -> float:
+    """Dev scores that peak at step 5 and fall after it."""
+    return -abs(step - 5.0)
+
+
+def test_last_is_written_at_most_every_interval_and_the_selection_is_unchanged(tmp_path, monkeypatch):
+    data = make_data()
+    config = dict(epochs=2, batch_size=8, lr=0.05, eval_every=1, max_grad_norm=None, progress=False)
+    results, writes = {}, {}
+    for minutes in (0, 2.5):
+        clock = StepClock()
+        writes[minutes] = recorded_last_writes(monkeypatch, clock)
+        scores = iter([peaked_scores(step) for step in range(17)])
+        model = fresh_model()
+        ckpt = dict(checkpoint_dir=str(tmp_path / f"ckpt-{minutes}"), last_checkpoint_minutes=minutes)
+        result = fit(model, clock.loss, data, TrainConfig(**config, **ckpt), collate=collate,
+                     evaluate=lambda m, s=scores: next(s))  # fmt: skip
+        results[minutes] = (result.best_step, result.best_score, result.history, model.weight.detach().clone())
+    assert writes[0] == list(range(17))  # at every evaluation, as before the interval
+    assert writes[2.5] == [3, 6, 9, 12, 15, 16]  # one a step is a minute: every 3 steps, and at the end
+    best_step, best_score, history, weight = results[2.5]
+    assert (best_step, best_score, history) == results[0][:3] and best_step == 5
+    assert torch.equal(weight, results[0][3])
+    best = torch.load(tmp_path / "ckpt-2.5" / "best.pt", weights_only=True)["weight"]
+    assert torch.equal(best, weight)  # best.pt followed every better score between the writes of last/
+
+
+def test_a_crash_resumes_from_the_last_write_with_the_selection_of_that_moment(tmp_path, monkeypatch):
+    """Killed in step 11 with last/ written at step 9 and a better score at step 10 in best.pt: the resume takes up
+    step 9's selection (last/best.pt), trains steps 10-16 again and selects as the uninterrupted fit did."""
+    data = make_data()
+    config = dict(
+        epochs=2, batch_size=8, lr=0.05, eval_every=1, max_grad_norm=None, last_checkpoint_minutes=2.5, progress=False
+    )
+    normal = [peaked_scores(step) for step in range(17)]
+    reference = fresh_model()
+    in_order = iter(normal)
+    expected = fit(reference, mse, data, TrainConfig(**config), collate=collate, evaluate=lambda m: next(in_order))
+
+    folder = tmp_path / "ckpt"
+    clock = StepClock(crash_at=11)
+    writes = recorded_last_writes(monkeypatch, clock)
+    scores = iter(normal[:10] + [100.0])  # a score at step 10 that the rerun of step 10 will not give
+    with pytest.raises(RuntimeError, match="killed"):
+        fit(fresh_model(), clock.loss, data, TrainConfig(**config, checkpoint_dir=str(folder)), collate=collate,
+            evaluate=lambda m: next(scores))  # fmt: skip
+    assert writes == [3, 6, 9] and json.loads((folder / "last" / "progress.json").read_text())["step"] == 9
+    assert not (folder / "best.pt").samefile(folder / "last" / "best.pt")  # step 10's weights replaced best.pt
+
+    resumed = fresh_model()
+    rest = iter(normal[10:])
+    result = fit(resumed, StepClock().loss, data, TrainConfig(**config, checkpoint_dir=str(folder), resume=True),
+                 collate=collate, evaluate=lambda m: next(rest))  # fmt: skip
+    assert result.resumed_at == 9 and (result.best_step, result.best_score) == (5, 0.0)
+    assert result.history == expected.history
+    assert torch.allclose(resumed.weight, reference.weight, atol=1e-6)
+    assert torch.allclose(torch.load(folder / "best.pt", weights_only=True)["weight"], reference.weight, atol=1e-6)
+
+
+def test_ctrl_c_saves_last_at_the_last_finished_step_but_not_inside_an_evaluation(tmp_path):
+    data = make_data()
+    evaluate = dev_score(data)
+    config = dict(epochs=2, batch_size=8, lr=0.05, eval_every=3, max_grad_norm=None, last_checkpoint_minutes=1e6)
+    reference = fresh_model()
+    fit(reference, mse, data, TrainConfig(**config), collate=collate, evaluate=evaluate)
+    folder = tmp_path / "ckpt"
+    with pytest.raises(KeyboardInterrupt):
+        fit(fresh_model(), killed_at_batch(12), data, TrainConfig(**config, checkpoint_dir=str(folder)),
+            collate=collate, evaluate=evaluate)  # fmt: skip
+    assert json.loads((folder / "last" / "progress.json").read_text())["step"] == 11  # no write before the end
+    resumed = fresh_model()
+    result = fit(resumed, mse, data, TrainConfig(**config, checkpoint_dir=str(folder), resume=True), collate=collate,
+                 evaluate=evaluate)  # fmt: skip
+    assert result.resumed_at == 11 and result.steps == 16
+    assert torch.allclose(resumed.weight, reference.weight, atol=1e-6)
+
+    calls = {"n": 0}
+
+    def interrupted_evaluation(model):
+        calls["n"] += 1
+        if calls["n"] == 3:  # the evaluation of step 6: the state is between two steps, nothing is saved
+            raise KeyboardInterrupt
+        return evaluate(model)
+
+    other = tmp_path / "other"
+    with pytest.raises(KeyboardInterrupt):
+        fit(fresh_model(), mse, data, TrainConfig(**config, checkpoint_dir=str(other)), collate=collate,
+            evaluate=interrupted_evaluation)  # fmt: skip
+    assert not (other / "last").exists() and (other / "best.pt").is_file()
+
+
+def test_last_writes_are_due_after_the_interval_at_the_end_and_never_twice_at_one_step():
+    now = {"t": 0.0}
+    writes = checkpoints.LastWrites(10, step=0, clock=lambda: now["t"])
+    assert not writes.due(0) and writes.due(0, final=True)
+    now["t"] = 599.0
+    assert not writes.due(4)
+    now["t"] = 600.0
+    assert writes.due(5)
+    writes.written(5)
+    assert not writes.due(5, final=True) and not writes.due(6) and writes.count == 1
+    assert checkpoints.LastWrites(0, step=0).due(0)  # 0 minutes: at every evaluation
+    with pytest.raises(ValueError, match="last_checkpoint_minutes must be >= 0"):
+        checkpoints.LastWrites(-1, step=0)
+
+
+def test_the_interval_is_no_setting_of_the_run_key():
+    assert "last_checkpoint_minutes" not in checkpoints.run_settings(TrainConfig(last_checkpoint_minutes=3))
+
+
+def test_fit_prints_its_pace_once(monkeypatch, capsys):
+    import functools
+
+    monkeypatch.setattr(train, "Pace", functools.partial(train.Pace, after=0.0))
+    fit(fresh_model(), mse, make_data(), TrainConfig(batch_size=8, progress=True), collate=collate)
+    lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith("fit: ")]
+    assert len(lines) == 1 and lines[0].startswith("fit: step 1/8: ") and "s/step, done in about" in lines[0]
 
 
 def test_schedule_is_transformers_linear_warmup_then_decay():
@@ -428,7 +580,7 @@ def test_start_prepares_a_run_before_its_first_step(make_run, tmp_path):
 
 
 def test_evaluate_and_select_keeps_the_best_weights_and_checkpoints_them(make_run, tmp_path):
-    run = make_run(scores=[1.0, 3.0, 2.0], checkpoint_dir=str(tmp_path / "ckpt"))
+    run = make_run(scores=[1.0, 3.0, 2.0], checkpoint_dir=str(tmp_path / "ckpt"), last_checkpoint_minutes=0)
     train._evaluate_and_select(run)
     nudge(run)
     run.state["step"] = 1
@@ -454,18 +606,22 @@ def test_save_checkpoint_writes_best_only_when_the_evaluation_improved(make_run,
     checkpoints = tmp_path / "ckpt"
     run = make_run(checkpoint_dir=str(checkpoints))
     run.best_weights = {"weight": torch.zeros(1, 3)}
-    train._save_checkpoint(run, improved=False)
+    train._save_checkpoint(run, improved=False, write_last=True)
     assert sorted(p.name for p in checkpoints.iterdir()) == ["last"]
     run.state["step"] = 3
-    train._save_checkpoint(run, improved=True)
+    train._save_checkpoint(run, improved=True, write_last=True)
     assert sorted(p.name for p in checkpoints.iterdir()) == ["best.pt", "last"]  # nothing half-written left
     assert torch.equal(torch.load(checkpoints / "best.pt")["weight"], torch.zeros(1, 3))
+    assert json.loads((checkpoints / "last" / "progress.json").read_text())["step"] == 3
+    assert (checkpoints / "last" / "best.pt").samefile(checkpoints / "best.pt")  # a link: the selection of step 3
+    run.state["step"] = 4
+    train._save_checkpoint(run, improved=False, write_last=False)  # not due: best.pt alone would change
     assert json.loads((checkpoints / "last" / "progress.json").read_text())["step"] == 3
 
 
 def test_resume_state_takes_up_the_last_checkpoint(make_run, tmp_path):
     checkpoint = dict(checkpoint_dir=str(tmp_path / "ckpt"))
-    first = make_run(scores=[2.0], **checkpoint)
+    first = make_run(scores=[2.0], last_checkpoint_minutes=0, **checkpoint)
     nudge(first)
     first.state.update(step=5, epoch=1, batch=3)
     for _ in range(5):
@@ -592,6 +748,7 @@ def test_a_killed_qlora_fit_resumes_to_the_uninterrupted_weights_and_saves_only_
 
     config = dict(epochs=1, batch_size=4, lr=1e-3, eval_every=2, max_grad_norm=None, progress=False)
     evaluate = lambda model: 0.0  # noqa: E731 -- the last checkpoint is what matters here, not the selection
+    encoder()  # a first load builds the tiny model (stsnb.models.tiny.build seeds torch): the fits below load it alike
     reference = encoder()
     fit(reference, cosine_mse, items, TrainConfig(**config), collate=list, evaluate=evaluate)
     checkpoint = dict(checkpoint_dir=str(tmp_path / "ckpt"))
@@ -606,6 +763,6 @@ def test_a_killed_qlora_fit_resumes_to_the_uninterrupted_weights_and_saves_only_
     result = fit(
         resumed, cosine_mse, items, TrainConfig(**config, **checkpoint, resume=True), collate=list, evaluate=evaluate
     )
-    assert result.resumed_at == 2 and result.steps == 6
+    assert result.resumed_at == 3 and result.steps == 6  # Ctrl-C in step 4 saved step 3
     want, got = checkpoints.trainable_state(reference), checkpoints.trainable_state(resumed)
     assert want.keys() == got.keys() and all(torch.allclose(want[k], got[k], atol=1e-6) for k in want)

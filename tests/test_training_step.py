@@ -61,3 +61,21 @@ def test_one_step_by_hand_lowers_the_loss_on_its_batch_and_measures_the_step_alo
     with training_step.same_dropout(0), torch.no_grad():
         after = loss_fn()
     assert after.item() < loss.item()
+
+
+def test_release_memory_collects_what_a_deleted_model_held_and_leaves_cuda_alone():
+    import weakref
+
+    class Holder(torch.nn.Module):  # a reference cycle around a model, as peft's wrappers make
+        def __init__(self):
+            super().__init__()
+            self.inner = torch.nn.Linear(4, 4)
+            self.cycle = [self]
+
+    holder = Holder()
+    weights = weakref.ref(holder.inner.weight)
+    initialised = torch.cuda.is_initialized()
+    del holder
+    training_step.release_memory()
+    assert weights() is None  # the cycle is gone with its weights
+    assert torch.cuda.is_initialized() == initialised  # nothing initialised CUDA on the way (no-op on the CPU)

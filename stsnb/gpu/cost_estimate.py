@@ -19,14 +19,21 @@ of identical fits. This module prices them; nothing here has been compared with 
   score on the main process), at 16 bits (a 4-bit run is scored on its 16-bit copy; its dev evaluations keep the 4-bit
   slowdown). Each optimizer step of an encoder or adapter adds :data:`STEP_OVERHEAD_SECONDS` (the update, the
   all-reduce, the Python loop, collating and tokenising the batch: what makes a BERT-base step at 16 pairs take
-  tens of milliseconds, not the few its FLOPs need). Not counted: loading models, the bootstrap, data downloads.
+  tens of milliseconds, not the few its FLOPs need). Not counted: the bootstrap, data downloads.
+- **Checkpoint writes and model loads**: a checkpointing fit writes ``last/`` at a dev evaluation at most every
+  :data:`LAST_CHECKPOINT_MINUTES` (``TrainConfig.last_checkpoint_minutes``) and at the end, and ``best.pt`` at each
+  better dev score (:data:`BEST_WRITE_SHARE` of the evaluations), each at :data:`CHECKPOINT_WRITE_BYTES_PER_S`; every
+  fit that computes loads its model's weights (:data:`WEIGHT_FILE_BYTES_LARGE` or :data:`WEIGHT_FILE_BYTES_SMALL` per
+  parameter) at :data:`MODEL_READ_BYTES_PER_S`. Written at every evaluation, as before the interval, notebook 20's
+  ``last/`` took about 1.6 GiB every 16 s of training on the paper plan.
 - **Disk** (``stsnb.training.train``): a checkpointing fit holds ``last/`` (its trainable weights in fp32, AdamW's two
-  fp32 moments, each process's RNG states, scheduler and progress: :data:`SMALL_FILES_BYTES`) and ``best.pt`` (the
-  trainable weights) while it trains; once it finishes, ``last/`` keeps only the few KiB a resume needs to return it
-  at once (``train._slim_finished_checkpoint``), so a notebook holds one unfinished fit's state beside every
-  fit's ``best.pt``, which ``stsnb.runs.execution.keep_selected_weights`` keeps in ``<notebook>/weights/`` when the
-  notebook succeeds. The frozen base of a LoRA fit is never saved. A fit without dev evaluation writes no
-  checkpoint.
+  fp32 moments, each process's RNG states, scheduler and progress: :data:`SMALL_FILES_BYTES`, and a hard link to the
+  ``best.pt`` of its moment, which keeps one more copy of the trainable weights once a better score replaced
+  ``best.pt``) and ``best.pt`` (the trainable weights) while it trains; once it finishes, ``last/`` keeps only the
+  few KiB a resume needs to return it at once (``checkpoints.slim_finished_checkpoint``), so a notebook holds one
+  unfinished fit's state beside every fit's ``best.pt``, which ``stsnb.runs.execution.keep_selected_weights`` keeps
+  in ``<notebook>/weights/`` when the notebook succeeds. The frozen base of a LoRA fit is never saved. A fit without
+  dev evaluation writes no checkpoint.
 """
 
 from __future__ import annotations
@@ -38,6 +45,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ..training import batching
+from ..training.config import TrainConfig
 from .memory_estimate import ModelShape
 
 # dense bf16 tensor-core peaks (FLOP/s, no sparsity) from the vendors' data sheets
@@ -58,6 +66,17 @@ STEP_OVERHEAD_SECONDS = 0.05  # per optimizer step: AdamW's update, DDP's all-re
 SMALL_FILES_BYTES = 64 * 1024  # RNG states per process, scheduler.pt, progress.json: a few KiB each
 TRAINABLE_BYTES = 4  # the trainable weights and each AdamW moment are fp32
 TIMEOUT_SAFETY = 2.0  # the paper plan's timeouts: this x the estimate on 4 A100-80GB, rounded up to whole hours
+# torch.save of a fit's fp32 state: a local NVMe SSD takes 1-3 GB/s, a cluster's network file system 0.2-1 GB/s, and
+# the pickling runs on one CPU core; the slow end, assumed (not measured)
+CHECKPOINT_WRITE_BYTES_PER_S = 0.5e9
+# a model's weights read at the start of a fit: a cold file on a network file system or disk (the page cache makes
+# later reads of the same file faster), then the copy to the GPU; assumed, an upper bound on a warm server
+MODEL_READ_BYTES_PER_S = 0.5e9
+WEIGHT_FILE_BYTES_LARGE = 2  # per parameter on disk: the 7B decoders ship bf16 weights (a 4-bit base too: NF4 on load)
+WEIGHT_FILE_BYTES_SMALL = 4  # per parameter on disk: the Hub's BERT / RoBERTa-sized encoders ship fp32 weights
+# best.pt is written at each better dev score: most evaluations of the first part of a fit, fewer later (assumed)
+BEST_WRITE_SHARE = 0.5
+LAST_CHECKPOINT_MINUTES = TrainConfig().last_checkpoint_minutes  # what every notebook's fits use (the default)
 
 Trainable = Literal["full", "lora", "head", "none"]
 
@@ -108,11 +127,14 @@ class FitCost:
     hours: float  # all ``row.count`` fits
     last_bytes: float  # per fit: last/
     best_bytes: float  # per fit: best.pt, which the notebook keeps
+    last_writes: int = 0  # per fit: last/ written (the interval's and the end's)
+    write_hours: float = 0.0  # all ``row.count`` fits: writing last/ and best.pt (included in ``hours``)
+    load_hours: float = 0.0  # all ``row.count`` fits: reading the model's weights (included in ``hours``)
 
     @property
     def peak_bytes(self) -> float:
         """The most the row's fits hold at once: every ``best.pt`` and one unfinished fit's ``last/`` (a finished
-        fit keeps ``best.pt`` and a few KiB, ``train._slim_finished_checkpoint``)."""
+        fit keeps ``best.pt`` and a few KiB, ``checkpoints.slim_finished_checkpoint``)."""
         return self.last_bytes + self.row.count * self.best_bytes if self.best_bytes else 0.0
 
     @property
@@ -193,8 +215,32 @@ def fit_cost(notebook: str, row: FitRow, shape: ModelShape, processes: int, gpu:
     trainable = trainable_parameters(shape, row)
     saves = row.checkpoints and row.trainable != "none" and row.examples > 0
     weights = trainable * TRAINABLE_BYTES if saves else 0.0
-    last = 3 * weights + SMALL_FILES_BYTES * share.processes if saves else 0.0
-    return FitCost(notebook, row, share, trainable, training, evaluating, row.count * seconds / 3600, last, weights)
+    # the weights and AdamW's 2 moments, the RNG states, and the earlier best.pt that last/best.pt may keep alive
+    last = 4 * weights + SMALL_FILES_BYTES * share.processes if saves else 0.0
+    writes = last_writes(row, seconds) if saves else 0
+    best_writes = max(1.0, BEST_WRITE_SHARE * row.dev_evaluations) if saves else 0.0
+    written = last - weights  # last/best.pt is a link: no bytes written
+    writing = (writes * written + best_writes * weights) / CHECKPOINT_WRITE_BYTES_PER_S
+    loading = weight_file_bytes(shape) / MODEL_READ_BYTES_PER_S if training or evaluating else 0.0
+    hours = row.count * (seconds + writing + loading) / 3600
+    return FitCost(notebook, row, share, trainable, training, evaluating, hours, last, weights, writes,
+                   row.count * writing / 3600, row.count * loading / 3600)  # fmt: skip
+
+
+def last_writes(row: FitRow, seconds: float, minutes: float | None = None) -> int:
+    """``last/`` writes of one fit of ``seconds`` (its compute): one at a dev evaluation every ``minutes`` (default
+    :data:`LAST_CHECKPOINT_MINUTES`; at most one per evaluation but the last; 0: every one), and one at the end
+    (``train.fit``)."""
+    minutes = LAST_CHECKPOINT_MINUTES if minutes is None else minutes
+    others = max(0, row.dev_evaluations - 1)
+    return 1 + (others if minutes <= 0 else min(others, int(seconds // (60 * minutes))))
+
+
+def weight_file_bytes(shape: ModelShape) -> float:
+    """The bytes of a model's weight files (:data:`WEIGHT_FILE_BYTES_LARGE` per parameter from 1B, else
+    :data:`WEIGHT_FILE_BYTES_SMALL`)."""
+    per = WEIGHT_FILE_BYTES_LARGE if shape.parameters() >= LARGE_MODEL else WEIGHT_FILE_BYTES_SMALL
+    return float(per * shape.parameters())
 
 
 def optimizer_steps(row: FitRow) -> int:

@@ -29,6 +29,11 @@ class NotebookCost:
         return sum(f.hours for f in self.fits)
 
     @property
+    def io_hours(self) -> float:
+        """Of ``hours``: writing checkpoints and loading models."""
+        return sum(f.write_hours + f.load_hours for f in self.fits)
+
+    @property
     def peak_bytes(self) -> float:
         """Every fit's ``best.pt`` and the largest one unfinished ``last/`` (fits run one at a time)."""
         return max((f.last_bytes for f in self.fits if f.best_bytes), default=0.0) + self.kept_bytes
@@ -96,8 +101,9 @@ def fit_cost_table(costs: Sequence[NotebookCost]) -> str:
     count = cost_estimate.count
     lines = [
         "| notebook | fit | model | fits | examples x epochs | sequences x tokens | trains "
-        "| FLOPs per fit (train + eval) | hours, all fits | last/ + best.pt per fit | kept per fit |",
-        "|---|---|---|---:|---|---|---|---:|---:|---:|---:|",
+        "| FLOPs per fit (train + eval) | hours, all fits | of which writes + loads | last/ writes per fit "
+        "| last/ + best.pt per fit | kept per fit |",
+        "|---|---|---|---:|---|---|---|---:|---:|---:|---:|---:|---:|",
     ]
     for nb in costs:
         for f in nb.fits:
@@ -115,7 +121,8 @@ def fit_cost_table(costs: Sequence[NotebookCost]) -> str:
             lines.append(
                 f"| {nb.notebook} | {r.label} | {r.model} | {r.count} | {work} | {r.sequences_per_example} x {tokens} "
                 f"| {trains} "
-                f"| {count(f.train_flops)} + {count(f.eval_flops)} | {f.hours:.2f} | {disk} | "
+                f"| {count(f.train_flops)} + {count(f.eval_flops)} | {f.hours:.2f} "
+                f"| {f.write_hours:.2f} + {f.load_hours:.2f} | {f.last_writes} | {disk} | "
                 f"{cost_estimate.gib(f.best_bytes) if f.best_bytes else 'none'} |"
             )
     return "\n".join(lines)
@@ -127,9 +134,9 @@ def notebook_cost_table(costs: Sequence[NotebookCost], gpus: int | None, gpu: st
     gib = cost_estimate.gib
     lines = [
         f"| notebook | GPUs used (of {gpus if gpus is not None else 'the visible'}) | estimated hours "
-        f"({cost_estimate.GPU_TYPES[gpu][0]}) | timeout | within | {cost_estimate.TIMEOUT_SAFETY:g}x, whole hours "
-        "| checkpoint peak | weights kept |",
-        "|---|---:|---:|---:|---|---:|---:|---:|",
+        f"({cost_estimate.GPU_TYPES[gpu][0]}) | of which writes + loads | timeout | within "
+        f"| {cost_estimate.TIMEOUT_SAFETY:g}x, whole hours | checkpoint peak | weights kept |",
+        "|---|---:|---:|---:|---:|---|---:|---:|---:|",
     ]
     kept_before, sequential_peak = 0.0, 0.0
     for nb in costs:
@@ -137,15 +144,16 @@ def notebook_cost_table(costs: Sequence[NotebookCost], gpus: int | None, gpu: st
         timeout = "none" if nb.timeout is None else f"{nb.timeout / 3600:g} h"
         within = "-" if nb.timeout is None else ("**no**" if nb.over_timeout else "yes")
         lines.append(
-            f"| {nb.notebook} | {used} | {nb.hours:.1f} | {timeout} | {within} | "
+            f"| {nb.notebook} | {used} | {nb.hours:.1f} | {nb.io_hours:.2f} | {timeout} | {within} | "
             f"{cost_estimate.timeout_for(nb.hours) / 3600:g} h | {gib(nb.peak_bytes)} | {gib(nb.kept_bytes)} |"
         )
         sequential_peak = max(sequential_peak, kept_before + nb.peak_bytes)
         kept_before += nb.kept_bytes
-    total = sum(nb.hours for nb in costs)
+    total, io = sum(nb.hours for nb in costs), sum(nb.io_hours for nb in costs)
     at_once = sum(nb.peak_bytes for nb in costs)
     lines.append(
-        f"| plan | | {total:.1f} | | | | {gib(sequential_peak)} (all at once: {gib(at_once)}) | {gib(kept_before)} |"
+        f"| plan | | {total:.1f} | {io:.2f} | | | | {gib(sequential_peak)} (all at once: {gib(at_once)}) "
+        f"| {gib(kept_before)} |"
     )
     return "\n".join(lines)
 
@@ -160,10 +168,17 @@ def cost_assumptions(costs: Sequence[NotebookCost], gpu: str) -> list[str]:
         "base (LoRA), +1 forward with gradient checkpointing; a 4-bit base takes "
         f"{cost_estimate.QLORA_SLOWDOWN}x the time (dequantisation); each optimizer step adds "
         f"{cost_estimate.STEP_OVERHEAD_SECONDS:g} s (update, all-reduce, Python loop, collation). Dev evaluation and "
-        "test scoring: forward only, on the main process. Not counted: model loading, data downloads, bootstrap.",
+        "test scoring: forward only, on the main process. Not counted: data downloads, bootstrap.",
+        f"Writes + loads: last/ at {_interval(cost_estimate.LAST_CHECKPOINT_MINUTES)} and at the end, best.pt at "
+        f"{cost_estimate.BEST_WRITE_SHARE:g} of the evaluations (each better score), at "
+        f"{cost_estimate.CHECKPOINT_WRITE_BYTES_PER_S / 1e9:g} GB/s (torch.save to a network file system or a busy "
+        f"disk); each fit's model weights ({cost_estimate.WEIGHT_FILE_BYTES_LARGE} bytes per parameter from 1B, "
+        f"{cost_estimate.WEIGHT_FILE_BYTES_SMALL} below) read at {cost_estimate.MODEL_READ_BYTES_PER_S / 1e9:g} GB/s "
+        "(a cold file). Assumed rates, not measured.",
         "Tokens: padded to the longest of a batch, measured on the data folder (95th percentile over random batches) "
         "where it holds the texts ('measured'), else the cap ('cap', an upper bound).",
-        "Disk: last/ = trainable weights + AdamW's 2 fp32 moments + RNG states, best.pt = trainable weights (fp32), "
+        "Disk: last/ = trainable weights + AdamW's 2 fp32 moments + RNG states + the earlier best.pt its link keeps, "
+        "best.pt = trainable weights (fp32), "
         "never a frozen base; a finished fit's last/ keeps only a few KiB, so a notebook holds one unfinished fit's "
         "last/ beside every best.pt, which it keeps in <notebook>/weights/. Notebooks run side by side (--parallel) "
         "add their peaks (the 'all at once' figure).",
@@ -173,6 +188,10 @@ def cost_assumptions(costs: Sequence[NotebookCost], gpu: str) -> list[str]:
     if skipped:
         lines.append(f"Not priced (shape unknown offline): {', '.join(skipped)}.")
     return lines
+
+
+def _interval(minutes: float) -> str:
+    return "every dev evaluation" if minutes <= 0 else f"a dev evaluation at most every {minutes:g} minutes"
 
 
 def _shape_from_folder(model: str) -> memory_estimate.ModelShape | None:

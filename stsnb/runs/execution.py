@@ -76,11 +76,20 @@ def check_kernel(kernel: str = KERNEL) -> None:
 
 
 @contextlib.contextmanager
-def kernel_environment(run_dir: Path, checkpoints: Path | None = None, resume: bool = False) -> Iterator[None]:
-    """Set the variables a kernel must see at start-up (it inherits our environment), restore them after."""
+def kernel_environment(
+    run_dir: Path, checkpoints: Path | None = None, resume: bool = False, timeout: float | None = None
+) -> Iterator[None]:
+    """Set the variables a kernel must see at start-up (it inherits our environment), restore them after: its run
+    folder, quiet progress bars, the checkpoints, and when it starts with its ``timeout`` (a fit's pace line projects
+    its end against it, ``stsnb.training.progress.Pace``)."""
     from ..training.checkpoints import CHECKPOINTS_ENV, RESUME_ENV
+    from ..training.progress import NOTEBOOK_STARTED_ENV, NOTEBOOK_TIMEOUT_ENV
 
     values = {RUN_DIR_ENV: str(run_dir), **QUIET_ENV, CHECKPOINTS_ENV: "", RESUME_ENV: "0"}
+    values |= {
+        NOTEBOOK_STARTED_ENV: f"{time.time():.0f}",
+        NOTEBOOK_TIMEOUT_ENV: "" if timeout is None else f"{timeout:g}",
+    }
     if checkpoints is not None:
         values |= {CHECKPOINTS_ENV: str(checkpoints), RESUME_ENV: "1" if resume else "0"}
     saved = {name: os.environ.get(name) for name in values}
@@ -174,7 +183,7 @@ def execute(
         return max(1, math.ceil(deadline - time.monotonic()))  # nbclient reads 0 as "no limit"
 
     manager = _exit_recording_kernel_manager()
-    with kernel_environment(run_dir, checkpoints, resume):
+    with kernel_environment(run_dir, checkpoints, resume, timeout):
         try:
             papermill.execute_notebook(
                 str(notebook),

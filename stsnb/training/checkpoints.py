@@ -56,7 +56,11 @@ _RUN_KEYS_SEEN: dict[str, int] = {}
 
 def run_settings(config: TrainConfig) -> dict[str, Any]:
     """The settings that decide a run's weights: the config without how it is shown or where it checkpoints."""
-    return {k: v for k, v in asdict(config).items() if k not in {"progress", "checkpoint_dir", "resume"}}
+    return {k: v for k, v in asdict(config).items() if k not in _NOT_SETTINGS}
+
+
+# how a fit is shown, where and how often it checkpoints: the same weights whatever they are (old run keys hold)
+_NOT_SETTINGS = {"progress", "checkpoint_dir", "resume", "last_checkpoint_minutes"}
 
 
 _SIMPLE = (bool, int, float, str, type(None))
@@ -101,7 +105,7 @@ def save_atomic(obj: Any, path: Path) -> None:
     temporary.replace(path)
 
 
-def _rng_states() -> dict[str, Any]:
+def rng_states() -> dict[str, Any]:
     """This process's random number generators (Python, NumPy, torch CPU and CUDA): dropout and batch order resume."""
     import random
 
@@ -125,12 +129,12 @@ def set_rng_states(states: Mapping[str, Any]) -> None:
         torch.cuda.set_rng_state_all(states["cuda"])
 
 
-def _save_training_state(acc, model: nn.Module, optimizer, folder: Path) -> None:
-    """What resumes a fit, without the frozen weights: each process's RNG states; on the main process the weights
-    that train (``trainable_state``), the optimizer and the gradient scaler (the processes of a DDP run hold the same
-    ones)."""
+def _save_training_state(acc, model: nn.Module, optimizer, folder: Path, rng: Mapping[str, Any] | None) -> None:
+    """What resumes a fit, without the frozen weights: each process's RNG states (``rng``, else this moment's); on
+    the main process the weights that train (``trainable_state``), the optimizer and the gradient scaler (the
+    processes of a DDP run hold the same ones)."""
     folder.mkdir(parents=True, exist_ok=True)
-    torch.save(_rng_states(), folder / f"rng_{acc.process_index}.pt")
+    torch.save(rng if rng is not None else rng_states(), folder / f"rng_{acc.process_index}.pt")
     if acc.is_main_process:
         torch.save(trainable_state(acc.unwrap_model(model)), folder / "trainable.pt")
         torch.save(optimizer.state_dict(), folder / "optimizer.pt")
@@ -158,24 +162,30 @@ def load_training_state(acc, model: nn.Module, optimizer, folder: Path) -> None:
     set_rng_states(torch.load(folder / f"rng_{acc.process_index}.pt", weights_only=False))  # our own file
 
 
-def save_last_checkpoint(acc, model: nn.Module, optimizer, checkpoints: Path, scheduler, state: Mapping) -> None:
-    """The state that resumes the fit (``_save_training_state``) in ``checkpoints/last``, swapped in only once
-    complete.
+def save_last_checkpoint(
+    acc, model: nn.Module, optimizer, checkpoints: Path, scheduler, state: Mapping, rng: Mapping | None = None
+) -> None:
+    """The state that resumes the fit (``_save_training_state``; ``rng``: the RNG states to save, else this
+    moment's) in ``checkpoints/last``, swapped in only once complete, with the ``best.pt`` of that moment.
 
     Written to ``last.new`` first (every process saves its part); the main process then moves the old ``last``
     aside to ``last.old``, renames ``last.new`` to ``last`` and deletes ``last.old``. A kill at any point leaves a
     complete checkpoint in ``last`` or, between the two renames, in ``last.old`` (``last_checkpoint`` looks there
-    too)."""
+    too). ``last/best.pt`` is a hard link to ``best.pt`` (no bytes written): ``last/`` is written only every few
+    minutes, so a later better score replaces ``best.pt`` while ``last/`` keeps the selection it was saved with, and
+    a resume from it takes up that one (``take_up_best``)."""
     import shutil
 
     new, last, old = checkpoints / "last.new", checkpoints / "last", checkpoints / "last.old"
     if acc.is_main_process and new.exists():
         shutil.rmtree(new)  # an unfinished save of a killed run
     acc.wait_for_everyone()
-    _save_training_state(acc, model, optimizer, new)
+    _save_training_state(acc, model, optimizer, new, rng)
     acc.wait_for_everyone()
     if not acc.is_main_process:
         return
+    if (checkpoints / "best.pt").is_file():
+        _link_or_copy(checkpoints / "best.pt", new / "best.pt")
     torch.save(scheduler.state_dict(), new / "scheduler.pt")
     (new / "progress.json").write_text(json.dumps(state))  # written last: its presence marks a complete save
     if last.exists():
@@ -188,6 +198,77 @@ def save_last_checkpoint(acc, model: nn.Module, optimizer, checkpoints: Path, sc
 
 
 HEAVY_STATE_FILES = ("trainable.pt", "optimizer.pt", "scaler.pt")  # what only an unfinished fit needs to go on
+
+
+def _link_or_copy(source: Path, target: Path) -> None:
+    """``target`` as a hard link to ``source`` (the same bytes, none written), a copy where links are refused."""
+    import shutil
+
+    try:
+        os.link(source, target)
+    except OSError:  # a file system without hard links
+        shutil.copyfile(source, target)
+
+
+def take_up_best(checkpoints: Path, last: Path, main: bool) -> dict[str, torch.Tensor] | None:
+    """The selected weights of the moment ``last`` was saved: ``last/best.pt`` (else ``best.pt``, for a checkpoint
+    saved without one), None when nothing was selected yet. ``last/`` is written only every few minutes, so a
+    better score after it may have replaced ``best.pt``; the resumed fit trains those steps again and selects among
+    them anew, so on the ``main`` process ``best.pt`` is put back to the selection of ``last/`` (a rename)."""
+    saved, best = last / "best.pt", checkpoints / "best.pt"
+    if not saved.is_file():
+        return torch.load(best, weights_only=True) if best.is_file() else None
+    if main and not (best.is_file() and os.path.samefile(saved, best)):
+        temporary = best.with_name(".best.pt.tmp")
+        temporary.unlink(missing_ok=True)
+        _link_or_copy(saved, temporary)
+        temporary.replace(best)
+    return torch.load(saved, weights_only=True)
+
+
+class LastWrites:
+    """When ``last/`` is written: at a dev evaluation once ``minutes`` have passed since the previous write (or the
+    fit's start), and whenever the caller says so (the end of the fit); ``minutes=0``: at every evaluation. The
+    clock is ``time.monotonic`` (tests pass their own)."""
+
+    def __init__(self, minutes: float, step: int, clock=None) -> None:
+        import time
+
+        if minutes < 0:
+            raise ValueError(f"last_checkpoint_minutes must be >= 0, got {minutes}")
+        self.seconds = 60.0 * minutes
+        self.clock = clock or time.monotonic
+        self.at = self.clock()  # when the last write happened (the start: nothing to write before a step)
+        self.step = step  # the step it holds (the resumed one; 0 at a fresh start)
+        self.count = 0  # writes in this fit() call
+
+    def due(self, step: int, final: bool = False) -> bool:
+        """Whether ``last/`` should be written at ``step``: never twice at one step; at the end always."""
+        if step == self.step and self.count:
+            return False
+        return final or self.seconds == 0 or self.clock() - self.at >= self.seconds
+
+    def written(self, step: int) -> None:
+        self.at, self.step, self.count = self.clock(), step, self.count + 1
+
+
+def slim_finished_checkpoint(acc, checkpoints: Path | None) -> None:
+    """A finished fit's ``last/`` keeps only what returns it at once on a resume: ``progress.json`` marked
+    ``finished``, the scheduler and the RNG states (a few KiB); the trainable weights, the optimizer and the scaler
+    (AdamW's two moments: 3x the trainable weights) go, since ``best.pt`` holds the weights the fit returns. So a
+    notebook's checkpoints hold one unfinished fit's state at a time, not every fit's until the notebook ends.
+    Marked first, then deleted: a kill in between leaves a finished checkpoint with its files. Every process calls
+    it (``checkpoints`` None: an unfinished fit, or none) and waits for the others."""
+    acc.wait_for_everyone()
+    last = last_checkpoint(checkpoints) if checkpoints is not None else None
+    if last is None or not acc.is_main_process or not (checkpoints / "best.pt").is_file():
+        return  # nothing saved, another process, or no selected weights to return from: keep the full state
+    progress = last / "progress.json"
+    temporary = progress.with_name(".progress.json.tmp")
+    temporary.write_text(json.dumps({**json.loads(progress.read_text()), "finished": True}))
+    temporary.replace(progress)
+    for name in (*HEAVY_STATE_FILES, "best.pt"):  # last/best.pt: a link to best.pt, the selection it returns
+        (last / name).unlink(missing_ok=True)
 
 
 def last_checkpoint(checkpoints: Path) -> Path | None:

@@ -19,7 +19,11 @@ torchrun and its workers stop by themselves when the runner is killed outright (
 Work that needs no other process (scoring the test sets) runs once, on the main process: ``is_main_process()``
 guards it, the other processes return None, and ``run`` hands back the main process's result. While the main
 process scores, the others wait in their next collective (the next run's first step, or the end of the job), so the
-process group's timeout is ``COLLECTIVE_TIMEOUT``, longer than NCCL's default of 10 minutes.
+process group's timeout is ``COLLECTIVE_TIMEOUT``, longer than NCCL's default of 10 minutes. Not for the first
+collective: a barrier right after the processes join (``join_process_group``) waits at most
+``first_collective_timeout()`` (10 minutes, ``$STSNB_FIRST_COLLECTIVE_MINUTES``), so a transport that hangs (NCCL's
+peer-to-peer path on some servers, a container's small ``/dev/shm``) stops the job in minutes, not hours
+(docs/gpu-server.md, section 'NCCL, shared memory and the first collective').
 
 ``launch(fn, args, num_processes)`` is the in-process launcher the tests use: it runs ``fn(*args)`` here when
 ``num_processes`` is 1; else on the CPU it spawns fresh worker processes over gloo (``fn`` must pickle: a module-level
@@ -53,6 +57,10 @@ from .orphans import PARENT_PID_ENV, PIDS_FOLDER, guard_worker, sigterm_stops, s
 # model's 16-bit copy loaded and every test pair encoded) while the others wait; a crashed worker still stops every
 # process at once (torchrun), a non-finite loss too (stsnb.training.train)
 COLLECTIVE_TIMEOUT = timedelta(hours=2)
+# the first collective, a barrier right after the processes join: NCCL sets up its transports there (peer-to-peer,
+# shared memory, the network), which is where a misconfigured server hangs; nothing else runs yet, so minutes suffice
+FIRST_COLLECTIVE_TIMEOUT = timedelta(minutes=10)
+FIRST_COLLECTIVE_ENV = "STSNB_FIRST_COLLECTIVE_MINUTES"  # minutes, overrides FIRST_COLLECTIVE_TIMEOUT
 
 
 def world_size() -> int:
@@ -158,16 +166,66 @@ def check_fork_safe() -> None:
         )
 
 
-def run_job(job: str | Path) -> None:
-    """The worker side of :func:`run` (``python -m stsnb.training.launch --job FILE``): unpickle ``(function, args)``,
-    call it, and on the main process save what it returned beside the job file as ``result.pt``."""
+def first_collective_timeout() -> timedelta:
+    """How long the first collective may wait for the other processes: ``$STSNB_FIRST_COLLECTIVE_MINUTES`` minutes,
+    else :data:`FIRST_COLLECTIVE_TIMEOUT`."""
+    raw = os.environ.get(FIRST_COLLECTIVE_ENV, "").strip()
+    if not raw:
+        return FIRST_COLLECTIVE_TIMEOUT
+    try:
+        minutes = float(raw)
+    except ValueError:
+        minutes = float("nan")
+    if not minutes > 0:
+        raise LaunchError(f"{FIRST_COLLECTIVE_ENV}={raw!r}: give minutes, a number above 0 (unset: 10)")
+    return timedelta(minutes=minutes)
+
+
+def join_process_group() -> None:
+    """Join the process group torchrun describes (NCCL on GPUs; on a machine without, accelerate needs ``cpu=True``
+    to see the processes at all, and then uses gloo) with the short first timeout, then ``meet_the_others``."""
     from accelerate import PartialState
 
+    first = first_collective_timeout()
+    PartialState(cpu=not torch.cuda.is_available(), timeout=first)
+    meet_the_others(first)
+
+
+def meet_the_others(first: timedelta) -> None:
+    """The first collective, a barrier that waits at most ``first`` (the process group's timeout as it was created);
+    then the group's timeout becomes :data:`COLLECTIVE_TIMEOUT` for the job. A barrier that times out or fails
+    raises :class:`LaunchError` saying what to check (with NCCL a timeout may instead end the process, through
+    its watchdog, with "Watchdog caught collective operation timeout")."""
+    if not torch.distributed.is_initialized():
+        return
+    from torch.distributed.distributed_c10d import _set_pg_timeout
+
+    try:
+        if torch.distributed.get_backend() == "nccl":
+            torch.distributed.barrier(device_ids=[torch.cuda.current_device()])
+        else:
+            torch.distributed.barrier()
+    except RuntimeError as err:
+        raise LaunchError(
+            f"the processes did not all meet in their first collective within {first} ({FIRST_COLLECTIVE_ENV} "
+            f"waits longer); {NCCL_HINT}: {err}"
+        ) from err
+    _set_pg_timeout(COLLECTIVE_TIMEOUT)
+
+
+NCCL_HINT = (
+    "on GPUs see docs/gpu-server.md, section 'NCCL, shared memory and the first collective' (NCCL_P2P_DISABLE=1, "
+    "the size of /dev/shm, NCCL_DEBUG=INFO)"
+)
+
+
+def run_job(job: str | Path) -> None:
+    """The worker side of :func:`run` (``python -m stsnb.training.launch --job FILE``): join the processes
+    (``join_process_group``), unpickle ``(function, args)``, call it, and on the main process save what it returned
+    beside the job file as ``result.pt``."""
     job = Path(job)
     guard_worker(job.with_name(PIDS_FOLDER))  # stops with the runner, however it ends
-    # joins the process group torchrun describes: NCCL on GPUs; on a machine without, accelerate needs cpu=True to
-    # see the processes at all (else every worker thinks it is alone), and then uses gloo
-    PartialState(cpu=not torch.cuda.is_available(), timeout=COLLECTIVE_TIMEOUT)
+    join_process_group()
     with job.open("rb") as handle:
         function, args = pickle.load(handle)
     result = function(*args)
@@ -256,8 +314,10 @@ def run(function: Callable[..., Any], args: Sequence[Any] = (), num_processes: i
                 stop_group(child, pids)  # an exception or Ctrl-C here: torchrun and its workers stop too
         result = job.with_name("result.pt")
         if code != 0 or not result.is_file():
+            hung = any("collective operation timeout" in line or "did not all meet" in line for line in tail)
+            hint = f"\n(a collective timed out: {NCCL_HINT})" if hung else ""
             raise LaunchError(
                 f"{getattr(function, '__name__', function)!s} on {num_processes} processes failed (exit {code}"
-                f"{'' if result.is_file() else ', no result'}); last lines:\n{''.join(worker or tail)}"
+                f"{'' if result.is_file() else ', no result'}); last lines:\n{''.join(worker or tail)}{hint}"
             )
         return torch.load(result, weights_only=False)

@@ -11,12 +11,15 @@
 - Dev evaluation (``evaluate(model) -> score``, higher is better) on the main process, before the first step
   (``eval_at_start``: the start can be the best checkpoint), every ``eval_every`` optimizer steps and at the end; the
   score is broadcast so every process keeps the same best weights, restored before ``fit`` returns.
-- Checkpoints: ``checkpoint_dir/best.pt`` (the selected trainable weights) and ``checkpoint_dir/last`` (the state that
-  resumes the fit, saved at each evaluation: the weights that train, the optimizer, the gradient scaler, the scheduler,
-  every process's random number generators and the progress; never the frozen weights, so a LoRA / QLoRA fit saves its
-  adapter and the adapter's optimizer state, not the 4-bit base, whose quantisation state could not be loaded back),
-  each replaced only once completely written; ``resume`` continues from the last one. A finished fit's ``last``
-  keeps only what returns it at once (``_slim_finished_checkpoint``). Without a ``checkpoint_dir``,
+- Checkpoints: ``checkpoint_dir/best.pt`` (the selected trainable weights, at every better dev score) and
+  ``checkpoint_dir/last`` (the state that resumes the fit: the weights that train, the optimizer, the gradient scaler,
+  the scheduler, every process's random number generators, the progress and a link to that moment's ``best.pt``;
+  never the frozen weights, so a LoRA / QLoRA fit saves its adapter and the adapter's optimizer state, not the 4-bit
+  base, whose quantisation state could not be loaded back), each replaced only once completely written; ``resume``
+  continues from the last one. ``last`` is written at a dev evaluation at most every ``last_checkpoint_minutes``
+  (``checkpoints.LastWrites``; 0: at each one), always at the end, and on Ctrl-C (KeyboardInterrupt) in a
+  one-process fit, as of the last finished optimizer step (``_save_on_interrupt``). A finished fit's ``last``
+  keeps only what returns it at once (``checkpoints.slim_finished_checkpoint``). Without a ``checkpoint_dir``,
   ``$STSNB_CHECKPOINTS`` (set by ``stsnb run`` for a plan with ``checkpoints: true``) gives every fit a folder of its
   own named by ``run_key``, and ``$STSNB_RESUME=1`` (``stsnb run --resume``) resumes them all: a rerun notebook
   fast-forwards through the fits a killed run finished. The files and the run key are ``stsnb.training.checkpoints``.
@@ -55,19 +58,23 @@ from torch import nn
 
 from ..models.loading import PRECISION_ENV
 from .checkpoints import (
-    HEAVY_STATE_FILES,
+    LastWrites,
     checkpoint_settings,
     describe_loss,
     last_checkpoint,
     load_training_state,
+    rng_states,
     run_settings,
     save_atomic,
     save_last_checkpoint,
     set_rng_states,
+    slim_finished_checkpoint,
+    take_up_best,
     trainable_state,
 )
 from .config import MIXED_PRECISION, EvalFn, LossFn, NonFiniteLossError, TrainConfig, TrainResult
 from .orphans import checkpoints_locked
+from .progress import Pace
 from .progress import quiet as batch_run_is_quiet
 
 
@@ -215,27 +222,8 @@ def _epoch_loader(n: int, config: TrainConfig, epoch: int, collate: Callable[[li
     )
 
 
-def _slim_finished_checkpoint(run: _Run) -> None:
-    """A finished fit's ``last/`` keeps only what returns it at once on a resume: ``progress.json`` marked
-    ``finished``, the scheduler and the RNG states (a few KiB); the trainable weights, the optimizer and the scaler
-    (AdamW's two moments: 3x the trainable weights) go, since ``best.pt`` holds the weights the fit returns. So a
-    notebook's checkpoints hold one unfinished fit's state at a time, not every fit's until the notebook ends.
-    Marked first, then deleted: a kill in between leaves a finished checkpoint with its files."""
-    run.acc.wait_for_everyone()
-    last = last_checkpoint(run.checkpoints) if run.checkpoints is not None else None
-    if last is None or not run.acc.is_main_process or run.state["step"] < run.total:
-        return
-    if not (run.checkpoints / "best.pt").is_file():
-        return  # no selected weights to return from: keep the full state
-    progress = last / "progress.json"
-    temporary = progress.with_name(".progress.json.tmp")
-    temporary.write_text(json.dumps({**json.loads(progress.read_text()), "finished": True}))
-    temporary.replace(progress)
-    for name in HEAVY_STATE_FILES:
-        (last / name).unlink(missing_ok=True)
-
-
-def _broadcast(acc, value: float | None) -> float | None:
+def _broadcast(acc, value: Any) -> Any:
+    """The main process's ``value`` on every process."""
     if acc.num_processes == 1:
         return value
     from accelerate.utils import broadcast_object_list
@@ -264,29 +252,20 @@ def fit(
     run = _start(model, loss_fn, train_data, config, evaluate, param_groups)
     with checkpoints_locked(run.checkpoints if run.acc.is_main_process else None):  # one writer per folder
         _resume_state(run)
-        run.bar = _progress_bar(run)
+        run.bar, run.pace = _progress_bar(run), Pace(run.total, run.state["step"])
+        _mark_resumable(run)
         run.model.train()
-        if config.eval_at_start and run.state["step"] == 0 and run.state["evaluated_at"] is None:
-            _evaluate_and_select(run)
-        for epoch in range(run.state["epoch"], config.epochs):
-            if run.state["step"] >= run.total:
-                break
-            _train_epoch(run, epoch, loss_fn, train_data, collate)
-            if run.state["step"] < run.total:  # the epoch ran to its end: the next one starts at its first batch
-                run.state["epoch"], run.state["batch"] = epoch + 1, 0
-                if not config.eval_every:
-                    _evaluate_and_select(run)
-        run.bar.close()
-        if run.loss_count:
-            _log_loss(run, run.state["epoch"])
-        if run.state["evaluated_at"] != run.state["step"]:
-            _evaluate_and_select(run)
+        try:
+            _train_and_evaluate(run, loss_fn, train_data, collate)
+        except KeyboardInterrupt:
+            _save_on_interrupt(run)
+            raise
         unwrapped = _restore_best(run, was_training)
         returned = trainable_state(unwrapped) if run.initial_weights else None
         change = largest_change(run.initial_weights, returned) if returned is not None else None
         relative = relative_change(run.initial_weights, returned) if returned is not None else None
         _write_about(run, loss_fn, len(train_data))
-        _slim_finished_checkpoint(run)
+        slim_finished_checkpoint(run.acc, run.checkpoints if run.state["step"] >= run.total else None)
     run.acc.free_memory()  # the Accelerator outlives this call: let go of this run's model, optimizer and loaders
     state = run.state
     return TrainResult(
@@ -299,6 +278,28 @@ def fit(
         resumed_at=run.resumed_at,
         relative_change=relative,
     )
+
+
+def _train_and_evaluate(run: _Run, loss_fn: LossFn, train_data: Sequence, collate: Callable[[list], Any]) -> None:
+    """The evaluation at the start, the epochs with their evaluations, and the evaluation at the end."""
+    config = run.config
+    if config.eval_at_start and run.state["step"] == 0 and run.state["evaluated_at"] is None:
+        _evaluate_and_select(run)
+        _mark_resumable(run)
+    for epoch in range(run.state["epoch"], config.epochs):
+        if run.state["step"] >= run.total:
+            break
+        _train_epoch(run, epoch, loss_fn, train_data, collate)
+        if run.state["step"] < run.total:  # the epoch ran to its end: the next one starts at its first batch
+            run.state["epoch"], run.state["batch"] = epoch + 1, 0
+            if not config.eval_every:
+                _evaluate_and_select(run)
+                _mark_resumable(run)
+    run.bar.close()
+    if run.loss_count:
+        _log_loss(run, run.state["epoch"])
+    if run.state["evaluated_at"] != run.state["step"]:
+        _evaluate_and_select(run)
 
 
 # The steps of ``fit``, in the order it calls them. They share one ``_Run``.
@@ -332,12 +333,18 @@ class _Run:
     checkpoints: Path | None  # best.pt, last/ and about.json go here (None: no checkpoints)
     resume: bool
     evaluate: EvalFn | None = None
+    writes: LastWrites = field(default_factory=lambda: LastWrites(0, 0))  # when last/ is written
     state: dict[str, Any] = field(default_factory=_fresh_state)
     best_weights: dict[str, torch.Tensor] | None = None  # the trainable weights of the best evaluation yet
     resumed_at: int | None = None
     loss_sum: float = 0.0  # the micro-batch losses since the last loss row of the history, and their number
     loss_count: int = 0
     bar: Any = None  # the progress bar over optimizer steps
+    pace: Pace | None = None  # prints the measured pace once, a few minutes in
+    # the model, optimizer, scheduler and ``state`` stand at a finished optimizer step (not inside an update or an
+    # evaluation), and ``rng`` holds the RNG states of that moment: what ``_save_on_interrupt`` may save
+    resumable: bool = False
+    rng: dict[str, Any] | None = None
 
 
 def _check_inputs(train_data: Sequence, config: TrainConfig) -> None:
@@ -385,27 +392,28 @@ def _start(
     initial_weights = trainable_state(model)
     checkpoints, resume = checkpoint_settings(model, loss_fn, train_data, config)
     prepared, optimizer = acc.prepare(model, optimizer)
-    return _Run(acc, prepared, optimizer, scheduler, config, total, initial_weights, checkpoints, resume, evaluate)
+    run = _Run(acc, prepared, optimizer, scheduler, config, total, initial_weights, checkpoints, resume, evaluate)
+    run.writes = LastWrites(config.last_checkpoint_minutes, 0)
+    return run
 
 
 def _resume_state(run: _Run) -> None:
     """When resuming and a complete checkpoint exists (``last_checkpoint``): accelerate's state from it (weights,
     optimizer, random number generators; of a finished fit only the RNGs), the scheduler, the progress
-    (``run.state``) and the best weights (``best.pt``); ``run.resumed_at`` is the step it continues from. Nothing
-    otherwise."""
+    (``run.state``) and the selected weights of that moment (``take_up_best``); ``run.resumed_at`` is the step it
+    continues from. Nothing otherwise."""
     last = last_checkpoint(run.checkpoints) if run.checkpoints is not None and run.resume else None
     if last is None:
         return
     state = json.loads((last / "progress.json").read_text())
-    if state.pop("finished", False):  # _slim_finished_checkpoint: best.pt holds what the fit returns
+    if state.pop("finished", False):  # slim_finished_checkpoint: best.pt holds what it returns
         set_rng_states(torch.load(last / f"rng_{run.acc.process_index}.pt", weights_only=False))  # our own file
     else:
         load_training_state(run.acc, run.model, run.optimizer, last)
     run.scheduler.load_state_dict(torch.load(last / "scheduler.pt", weights_only=True))
     run.state = state
-    run.resumed_at = run.state["step"]
-    if (run.checkpoints / "best.pt").is_file():
-        run.best_weights = torch.load(run.checkpoints / "best.pt", weights_only=True)
+    run.resumed_at = run.writes.step = run.state["step"]
+    run.best_weights = take_up_best(run.checkpoints, last, run.acc.is_main_process)
 
 
 def _progress_bar(run: _Run):
@@ -427,8 +435,8 @@ def _train_epoch(run: _Run, epoch: int, loss_fn: LossFn, train_data: Sequence, c
         loss = _train_batch(run, loss_fn, batch, _Where(state["step"], epoch, index, loader, examples))
         run.loss_sum += loss.item()
         run.loss_count += 1
-        state["epoch"], state["batch"] = epoch, index + 1
-        if acc.sync_gradients:
+        if acc.sync_gradients:  # where the run stands moves on with the optimizer step, not each micro-batch
+            state["epoch"], state["batch"] = epoch, index + 1
             _count_step(run, epoch)
             if state["step"] >= run.total:
                 return
@@ -466,6 +474,7 @@ def _train_batch(run: _Run, loss_fn: LossFn, batch: Any, where: _Where) -> torch
         acc.backward(loss)
         if acc.sync_gradients and run.config.max_grad_norm is not None:
             acc.clip_grad_norm_(model.parameters(), run.config.max_grad_norm)
+        run.resumable = run.resumable and not acc.sync_gradients  # the weights change now, the state after
         run.optimizer.step()
         run.optimizer.zero_grad()
     return loss
@@ -493,6 +502,33 @@ def _count_step(run: _Run, epoch: int) -> None:
     if run.config.eval_every and run.state["step"] % run.config.eval_every == 0:
         _log_loss(run, epoch, lr=run.scheduler.get_last_lr()[0])
         _evaluate_and_select(run)
+    shown = run.pace is not None and run.config.progress and run.acc.is_main_process
+    line = run.pace.update(run.state["step"]) if shown else None
+    if line:
+        print(f"fit: {line}", flush=True)
+    _mark_resumable(run)
+
+
+def _interrupt_saves(run: _Run) -> bool:
+    """Whether Ctrl-C saves ``last/``: a fit that checkpoints, on one process (several stop at their own moments,
+    and a save on some of them would wait forever for the others)."""
+    return run.checkpoints is not None and run.evaluate is not None and run.acc.num_processes == 1
+
+
+def _mark_resumable(run: _Run) -> None:
+    """The run stands at a finished optimizer step: remember this moment's RNG states for ``_save_on_interrupt``."""
+    run.rng = rng_states() if _interrupt_saves(run) else None
+    run.resumable = True
+
+
+def _save_on_interrupt(run: _Run) -> None:
+    """On Ctrl-C: ``last/`` as of the last finished optimizer step, unless it holds that step already or the
+    interrupt came inside an optimizer update or an evaluation (``run.resumable``); the micro-batches of an
+    unfinished step are trained again on resume, with the RNG states of the step's start."""
+    step = run.state["step"]
+    if _interrupt_saves(run) and run.resumable and step != run.writes.step:
+        save_last_checkpoint(run.acc, run.model, run.optimizer, run.checkpoints, run.scheduler, run.state, run.rng)
+        run.writes.written(step)
 
 
 def _log_loss(run: _Run, epoch: int, **more: float) -> None:
@@ -508,9 +544,13 @@ def _evaluate_and_select(run: _Run) -> None:
     without an ``evaluate``."""
     if run.evaluate is None:
         return
+    run.resumable = False
     state = run.state
     unwrapped = run.acc.unwrap_model(run.model)
-    score = _broadcast(run.acc, float(run.evaluate(unwrapped)) if run.acc.is_main_process else None)
+    decided = None  # the main process's score, and whether last/ is due: the processes' clocks differ, all must save
+    if run.acc.is_main_process:
+        decided = (float(run.evaluate(unwrapped)), run.writes.due(state["step"], final=state["step"] >= run.total))
+    score, write_last = _broadcast(run.acc, decided)
     unwrapped.train()
     state["evaluated_at"] = state["step"]
     state["history"].append({"step": state["step"], "epoch": state["epoch"], "dev": score})
@@ -518,17 +558,20 @@ def _evaluate_and_select(run: _Run) -> None:
     if improved:
         state["best_score"], state["best_step"] = score, state["step"]
         run.best_weights = trainable_state(unwrapped)
-    _save_checkpoint(run, improved)
+    _save_checkpoint(run, improved, write_last)
 
 
-def _save_checkpoint(run: _Run, improved: bool) -> None:
+def _save_checkpoint(run: _Run, improved: bool, write_last: bool) -> None:
     """With a checkpoint folder: ``best.pt`` (the best weights, by the main process) when the evaluation ``improved``
-    on the best, then ``last`` (the full state, every process taking part). Then all processes wait for each other."""
+    on the best, then, when ``write_last``, ``last`` (the full state, every process taking part). Then all processes
+    wait for each other."""
     if run.checkpoints is not None:
         if improved and run.acc.is_main_process:
             run.checkpoints.mkdir(parents=True, exist_ok=True)
             save_atomic(run.best_weights, run.checkpoints / "best.pt")
-        save_last_checkpoint(run.acc, run.model, run.optimizer, run.checkpoints, run.scheduler, run.state)
+        if write_last:
+            save_last_checkpoint(run.acc, run.model, run.optimizer, run.checkpoints, run.scheduler, run.state)
+            run.writes.written(run.state["step"])
     run.acc.wait_for_everyone()
 
 

@@ -48,3 +48,15 @@ def describe(
     b, a = _value(before), _value(after)
     text = f"{what} on {batch}: {b:.4f} before the step, {a:.4f} after ({a - b:+.4f})"
     return text if seconds is None else f"{text}; {seconds:.0f} s"
+
+
+def release_memory() -> None:
+    """After a cell that loaded a model in the kernel and ``del``-eted it: collect what the deleted names still
+    hold (a peft model keeps reference cycles) and hand the CUDA caching allocator's free blocks back to the driver
+    (``torch.cuda.empty_cache``), so the GPU is as the cell found it for what runs next (notebook 10's torchrun
+    workers train on that GPU too). A no-op on the CPU; it never initialises CUDA."""
+    import gc
+
+    gc.collect()
+    if torch.cuda.is_available() and torch.cuda.is_initialized():
+        torch.cuda.empty_cache()
