@@ -1,5 +1,6 @@
 """A fit's checkpoints on disk: which fit a folder belongs to (:func:`run_key`), the state that resumes it written
-whole or not at all (``last/``, swapped in by renames), and the RNG states of every process.
+whole or not at all (``last/``, swapped in by renames), the RNG states of every process, and how far a fit moved its
+weights (:func:`largest_change`, :func:`relative_change`).
 
 ``stsnb.training.train.fit`` writes and reads them; docs/gpu-server.md says how ``stsnb run --resume`` uses them."""
 
@@ -7,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict
@@ -29,6 +31,28 @@ CHECKPOINTS_ENV = "STSNB_CHECKPOINTS"  # a folder: every fit() without its own c
 
 
 RESUME_ENV = "STSNB_RESUME"  # "1": those fits resume from their checkpoints (``stsnb run --resume``)
+
+
+def largest_change(before: Mapping[str, torch.Tensor], after: Mapping[str, torch.Tensor]) -> float:
+    """The largest absolute difference of any weight named in both state dicts (0.0 when none changed)."""
+    shared = [k for k in before if k in after]
+    if not shared:
+        raise ValueError("the two states share no weight: nothing to compare")
+    return max(float((after[k].float() - before[k].float()).abs().max()) if before[k].numel() else 0.0 for k in shared)
+
+
+def relative_change(before: Mapping[str, torch.Tensor], after: Mapping[str, torch.Tensor]) -> float:
+    """``||after - before|| / ||before||``, the L2 norms over every weight named in both states taken as one vector:
+    how far training moved the weights, relative to where they started (0.0 when none changed; ``inf`` when the
+    start is all zeros and something changed)."""
+    shared = [k for k in before if k in after]
+    if not shared:
+        raise ValueError("the two states share no weight: nothing to compare")
+    moved = math.sqrt(sum(float((after[k].double() - before[k].double()).square().sum()) for k in shared))
+    start = math.sqrt(sum(float(before[k].double().square().sum()) for k in shared))
+    if start == 0.0:
+        return 0.0 if moved == 0.0 else math.inf
+    return moved / start
 
 
 def run_key(model: nn.Module, loss_fn: LossFn, train_data: Sequence, config: TrainConfig) -> str:

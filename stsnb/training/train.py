@@ -48,7 +48,7 @@ import math
 import os
 import re
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -61,8 +61,10 @@ from .checkpoints import (
     LastWrites,
     checkpoint_settings,
     describe_loss,
+    largest_change,
     last_checkpoint,
     load_training_state,
+    relative_change,
     rng_states,
     run_settings,
     save_atomic,
@@ -174,28 +176,6 @@ def _non_finite_ranks(acc, loss: torch.Tensor) -> list[int]:
         return [0] if bad else []
     flags = acc.gather(torch.tensor([float(bad)], device=loss.device))
     return [rank for rank, flag in enumerate(flags.tolist()) if flag]
-
-
-def largest_change(before: Mapping[str, torch.Tensor], after: Mapping[str, torch.Tensor]) -> float:
-    """The largest absolute difference of any weight named in both state dicts (0.0 when none changed)."""
-    shared = [k for k in before if k in after]
-    if not shared:
-        raise ValueError("the two states share no weight: nothing to compare")
-    return max(float((after[k].float() - before[k].float()).abs().max()) if before[k].numel() else 0.0 for k in shared)
-
-
-def relative_change(before: Mapping[str, torch.Tensor], after: Mapping[str, torch.Tensor]) -> float:
-    """``||after - before|| / ||before||``, the L2 norms over every weight named in both states taken as one vector:
-    how far training moved the weights, relative to where they started (0.0 when none changed; ``inf`` when the
-    start is all zeros and something changed)."""
-    shared = [k for k in before if k in after]
-    if not shared:
-        raise ValueError("the two states share no weight: nothing to compare")
-    moved = math.sqrt(sum(float((after[k].double() - before[k].double()).square().sum()) for k in shared))
-    start = math.sqrt(sum(float(before[k].double().square().sum()) for k in shared))
-    if start == 0.0:
-        return 0.0 if moved == 0.0 else math.inf
-    return moved / start
 
 
 class _Indices(torch.utils.data.Dataset):
