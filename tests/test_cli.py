@@ -20,6 +20,7 @@ def stsnb(*args: str, cache: Path) -> subprocess.CompletedProcess:
     return subprocess.run([str(STSNB), *args], capture_output=True, text=True, env=env, timeout=120)
 
 
+@pytest.mark.long  # two evaluations of the real model in fresh processes (15 s): off the default tier
 @pytest.mark.slow
 def test_eval_json_prints_one_object_and_second_call_encodes_nothing(tmp_path, data_dir):
     args = ("eval", "--model", "minilm-l6", "--tasks", "sts16", "--data-dir", str(data_dir), "--json")

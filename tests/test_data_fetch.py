@@ -221,9 +221,12 @@ def _edit_served_tar(hub: LocalHub, member_suffix: str, edit) -> None:
     served["senteval.tar"] = out.getvalue()
 
 
-def test_a_senteval_tree_that_splits_possessives_otherwise_fetches_and_is_reported(hub, tmp_path, monkeypatch):
-    """Another build of SentEval's tree writes "' s" for " 's" on three lines: the fetch accepts it and reports them
-    in SOURCES.md and spacing.json (which each run's env.json copies); ``stsnb data verify --strict`` refuses it."""
+def test_a_tree_spaced_otherwise_is_reported_and_mteb_rows_in_another_order_change_nothing(hub, tmp_path, monkeypatch):
+    """Another build of SentEval's tree writes "' s" for " 's" on three lines of STS14 images, and MTEB's STS12 rows
+    come reversed. The fetch accepts the first and reports it (SOURCES.md, spacing.json, which each run's env.json
+    copies; ``stsnb data verify --strict`` refuses it). STS12's SMTeuroparl has eight pairs SentEval writes alike
+    ("( a5-0323 / 2000 )", score 5) that MTEB spaces two ways: each still lands on the reference copy's line (by its
+    manifest fingerprint), so raw/STS12 has nothing spaced otherwise."""
 
     def split_three(text: str) -> str:
         lines = text.split("\n")
@@ -232,28 +235,20 @@ def test_a_senteval_tree_that_splits_possessives_otherwise_fetches_and_is_report
         return "\n".join(lines)
 
     _edit_served_tar(hub, "STS14-en-test/STS.input.images.txt", split_three)
+    served = hub.repos["mteb/sts12-sts"].history[revisions.pinned("mteb/sts12-sts")]
+    rows = [json.loads(line) for line in gzip.decompress(served["test.jsonl.gz"]).splitlines()]
+    served["test.jsonl.gz"] = gzip_jsonl(rows[::-1])
     target = tmp_path / "data"
     result = data_fetch.fetch(target, hub=_client(hub, tmp_path), say=lambda line: None)
     assert result.fetched and "3 lines in 1 tables have the reference copy's letters" in result.message
     sources = (target / "SOURCES.md").read_text()
     assert "## Spacing variants" in sources and "`STS.input.images.txt` 3" in sources
-    assert json.loads((target / "spacing.json").read_text())[0]["lines_per_file"] == {"STS.input.images.txt": 3}
+    (report,) = json.loads((target / "spacing.json").read_text())
+    assert report["table"] == "senteval/STS14" and report["lines_per_file"] == {"STS.input.images.txt": 3}
     monkeypatch.setenv("STSNB_DATA_DIR", str(target))
     assert runs_context.environment("cpu")["data_spacing"] == {"senteval/STS14": 3}
     strict = _cli(["data", "verify", str(target), "--strict"], {})
     assert strict.returncode == 1 and "senteval/STS14: 3 lines spaced otherwise" in strict.stderr
-
-
-def test_mteb_rows_in_another_order_give_the_reference_copy(hub, tmp_path):
-    """STS12's SMTeuroparl has eight pairs that SentEval writes alike ("( a5-0323 / 2000 )", score 5) and MTEB spaces
-    in two ways; with MTEB's rows reversed, the fetch still puts each on the reference copy's line (by its manifest
-    fingerprint), so nothing is spaced otherwise."""
-    served = hub.repos["mteb/sts12-sts"].history[revisions.pinned("mteb/sts12-sts")]
-    rows = [json.loads(line) for line in gzip.decompress(served["test.jsonl.gz"]).splitlines()]
-    served["test.jsonl.gz"] = gzip_jsonl(rows[::-1])
-    result = data_fetch.fetch(tmp_path / "data", hub=_client(hub, tmp_path), say=lambda line: None)
-    assert result.fetched and not data_manifest.verify(tmp_path / "data").variants
-    assert json.loads((tmp_path / "data" / "spacing.json").read_text()) == []
 
 
 def test_every_hub_file_names_a_full_commit():
@@ -278,6 +273,7 @@ def test_a_dropped_connection_resumes_with_a_range_request(hub, tmp_path, monkey
     assert ranges[0] is None and len(starts) == 2 and 0 < starts[0] <= 200_000 < starts[1] <= 500_000, ranges
 
 
+@pytest.mark.long  # two fetches, one killed (12 s): off the default tier (README command 2 under 10 min)
 def test_an_interrupted_fetch_leaves_nothing_half_done_and_a_rerun_reuses_what_completed(hub, tmp_path):
     """The connection to the last file is lost for good (100 kB, then no byte on huggingface_hub's 5 retries): the
     fetch stops naming the file, no data folder, scratch folder or partial file is left, and the rerun downloads only

@@ -160,6 +160,7 @@ def test_gathered_losses_give_the_single_process_gradient_on_two_processes():
     launch(_two_process_gradients_equal_one_process, num_processes=2)
 
 
+@pytest.mark.long  # two processes (11 s): off the default tier (README command 2 under 10 min)
 def test_uneven_data_does_not_hang_two_processes():
     from stsnb.training.distributed import launch
 
@@ -356,6 +357,7 @@ def _train_with_one_bad_example() -> int:
     return fit(model, mse, data, TrainConfig(batch_size=2, lr=0.01, progress=False), collate=collate).steps
 
 
+@pytest.mark.long  # two processes, one stopping (14 s): off the default tier (README command 2 under 10 min)
 def test_a_nan_on_one_process_stops_every_process_with_the_step_named():
     """Without the shared check the healthy process would wait forever in the next gradient all-reduce."""
     from stsnb.training.distributed import LaunchError, run
@@ -382,6 +384,7 @@ def _lora_with_checkpointing_steps(folder: str) -> dict:
     return {"steps": result.steps, "change": result.weight_change, "trainable": len(before)}
 
 
+@pytest.mark.long  # LoRA under DDP on two processes (20 s): off the default tier (README command 2 under 10 min)
 def test_lora_with_non_reentrant_checkpointing_trains_under_ddp(tmp_path):
     """Issue: reentrant checkpointing under DDP with find_unused_parameters fails with "Expected to mark a variable
     ready only once". A tiny random Mistral (mechanics only), LoRA on every linear layer, checkpointing on, two

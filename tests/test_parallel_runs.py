@@ -51,6 +51,7 @@ def wait_for(path: Path, seconds: float = 60) -> None:
         time.sleep(0.2)
 
 
+@pytest.mark.long  # two runners at once (15 s): off the default tier (README command 2 under 10 min)
 def test_two_runs_of_a_profile_run_different_notebooks_at_once_and_refuse_the_same_one(tmp_path):
     write_plan(tmp_path / "plans", {"tiny_ok": {}, "tiny_sleep": {"seconds": 60}})
     kwargs = dict(out=tmp_path / "out", plans_dir=tmp_path / "plans", notebooks_dir=FIXTURES)
@@ -112,6 +113,7 @@ def papermill_times(executed: Path) -> tuple[str, str]:
     return meta["start_time"], meta["end_time"]
 
 
+@pytest.mark.long  # two child runners (15 s): off the default tier (README command 2 under 10 min)
 def test_parallel_children_run_at_once_each_on_its_gpus_and_summary_lists_both(tmp_path, capfd):
     notebooks = tmp_path / "notebooks"
     notebooks.mkdir()

@@ -122,3 +122,14 @@ def test_remote_code_the_plan_does_not_trust_is_not_run(model_repos, tmp_path):
     assert "PROBLEMS" in result.stdout, result.stdout + result.stderr
     assert "needs the Hub's remote code, which the plan does not allow" in result.stdout
     assert not list((tmp_path / "hf-home").rglob("modeling_jina.py")), "the untrusted code was not even fetched"
+
+
+def test_bin_only_weights_are_named_under_a_torch_older_than_2_6():
+    """transformers refuses .bin weights under torch < 2.6: a .bin-only repo (SimCSE's, DiffCSE's) is named then."""
+    from stsnb.gpu.preflight import bin_only_problem
+
+    bins = ["config.json", "pytorch_model.bin", "vocab.txt"]
+    problem = bin_only_problem("voidism/diffcse-roberta-base-sts", bins, "2.5.1+cu121")
+    assert problem is not None and "older than 2.6" in problem and "torch >= 2.6" in problem
+    assert bin_only_problem("voidism/diffcse-roberta-base-sts", bins, "2.6.0") is None
+    assert bin_only_problem("bert-base-uncased", [*bins, "model.safetensors"], "2.5.1") is None

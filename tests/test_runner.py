@@ -564,6 +564,7 @@ def test_a_scratch_folder_left_by_a_dead_runner_is_kept_not_deleted(tmp_path):
     assert len(kept) == 1 and "hours of work" in (kept[0] / "metrics.json").read_text()
 
 
+@pytest.mark.long  # a notebook stopped by SIGTERM (20 s): off the default tier (README command 2 under 10 min)
 @pytest.mark.slow
 def test_sigterm_keeps_the_notebook_in_progress_and_writes_summary(tmp_path):
     import signal
@@ -653,6 +654,7 @@ def test_a_killed_notebook_resumes_its_training_from_the_checkpoint_with_stsnb_r
     assert resumed["weight"] == pytest.approx(uninterrupted["weight"], abs=1e-6)
 
 
+@pytest.mark.long  # two notebook runs (19 s): off the default tier (README command 2 under 10 min)
 def test_without_resume_an_earlier_runs_checkpoints_are_moved_aside_not_deleted(tmp_path):
     out, plans = tmp_path / "out", tmp_path / "plans"
     write_checkpointing_plan(plans, {"tiny_train": {"kill_after_batches": 11}})

@@ -138,8 +138,11 @@ def _missing_packages(probe: Probe) -> list[str]:
     return [name for name in needed if importlib.util.find_spec(name) is None]
 
 
-def fit_row(probe: Probe, measured: Probe, device: str, gpu: str, cost: Any, steps: int) -> dict[str, Any]:
-    """One probe measured in its own process, beside the estimates."""
+def fit_row(
+    probe: Probe, measured: Probe, device: str, gpu: str, cost: Any, steps: int, fresh_process: bool = True
+) -> dict[str, Any]:
+    """One probe measured (in its own process unless ``fresh_process`` is False), beside the estimates."""
+    from .fit_probe import measure_probe
     from .memory import measure_in_fresh_process
 
     row: dict[str, Any] = {
@@ -155,10 +158,12 @@ def fit_row(probe: Probe, measured: Probe, device: str, gpu: str, cost: Any, ste
     if missing:
         return {**row, "status": f"not run: {', '.join(missing)} not installed (pip install {' '.join(missing)})"}
     try:
-        result = measure_in_fresh_process(
-            "stsnb.gpu.fit_probe:measure_probe", {"probe": measured.to_json(), "device": device, "steps": steps}
-        )
-    except (MemoryError, RuntimeError) as err:
+        kwargs = {"probe": measured.to_json(), "device": device, "steps": steps}
+        if fresh_process:
+            result = measure_in_fresh_process("stsnb.gpu.fit_probe:measure_probe", kwargs)
+        else:
+            result = measure_probe(**kwargs)
+    except Exception as err:  # a failed probe is a row of the report (OOM, a kernel missing), never the end of it
         return {**row, "status": f"failed: {str(err).strip().splitlines()[-1][:300]}"}
     on_gpu = result["measured_total_bytes"] is not None
     measured_bytes = result["measured_total_bytes"] if on_gpu else result["measured_added_bytes"]
@@ -307,7 +312,10 @@ def run(
         measured = probe.tiny() if cpu_rehearsal else probe
         size = f"{measured.setup.sequences} x {measured.setup.length}"
         say(f"  {probe.notebook}: {probe.label} on {probe.model}, {size} ...")
-        report.fits.append(fit_row(probe, measured, device, pricing, costs.get(probe.notebook), steps))
+        # the rehearsal's tiny probes run in this process: their peaks say nothing either way, and four fresh
+        # interpreters would cost it more time than the probes themselves
+        cost = costs.get(probe.notebook)
+        report.fits.append(fit_row(probe, measured, device, pricing, cost, steps, fresh_process=not cpu_rehearsal))
     say("  evaluation speed: stsnb against a sentence-transformers loop ...")
     report.evaluation = evaluation_speed(device, pairs=100 if cpu_rehearsal else EVAL_PAIRS)
     report.seconds = time.perf_counter() - started

@@ -5,7 +5,9 @@ tokenizer are fetched through ``transformers`` (so through ``huggingface_hub``, 
 ``HF_ENDPOINT``), a gated repo is named with what to do, and a model with remote code (``auto_map`` in its config)
 is imported, which is where a package the remote code needs (``einops``) shows up. Remote code is run only for the
 models the plan lists under ``trust_remote_code``, at the commits it pins there: each is built with one layer and
-run on two sentences (:mod:`stsnb.gpu.remote_code`), which is where an API transformers removed shows up. For each
+run on two sentences (:mod:`stsnb.gpu.remote_code`), which is where an API transformers removed shows up. A model
+whose weights are ``.bin`` only is named when the installed torch is older than 2.6 (transformers would refuse them
+hours into a run, :func:`bin_only_problem`). For each
 Hub dataset a notebook's parameters ask for (``nli_source: hub``, ``corpus_source: hub``) the files it reads are
 resolved. The data folder is verified against the manifest (:mod:`stsnb.data.manifest`), with the ``paper/``
 corpora the parameters read from it (``nli_source: paper``, ...). Weights are not downloaded.
@@ -166,6 +168,36 @@ def check_model(model: str, *, remote_code_allowed: bool, pin: Pin = UNPINNED) -
     return reached, bool(auto_map)
 
 
+SAFE_LOAD_TORCH = (2, 6)  # transformers refuses torch.load of .bin weights under an older torch (CVE-2025-32434)
+
+
+def bin_only_problem(model: str, files: Iterable[str], torch_version: str) -> str | None:
+    """Why ``model`` would fail to load hours into a run: its repo holds its weights only as ``.bin`` (no
+    ``.safetensors``) and the installed torch is older than 2.6, under which transformers refuses ``torch.load``;
+    None when it loads."""
+    names = list(files)
+    has_bin = any(n.endswith(".bin") and "pytorch_model" in n for n in names)
+    if not has_bin or any(n.endswith(".safetensors") for n in names):
+        return None
+    numbers = tuple(int(part) for part in torch_version.split("+")[0].split(".")[:2] if part.isdigit())
+    if numbers >= SAFE_LOAD_TORCH:
+        return None
+    return (
+        f"{model}: its weights are .bin only, which transformers refuses to load under torch {torch_version} "
+        "(older than 2.6, a security fix); install torch >= 2.6 (scripts/torch_index.sh picks the CUDA index)"
+    )
+
+
+def check_weights_format(model: str, pin: Pin) -> str | None:
+    """:func:`bin_only_problem` for the repo's files at ``pin`` (listed, not downloaded)."""
+    import torch
+    from huggingface_hub import HfApi
+
+    endpoint = os.environ.get("HF_ENDPOINT", "https://huggingface.co")
+    files = HfApi(endpoint=endpoint).list_repo_files(model, revision=None if pin.revision == MAIN else pin.revision)
+    return bin_only_problem(model, files, torch.__version__)
+
+
 def check_dataset(repo: str, patterns: Sequence[str]) -> str:
     """Every pattern resolves to a file of the dataset repo, and that file answers a metadata request."""
     from huggingface_hub import HfApi, get_hf_file_metadata, hf_hub_url
@@ -226,6 +258,12 @@ def run_preflight(
         except Exception as err:  # every failure is reported with its model, none stops the others
             result.add(explain(model, err, remote_code_allowed=model in allowed) + where, False, say)
             continue
+        try:
+            refused = check_weights_format(model, pin)
+        except Exception:  # listing the files is a convenience: the config and tokenizer were reached
+            refused = None
+        if refused:
+            result.add(refused + where, False, say)
         if remote and model in allowed:
             _run_remote_code(model, pin, where, result, say)
     for repo, patterns in sorted(plan_datasets(params_by_notebook).items()):

@@ -140,9 +140,15 @@ def _spawn_on_cpu(function: Callable[..., Any], args: tuple, num_processes: int)
 
 
 def _on_one_thread(function: Callable[..., Any], *args: Any) -> Any:
-    """``function(*args)`` with one intra-op thread (a forked CPU worker: see the module docstring)."""
+    """``function(*args)`` with one intra-op thread (a forked CPU worker: see the module docstring), then the process
+    group taken down before the worker exits: a gloo group left to the interpreter's exit can abort the process
+    ("terminate called without an active exception", SIGABRT) while its threads are still joinable."""
     torch.set_num_threads(1)
-    return function(*args)
+    try:
+        return function(*args)
+    finally:
+        if torch.distributed.is_available() and torch.distributed.is_initialized():
+            torch.distributed.destroy_process_group()
 
 
 class LaunchError(RuntimeError):
