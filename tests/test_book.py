@@ -140,6 +140,7 @@ def test_missing_runs_give_a_clear_error(tmp_path):
         book.build("nothing", tmp_path / "out", runs_root=tmp_path)
 
 
+@pytest.mark.long  # a browser (10 s): off the default tier
 @pytest.mark.browser
 @pytest.mark.slow
 def test_the_book_opens_offline_with_working_links_images_and_math(site):

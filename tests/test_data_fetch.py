@@ -186,6 +186,7 @@ def test_fetch_builds_a_folder_that_verifies_and_a_second_fetch_does_nothing(hub
     assert len(hub.requests) == requests, "a folder that verifies is left alone without a request to the Hub"
 
 
+@pytest.mark.long  # two whole fetches (9 s): off the default tier
 def test_the_fetch_reads_the_pinned_commit_and_latest_reads_main(hub, tmp_path):
     """A repo whose main moved on after the commit stsnb pins (one gold score changed): the fetch reads the pinned
     commit and verifies; ``--latest`` reads main, says so first, and the changed score stops it."""
@@ -258,6 +259,7 @@ def test_every_hub_file_names_a_full_commit():
     assert unpinned == sorted(revisions.UNPINNED)
 
 
+@pytest.mark.long  # a fetch through dropped connections (8 s): off the default tier
 def test_a_dropped_connection_resumes_with_a_range_request(hub, tmp_path, monkeypatch):
     """The connection drops twice during the tar (after 200 kB, then 300 kB more): huggingface_hub resumes each time
     from the bytes it has written, with a Range request, and the folder verifies. (It writes in chunks of
@@ -325,6 +327,7 @@ def test_an_upstream_row_that_cannot_be_aligned_stops_the_fetch_naming_the_line(
     assert not (tmp_path / "data").exists() and not list(tmp_path.glob(".data.*"))
 
 
+@pytest.mark.long  # a whole fetch (6 s): off the default tier
 def test_fetched_data_that_does_not_verify_is_kept_aside_not_put_in_place(hub, tmp_path):
     """An upstream text that changed but still aligns (its punctuation): verify fails naming the line, the folder
     already at the target stays as it was, and the built one is kept under a name that says it failed."""
@@ -341,6 +344,7 @@ def test_fetched_data_that_does_not_verify_is_kept_aside_not_put_in_place(hub, t
     assert str(kept) in message and not data_manifest.verify(kept).ok
 
 
+@pytest.mark.long  # a whole fetch (7 s): off the default tier
 def test_a_folder_that_does_not_verify_is_moved_aside_never_deleted(hub, tmp_path):
     target = tmp_path / "data"
     target.mkdir()
@@ -351,6 +355,7 @@ def test_a_folder_that_does_not_verify_is_moved_aside_never_deleted(hub, tmp_pat
     assert (aside / "notes.txt").read_text() == "mine"
 
 
+@pytest.mark.long  # two fetches in fresh processes (13 s): off the default tier
 def test_a_gated_dataset_needs_the_token_and_the_token_is_never_printed(hub, tmp_path):
     hub.repos["LivNLP/C-STS-Reannotated"].gated = True
     target = tmp_path / "data"

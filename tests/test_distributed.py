@@ -148,6 +148,7 @@ def _killed_two_process_run_resumes_to_the_same_weights(folder: str) -> None:
     assert torch.allclose(resumed.weight, reference.weight, atol=1e-6), (resumed.weight, reference.weight)
 
 
+@pytest.mark.long  # two 2-process fits (12 s; one-process resume stays, test_train): off the default tier
 def test_a_killed_two_process_run_resumes_to_the_same_weights(tmp_path):
     from stsnb.training.distributed import launch
 
@@ -293,6 +294,7 @@ if __name__ == "__main__":
 """
 
 
+@pytest.mark.long  # two processes (5 s): off the default tier
 def test_two_process_workers_of_a_multithreaded_parent_finish(tmp_path):
     """A parent that ran multi-threaded matrix products starts two workers that multiply too: they finish. (Forked
     workers of such a parent could wait forever in their first product; ``launch`` spawns them.)"""
@@ -331,6 +333,7 @@ def _fails() -> None:
     raise RuntimeError("worker exploded on purpose")
 
 
+@pytest.mark.long  # two processes (5 s): off the default tier
 def test_a_failing_worker_is_reported_with_its_last_lines():
     from stsnb.training.distributed import LaunchError, run
 
@@ -487,6 +490,7 @@ def _pcc_two_processes_equal_one() -> None:
         accelerator.free_memory()
 
 
+@pytest.mark.long  # two processes (8 s): off the default tier
 def test_pcc_tuning_stage_losses_on_two_processes_equal_the_global_batch_on_one():
     """Pcc-tuning's Eq. 8 and Eq. 9 as the package computes them (stsnb.papers.pcc_tuning.stage1_loss / stage2_loss),
     each process holding half the batch: the gathered loss and gradient equal one process on the whole batch."""

@@ -43,6 +43,7 @@ def test_correlations_refuse_mismatched_or_tiny_input():
         evaluate.correlations([1], [1])
 
 
+@pytest.mark.long  # two evaluations of the real model (11 s): off the default tier
 def test_cache_makes_a_second_evaluation_encode_nothing(minilm, tmp_path, data_dir):
     cache = evaluate.EmbeddingCache(tmp_path / "emb")
     first = evaluate.sts(minilm, "sts13", data_dir=data_dir, cache=cache)

@@ -467,6 +467,7 @@ def test_comparability_says_direction_only_unless_the_papers_setting():
     assert hicl.comparability("bert-base-uncased", "BERT-base", 11914, None)[0] == "direction only"
 
 
+@pytest.mark.long  # a real training run (4 s): off the default tier
 @pytest.mark.slow
 def test_a_real_run_records_training_time_apart_from_its_dev_evaluations(data_dir):
     from stsnb import data

@@ -139,6 +139,7 @@ def test_the_training_time_ratio_is_set_beside_table12_only_like_for_like():
     assert "SimCSE cut at 32 tokens" in cut and "not Table 12's quantity" in cut
 
 
+@pytest.mark.long  # two real training runs (7 s): off the default tier
 @pytest.mark.slow
 def test_a_real_baseline_reads_32_input_tokens_and_hicl_the_whole_sentence(data_dir):
     """On the real MiniLM tokenizer ([CLS] + [SEP]): the baseline's longest example has 30 sentence tokens."""

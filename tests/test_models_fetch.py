@@ -95,6 +95,7 @@ def test_only_one_weights_format_and_the_settings_files_are_fetched():
     assert list(local_models.chosen_files(listing, "code")) == ["modeling_x.py"]
 
 
+@pytest.mark.long  # downloads and a fresh offline process (13 s): off the default tier
 def test_models_fetch_puts_the_plans_repos_local_and_the_offline_check_then_passes(model_repos, data_dir, tmp_path):
     env = {
         "HF_HOME": str(tmp_path / "hf-home"),

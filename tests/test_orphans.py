@@ -65,7 +65,8 @@ def _sleep(seconds: float) -> None:
 
 
 _RUNNER = """
-import functools, sys
+import functools, signal, sys
+signal.signal(signal.SIGINT, signal.default_int_handler)  # Ctrl-C raises here even under a shell that ignores it
 sys.path.insert(0, {tests!r})
 import test_orphans
 from stsnb.training.distributed import run

@@ -169,6 +169,7 @@ def test_official_recipes_and_warmup():
         pcc_tuning.paper_recipe("GPT-2", "sth")
 
 
+@pytest.mark.long  # the real model on SICK-E (5 s): off the default tier
 @pytest.mark.slow
 def test_sick_e_probe_on_real_minilm_embeddings_beats_the_majority_class(data_dir, minilm):
     from stsnb.papers.pcc_tuning import transfer

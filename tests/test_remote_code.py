@@ -33,6 +33,7 @@ def _preflight(hub: LocalHub, tmp_path: Path, pins: str) -> subprocess.Completed
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
 
 
+@pytest.mark.long  # remote code built and run twice (18 s): off the default tier
 def test_the_check_runs_the_working_remote_code_and_names_the_failing_one(tmp_path):
     """Each trusted model is built with one layer and run on two sentences; the one whose code raises at
     construction is named with its exception, and the check goes on to the next model."""

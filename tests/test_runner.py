@@ -114,6 +114,7 @@ def test_unknown_notebooks_are_refused(tmp_path):
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.long  # three notebook runs (9 s): off the default tier
 def test_one_failure_does_not_stop_the_others(tmp_path):
     code = run(tmp_path, {"tiny_fail": {"mode": "raise"}, "tiny_ok": {}})
     assert code == 1
@@ -129,6 +130,7 @@ def test_one_failure_does_not_stop_the_others(tmp_path):
     assert "| ok |" in summary_row(summary, "tiny_ok")
 
 
+@pytest.mark.long  # two notebook runs (11 s): off the default tier
 def test_failed_rerun_keeps_the_earlier_good_result(tmp_path):
     profile_dir = tmp_path / "out" / "tiny"
     assert run(tmp_path, {"tiny_fail": {"mode": "ok"}, "tiny_ok": {}}, only=["tiny_fail"]) == 0
@@ -183,6 +185,7 @@ def write_timed_plan(folder: Path, notebooks: dict, timeouts: dict) -> None:
     )
 
 
+@pytest.mark.long  # three notebook runs (11 s): off the default tier
 def test_a_cell_over_the_plans_timeout_and_a_killed_kernel_fail_and_the_batch_goes_on(tmp_path):
     write_timed_plan(tmp_path / "plans", {"tiny_sleep": {}, "tiny_kill": {}, "tiny_ok": {}}, {"tiny_sleep": 3})
     code = execution.run("tiny", out=tmp_path / "out", plans_dir=tmp_path / "plans", notebooks_dir=FIXTURES)

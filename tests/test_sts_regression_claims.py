@@ -369,6 +369,7 @@ def test_sampled_predictions_score_like_sts_scores_and_pair_up_across_models(min
     assert tuple(stats.paired_predictions_difference(first, again, n_resamples=50)) == (0.0, 0.0, 0.0)
 
 
+@pytest.mark.long  # a real training run (8 s): off the default tier
 @pytest.mark.slow
 def test_a_real_run_whose_dev_selection_kept_step_0_is_not_tested(data_dir):
     """The real MiniLM fine-tuned on real SNLI pairs at learning rate 0: every dev score ties the untrained one,

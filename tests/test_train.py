@@ -725,6 +725,7 @@ def test_write_about_describes_the_run(make_run, tmp_path):
     assert "checkpoint_dir" not in about["config"]
 
 
+@pytest.mark.long  # three 4-bit fits (5 s; the plain resume stays): off the default tier
 def test_a_killed_qlora_fit_resumes_to_the_uninterrupted_weights_and_saves_only_what_trains(tmp_path, data_dir):
     """A tiny Mistral in 4-bit (bitsandbytes' Linear4bit on the CPU) with a LoRA adapter: ``last/`` holds the adapter,
     its optimizer state and the RNGs, never the 4-bit base (whose quantisation keys a strict load could not take back),
