@@ -43,6 +43,7 @@ from .summary_claims import (
     MISSING,
     claim_cells,
 )
+from .summary_claims import interval_count as interval_count  # notebooks 10 and 30 count their intervals with it
 
 
 @dataclass
