@@ -48,11 +48,12 @@ def test_smoke_plan_runs_every_notebook(tmp_path):
 def _overview_statuses(summary: str) -> dict[str, str]:
     """notebook -> the status cell of summary.md's overview table (a claim's text may say "failed" freely)."""
     lines = summary.splitlines()
-    start = next(i for i, line in enumerate(lines) if line.startswith("| notebook | status |"))
+    start = next(i for i, line in enumerate(lines) if line.startswith("| notebook |") and "| status |" in line)
+    column = [cell.strip() for cell in lines[start].strip("|").split("|")].index("status")
     statuses = {}
     for line in lines[start + 2 :]:
         if not line.startswith("|"):
             break
         cells = [cell.strip() for cell in line.strip("|").split("|")]
-        statuses[cells[0].split("]")[0].lstrip("[")] = cells[1]
+        statuses[cells[0].split("]")[0].lstrip("[")] = cells[column]
     return statuses
