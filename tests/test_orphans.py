@@ -55,7 +55,9 @@ def _slow_fit(folder: str, pause: float, resume: bool):
             return -mse(model, _collate(data)).item()
 
     torch.manual_seed(1)
+    # last/ at every evaluation (the default writes it at most every 10 minutes: this fit would checkpoint at its end)
     settings = dict(epochs=EPOCHS, batch_size=BATCH, lr=0.01, eval_every=EVAL_EVERY, progress=False)
+    settings["last_checkpoint_minutes"] = 0
     config = TrainConfig(**settings, checkpoint_dir=folder, resume=resume)
     return fit(nn.Linear(3, 1), mse, data, config, collate=_collate, evaluate=evaluate)
 
