@@ -90,17 +90,27 @@ def seed_mean_t_interval(differences, confidence_level: float = 0.95) -> SeedMea
     return SeedMeanT(mean, std, half, mean - half, mean + half, n - 1, level)
 
 
+def floored_bounds(
+    difference: float, low: float, high: float, seed_differences, confidence_level: float = 0.95
+) -> tuple[float, float, float | None]:
+    """The t floor's rule on one interval: ``(min(low, difference - h), max(high, difference + h), h)`` with ``h`` the
+    half-width of :func:`seed_mean_t_interval` (None, and the interval unchanged, with one seed)."""
+    t_interval = seed_mean_t_interval(seed_differences, confidence_level)
+    if t_interval is None:
+        return low, high, None
+    half = t_interval.half_width
+    return min(low, difference - half), max(high, difference + half), half
+
+
 def t_floored(result: SeedsAndPairsDifference, seed_differences) -> TFlooredDifference:
     """``result`` with each end moved out, where needed, to the t interval of ``seed_differences`` around the point
     estimate: ``low = min(bootstrap low, difference - h)``, ``high = max(bootstrap high, difference + h)`` with ``h``
     the half-width of :func:`seed_mean_t_interval` (its centre, the mean of the seeds' differences, is the point
     estimate). Neither end moves in, so the interval is never narrower than the bootstrap's nor than the t interval;
     with one seed nothing changes (``t_half_width`` None)."""
-    t_interval = seed_mean_t_interval(seed_differences, result.confidence_level)
-    low, high, half = result.low, result.high, None
-    if t_interval is not None:
-        half = t_interval.half_width
-        low, high = min(low, result.difference - half), max(high, result.difference + half)
+    low, high, half = floored_bounds(
+        result.difference, result.low, result.high, seed_differences, result.confidence_level
+    )
     kept = {f.name: getattr(result, f.name) for f in fields(SeedsAndPairsDifference)}
     kept.update(low=low, high=high)
     return TFlooredDifference(

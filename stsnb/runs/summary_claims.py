@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
+from scipy.stats import norm
 
 from ..evaluation import power, seed_bootstrap, verdict_rules
 from ..evaluation.claims import PAPER, failed_preconditions, is_equivalence, is_headline, is_timing_range, kind_of
@@ -88,10 +89,8 @@ def seeds_and_pairs_shown(row: Mapping[str, Any]) -> dict[str, float] | None:
         return None
     shown = {"difference": float(both["difference"]), "low": float(both["low"]), "high": float(both["high"])}
     differences = seed_differences(row)
-    t_interval = seed_bootstrap.seed_mean_t_interval(differences) if len(differences) > 1 else None
-    if t_interval is not None:
-        low = min(shown["low"], shown["difference"] - t_interval.half_width)
-        high = max(shown["high"], shown["difference"] + t_interval.half_width)
+    if len(differences) > 1:
+        low, high, _ = seed_bootstrap.floored_bounds(shown["difference"], shown["low"], shown["high"], differences)
         shown.update(low=low, high=high, floored=float((low, high) != (shown["low"], shown["high"])))
     return shown
 
@@ -106,7 +105,7 @@ def detectable_text(row: Mapping[str, Any]) -> str:
         return MISSING
     if len(widths) == 1:  # one seed: the closed form the simulation approximates (no training variance to add)
         return f"±{verdict_rules.detectable_effect(*widths[0]):.2f}"
-    pair_se = max(hi - lo for lo, hi in widths) / 2 / 1.959963984540054
+    pair_se = max(hi - lo for lo, hi in widths) / 2 / float(norm.ppf(0.975))  # a 95% interval's half-width / z
     differences = seed_differences(row)
     seed_sd = float(np.std(differences, ddof=1)) if len(differences) > 1 else 0.0
     effect = power.simulated_detectable_effect(seed_sd, pair_se, len(widths), n_sim=20_000)
