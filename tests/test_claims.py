@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy.stats import spearmanr
 
-from stsnb.evaluation import claims, stats, verdict_rules
+from stsnb.evaluation import claims, main_claims, stats, verdict_rules
 
 UP, DOWN, ACROSS = (1.0, 0.4, 1.6), (-1.0, -1.6, -0.4), (0.2, -0.5, 0.9)
 Q = claims.quote("Section 4.1", "A beats B.")
@@ -93,7 +93,7 @@ def test_equivalence_margin_is_a_parameter_and_checked():
     )
 
 
-def test_verdict_text_shows_seeds_and_counts_cover_five_verdicts():
+def test_verdict_text_shows_seeds_and_counts_cover_six_verdicts():
     one = claims.claim("a beats b", paper_quote=Q, intervals={"seed 0": UP})
     three = claims.claim(
         "a beats b", paper_quote=Q, intervals={f"seed {s}": UP for s in range(3)}, paper_difference=1.2
@@ -104,7 +104,14 @@ def test_verdict_text_shows_seeds_and_counts_cover_five_verdicts():
     counts = claims.verdict_counts(
         [one, three, claims.claim("x", paper_quote=Q, intervals=[UP], margin=1.0, margin_reason=WHY)]
     )
-    assert set(counts) == {"supported", "contradicted", "unresolved", "equivalent", "not tested"}
+    assert set(counts) == {
+        "supported",
+        "contradicted",
+        "unresolved",
+        "equivalent",
+        "no meaningful effect",
+        "not tested",
+    }
     assert counts["supported"] == 2 and counts["unresolved"] == 1
 
 
@@ -327,17 +334,14 @@ def test_grouped_difference_checks_its_groups():
     assert stats.paired_grouped_difference(gold, a, a, range(10)).as_tuple() == (0.0, 0.0, 0.0)
 
 
-def test_the_headline_claim_is_marked_and_rows_without_the_field_are_not_headlines():
-    lead = claims.claim("a beats b", [UP], paper_quote=Q, headline=True)
+def test_the_main_claim_row_is_marked_and_old_headline_rows_are_not_main_claims():
+    lead = claims.claim("a beats b", [UP], paper_quote=Q, main_claim=True)
     other = claims.claim("c beats d", [UP], paper_quote=Q)
-    assert lead["headline"] is True and other["headline"] is False
-    assert claims.is_headline(lead) and not claims.is_headline(other)
-    old = {"claim": "x", "verdict": "supported"}  # a row of a run made before the field existed
-    assert not claims.is_headline(old) and claims.headline_of([old, other]) is None
-    assert claims.headline_of([other, lead, old]) is lead
-    with pytest.raises(ValueError, match="2 claims are marked headline"):
-        claims.headline_of([lead, dict(lead, claim="e beats f")])
-    assert claims.describe(lead).startswith("headline: a beats b: ours")
+    assert lead["main_claim"] is True and other["main_claim"] is False
+    assert claims.is_main_claim(lead) and not claims.is_main_claim(other)
+    old = {"claim": "a beats b", "verdict": "supported", "headline": True}  # a notebook-chosen headline of an old run
+    assert not claims.is_main_claim(old)
+    assert claims.describe(lead).startswith("main claim: a beats b: ours")
     assert claims.describe(other).startswith("c beats d: ours")
 
 
@@ -355,7 +359,7 @@ def test_each_papers_main_claim_is_a_sentence_of_its_abstract():
     from pathlib import Path
 
     for notebook, paper in MAIN_CLAIM_NOTEBOOKS.items():
-        mains = claims.main_claims_of(notebook)
+        mains = main_claims.main_claims_of(notebook)
         assert len(mains) == (2 if notebook == "30_hicl" else 1) and all(m.notebook == notebook for m in mains)
         path = Path("/work/shared/papers") / paper
         if not path.is_file():
@@ -378,7 +382,7 @@ def test_the_committed_cpu_runs_lead_with_each_papers_main_claim():
     for notebook in MAIN_CLAIM_NOTEBOOKS:
         rows = json.loads((root / notebook / "metrics.json").read_text())["claims"]
         texts = []
-        for main in claims.main_claims_of(notebook):
+        for main in main_claims.main_claims_of(notebook):
             row = main.row_in(rows)
             assert row is not None, f"{notebook}: no row for its main claim {main.statement}"
             assert row["paper_direction"] == main.direction and row["kind"] == claims.PAPER
@@ -388,6 +392,6 @@ def test_the_committed_cpu_runs_lead_with_each_papers_main_claim():
 
 
 def test_a_main_claim_the_run_did_not_make_reads_not_run():
-    main = claims.MainClaim("nb", claims.quote("Abstract", "X."), "Table 9", "a", "b", ("a beats b",))
-    assert claims.main_claim_text(main, []) == "Table 9: a beats b: not run in this profile"
-    assert claims.main_claim_text(main, None) == "Table 9: a beats b: no claims recorded"
+    main = main_claims.MainClaim("nb", claims.quote("Abstract", "X."), "Table 9", "a", "b", ("a beats b",))
+    assert main_claims.main_claim_text(main, []) == "Table 9: a beats b: not run in this profile"
+    assert main_claims.main_claim_text(main, None) == "Table 9: a beats b: no claims recorded"

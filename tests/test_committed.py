@@ -1,5 +1,5 @@
 """``stsnb.runs.committed``: a claim's result in the committed cpu runs (read-only), as a class notebook prints it
-beside its own; and summary.md's mark on a notebook's headline claim."""
+beside its own; and summary.md's mark on the row of the paper's main claim."""
 
 from __future__ import annotations
 
@@ -55,7 +55,7 @@ def write_cpu_run(root: Path, notebook: str, rows: list[dict]) -> None:
 def synthetic_rows() -> list[dict]:
     seeds = {"seed 0": (6.79, 4.10, 9.49), "seed 1": (5.21, 2.95, 7.40), "seed 2": (4.0, 1.88, 6.0)}
     return [
-        claims.claim("stage 2 beats  stage 1", seeds, paper_quote=Q, headline=True),
+        claims.claim("stage 2 beats  stage 1", seeds, paper_quote=Q, main_claim=True),
         claims.claim(
             "the template hardly matters",
             {"seed 0": (0.2, -0.3, 0.6)},
@@ -77,7 +77,7 @@ def test_cpu_result_on_synthetic_rows_matches_the_text_up_to_white_space(tmp_pat
 
 def test_cpu_result_of_a_row_is_this_runs_own_in_a_cpu_run_and_the_committed_one_otherwise(tmp_path):
     write_cpu_run(tmp_path, "10_x", synthetic_rows())
-    fresh = claims.claim("stage 2 beats stage 1", {"seed 0": (1.0, 0.5, 1.5)}, paper_quote=Q, headline=True)
+    fresh = claims.claim("stage 2 beats stage 1", {"seed 0": (1.0, 0.5, 1.5)}, paper_quote=Q, main_claim=True)
     committed_text = committed.cpu_result_of("10_x", fresh, "class", runs_dir=tmp_path)
     assert committed_text == "cpu: +5.33 [+1.88, +9.49], supported (3 seeds)"  # the committed cpu run's row
     own = committed.cpu_result_of("10_x", fresh, "cpu", runs_dir=tmp_path)
@@ -88,7 +88,7 @@ def test_cpu_result_of_a_row_is_this_runs_own_in_a_cpu_run_and_the_committed_one
     assert committed.cpu_row_of("10_x", other, "class", runs_dir=tmp_path) is None
 
 
-def test_summary_marks_the_headline_claim_and_reads_old_rows_as_not_headlines(tmp_path):
+def test_summary_marks_the_main_claim_and_reads_old_rows_as_not_main_claims(tmp_path):
     (tmp_path / "plans").mkdir()
     plan_file = tmp_path / "plans" / "cpu.yaml"
     plan_file.write_text(yaml.safe_dump({"description": "synthetic", "notebooks": {"10_x": {}, "20_old": {}}}))
@@ -100,6 +100,6 @@ def test_summary_marks_the_headline_claim_and_reads_old_rows_as_not_headlines(tm
     outcomes = [summary.recorded_outcome(name, profile_dir) for name in plan.notebooks]
     text = summary.summary_markdown(plan, outcomes, profile_dir)
     claims_text = md.sections(text)["Claims"]
-    assert "`headline:` marks the claim a notebook leads with" in claims_text
+    assert "`main claim:` marks the row that tests the paper's main claim" in claims_text
     shown = [row["claim"] for row in md.tables(claims_text)]
-    assert shown == ["headline: stage 2 beats  stage 1", "the template hardly matters", "an old claim"]
+    assert shown == ["main claim: stage 2 beats  stage 1", "the template hardly matters", "an old claim"]

@@ -288,33 +288,25 @@ def test_verdict_rule(intervals, direction, expected):
     assert expected in verdict_rules.VERDICTS
 
 
-def test_verdict_words_are_the_five_of_the_design():
-    assert verdict_rules.VERDICTS == ("supported", "contradicted", "unresolved", "equivalent", "not tested")
-    assert (
-        verdict_rules.SUPPORTED,
-        verdict_rules.CONTRADICTED,
-        verdict_rules.UNRESOLVED,
-        verdict_rules.EQUIVALENT,
-        verdict_rules.NOT_TESTED,
-    ) == verdict_rules.VERDICTS
+def test_verdict_words_are_the_six_of_the_design():
+    assert verdict_rules.VERDICTS == (
+        "supported",
+        "contradicted",
+        "unresolved",
+        "equivalent",
+        "no meaningful effect",
+        "not tested",
+    )
+    assert set(typing.get_args(verdict_rules.Verdict)) == set(verdict_rules.VERDICTS)
 
 
-def test_no_meaningful_effect_is_a_verdict_but_not_yet_a_summary_column():
-    """Issue 41's sixth verdict is in the Verdict literal and SIZED_VERDICTS; VERDICTS (one summary column each) keeps
-    the five the committed summaries were written with until the notebooks adopt sized_verdict."""
-    assert verdict_rules.NO_MEANINGFUL_EFFECT == "no meaningful effect"
-    assert verdict_rules.NO_MEANINGFUL_EFFECT in typing.get_args(verdict_rules.Verdict)
-    assert (*verdict_rules.VERDICTS, "no meaningful effect") == verdict_rules.SIZED_VERDICTS
-    assert verdict_rules.NO_MEANINGFUL_EFFECT not in verdict_rules.VERDICTS
-
-
-# ---- the sized verdict (issue 41) ------------------------------------------------------------------------------
+# ---- the sized verdict -----------------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
     ("intervals", "direction", "smallest", "expected"),
     [
-        ((-0.03, -0.06, -0.01), +1, 0.9, "no meaningful effect"),  # issue 41: verdict() says contradicted
+        ((-0.03, -0.06, -0.01), +1, 0.9, "no meaningful effect"),  # verdict() says contradicted
         ((0.03, 0.01, 0.05), +1, 0.9, "no meaningful effect"),  # inside comes first, on either side of 0
         (ACROSS, +1, 1.5, "no meaningful effect"),  # [-0.5, 1.0] inside +-1.5
         (ACROSS, +1, 0.9, "unresolved"),
@@ -335,7 +327,7 @@ def test_no_meaningful_effect_is_a_verdict_but_not_yet_a_summary_column():
 )
 def test_sized_verdict_rule(intervals, direction, smallest, expected):
     assert verdict_rules.sized_verdict(intervals, direction, smallest) == expected
-    assert expected in verdict_rules.SIZED_VERDICTS
+    assert expected in verdict_rules.VERDICTS
 
 
 def test_sized_verdict_differs_from_verdict_only_by_size():

@@ -177,7 +177,7 @@ def test_shared_pairs_need_the_same_gold_on_every_seed_and_inputs_are_checked():
         seed_bootstrap.seeds_and_pairs_difference({})
 
 
-# ---- the t floor (issue 41) -------------------------------------------------------------------------------------
+# ---- the t floor ---------------------------------------------------------------------------------------------
 
 
 def test_seed_mean_t_interval_of_hicls_seed_differences_by_hand():
@@ -285,7 +285,7 @@ def test_an_effect_of_the_detectable_size_is_detected_about_80_percent_of_the_ti
     assert np.mean(estimates - 1.96 * se > 0) == pytest.approx(0.8, abs=0.01)
 
 
-# ---- power by simulation (issue 41) -------------------------------------------------------------------------------
+# ---- power by simulation ---------------------------------------------------------------------------------------
 
 
 def test_no_training_variance_on_one_seed_is_the_normal_formula():

@@ -5,18 +5,19 @@ A paired interval answers "is a better than b on these test pairs"; whether that
 paper depends on the run behind it. A "+HiCL beats SimCSE" difference on a backbone SimCSE never moved, or "Smooth
 K2 beats cross entropy" where neither loss moved the encoder, compares two copies of the untrained model. So every
 claim carries its **preconditions**, and when one fails its verdict is **not tested**, with the reason, never
-supported or contradicted (its interval is still shown). The five verdicts (``stsnb.evaluation.stats``):
+supported or contradicted (its interval is still shown). The six verdicts (``stsnb.evaluation.verdict_rules``):
 
 - ``supported`` / ``contradicted`` / ``unresolved`` -- a direction claim ("a beats b"): every training seed's
-  interval excludes 0 on the paper's side / on the other side / anything else;
+  interval excludes 0 on the paper's side / on the other side / anything else; with a smallest effect of interest
+  (``verdict_rules.sized_verdict``) "contradicted" also needs the estimate beyond it, and
+- ``no meaningful effect`` -- every seed's interval lies inside +-that smallest effect;
 - ``equivalent`` -- a robustness claim ("the template hardly matters"): every seed's interval lies inside
   +-margin (``verdict_rules.equivalence_verdict``); a direction test can never support such a claim;
 - ``not tested`` -- a precondition failed.
 
-``verdict_rules.sized_verdict`` adds with a sixth, ``no meaningful effect`` (every seed's interval inside
-+-the smallest effect that matters; ``contradicted`` then also needs the estimate beyond that effect),
-:func:`provisional` for a decisive verdict on one seed, and :func:`interval_counts` for the multiplicity count; the
-notebooks adopt them in a later change.
+A decisive verdict on one seed is provisional (:func:`provisional`); :func:`interval_counts` gives the multiplicity
+count. Whether an arm trained is decided per seed on dev data (``stsnb.evaluation.dev_gates``), never on the test
+pairs a claim is scored on.
 
 **The row schema** (:func:`claim`; JSON-ready, stored under ``claims`` in metrics.json):
 
@@ -28,9 +29,14 @@ notebooks adopt them in a later change.
 - ``test`` -- ``"direction"``, ``"equivalence"`` or ``"no direction"`` (older runs stored this under ``kind``:
   read it with :func:`tested_as`, the kind with :func:`kind_of`);
 - ``margin`` and ``margin_reason`` -- an equivalence claim's margin (Spearman x100 points) and why that margin;
-- ``headline`` -- ``true`` on the one claim a notebook leads with (its headline, which the class profile shows beside
-  the cpu profile's result); ``false`` on the others; rows of older runs without it read as ``false``
-  (:func:`is_headline`, :func:`headline_of`);
+- ``main_claim`` -- ``true`` on the row that tests the paper's main claim (:class:`MainClaim`, fixed in the package
+  from the abstract; :func:`is_main_claim`); rows of older runs carry a notebook-chosen ``headline`` instead, which
+  is not read;
+- ``smallest_effect`` and ``smallest_effect_reason`` -- a direction claim's smallest effect of interest and why
+  (``verdict_rules.sized_verdict``); ``reachability`` -- an equivalence claim's sentence on whether "equivalent" is
+  reachable with its widest seed's interval;
+- ``seeds_run``, ``seeds_left_out`` and ``dev_gates`` -- with dev gates (``stsnb.evaluation.dev_gates``), the seeds
+  trained, those left out of the verdict and why, and each arm's per-seed dev evidence;
 - the verdict, difference, envelope, seeds and per-seed intervals of ``verdict_rules.claim_row``, ``preconditions``
   (name, holds, evidence), ``not_tested_because``, ``paper_difference`` and any extra fields.
 
@@ -68,10 +74,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass
 from typing import Literal, NamedTuple
 
 from . import verdict_rules
+from .dev_gates import TRAINED_ON_DEV, DevGate, select_seeds
+from .preconditions import Precondition as Precondition
+from .preconditions import precondition as precondition
 
 Kind = Literal["paper", "check"]
 PAPER: Kind = "paper"  # a claim of the paper
@@ -86,28 +94,6 @@ _WHERE = re.compile(r"\b(Section|Table|Figure|Appendix|Eq\.|Abstract|Introductio
 LEFT_START = " is not its starting point"
 MOVED = " moved the encoder"
 STAYED_PUT = " staying put is the finding"
-
-
-@dataclass(frozen=True)
-class Precondition:
-    """A named condition a claim needs, whether it holds, and the measured evidence (printed and stored)."""
-
-    name: str
-    holds: bool
-    evidence: str
-
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-    def describe(self) -> str:
-        return f"{self.name}: {'holds' if self.holds else 'FAILS'} ({self.evidence})"
-
-
-def precondition(name: str, holds: bool, evidence: str) -> Precondition:
-    """Any named condition; ``evidence`` says what was measured."""
-    if not name:
-        raise ValueError("a precondition needs a name saying what must hold")
-    return Precondition(str(name), bool(holds), str(evidence))
 
 
 def quote(where: str, sentence: str) -> str:
@@ -255,8 +241,11 @@ def claim(
     margin_reason: str | None = None,
     paper_effect: float | None = None,
     preconditions: Sequence[Precondition] = (),
+    dev_gates: Sequence[DevGate] = (),
+    smallest_effect: float | None = None,
+    smallest_effect_reason: str | None = None,
     paper_difference: float | None = None,
-    headline: bool = False,
+    main_claim: bool = False,
     **extra,
 ) -> dict:
     """One claim as a JSON-ready row for metrics.json and summary.md (the schema: module docstring).
@@ -265,12 +254,19 @@ def claim(
     ``paper_quote``: the paper's sentence with its section (:func:`quote`); ``kind``: "paper" or "check".
     ``direction``: +1 / -1 for "a beats b" / "a loses to b", taken from the paper's words; 0 when no direction
     is claimed (then ``unresolved``).
+    ``dev_gates``: each arm's ``dev_gates.trained_on_dev``, keyed by the same seed labels as ``intervals``: a seed
+    on which an arm did not train on dev is left out ("k of n seeds"); fewer than two seeds left (or the only seed
+    left out) makes the claim not tested. No gate reads the test pairs.
+    ``smallest_effect`` (with ``smallest_effect_reason``, required): the smallest difference that matters for a
+    direction claim; the verdict is then ``verdict_rules.sized_verdict`` ("contradicted" needs the estimate beyond it,
+    intervals wholly inside it read "no meaningful effect").
     ``margin`` (with ``margin_reason``, required): a robustness claim, judged by ``verdict_rules.equivalence_verdict``:
-    two one-sided tests, each at 2.5% with the 95% intervals (the direction is ignored). ``paper_effect``: the
+    two one-sided tests, each at 2.5% with the 95% intervals (the direction is ignored); the row says whether
+    "equivalent" is reachable with intervals as wide as the widest seed's (``reachability``). ``paper_effect``: the
     effect the paper reports as real for this setting; inside +-margin it makes the claim not tested
     (:func:`margin_excludes_paper_effect`).
     A failed precondition makes the verdict ``not tested``; ``not_tested_because`` names it and its evidence.
-    ``headline``: True on the notebook's headline claim (one per notebook, :func:`headline_of`).
+    ``main_claim``: True on the row that tests the paper's main claim (:class:`MainClaim`, one per claim constant).
     """
     if isinstance(direction, bool) or direction not in (1, -1, 0):
         raise ValueError(f"direction must be +1, -1 or 0, got {direction!r}")
@@ -278,12 +274,23 @@ def claim(
         raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
     paper_quote = _check_quote(paper_quote, text)
     preconditions = list(preconditions)
-    row = verdict_rules.claim_row(text, intervals, direction or +1)
+    kept = intervals
+    selection = None
+    if dev_gates:
+        if not isinstance(intervals, Mapping):
+            raise ValueError(f"claim {text!r}: dev gates need the intervals keyed by seed label ({{'seed 0': ...}})")
+        selection = select_seeds(list(intervals), dev_gates)
+        preconditions += [g.precondition(selection.needed) for g in dev_gates] + [selection.precondition()]
+        if selection.enough:
+            kept = {label: intervals[label] for label in selection.kept}
+    row = verdict_rules.claim_row(text, kept, direction or +1)
     if margin is not None:
         if not isinstance(margin_reason, str) or not margin_reason.strip():
             raise ValueError(f"claim {text!r}: an equivalence margin needs margin_reason (why +-{margin:g})")
         row.update(test="equivalence", margin=float(margin), margin_reason=margin_reason, paper_direction=0)
-        row["verdict"] = verdict_rules.equivalence_verdict(intervals, margin)
+        row["verdict"] = verdict_rules.equivalence_verdict(kept, margin)
+        widest = max((e["high"] - e["low"]) / 2 for e in row["per_seed"])
+        row["reachability"] = verdict_rules.equivalence_reachable(margin, widest).sentence
         if paper_effect is not None:
             preconditions.append(margin_excludes_paper_effect(margin, paper_effect))
             row["paper_effect"] = float(paper_effect)
@@ -291,6 +298,16 @@ def claim(
         row.update(test="no direction", paper_direction=0, verdict=verdict_rules.UNRESOLVED)
     else:
         row["test"] = "direction"
+        if smallest_effect is not None:
+            if not isinstance(smallest_effect_reason, str) or not smallest_effect_reason.strip():
+                why = f"why {smallest_effect:g}"
+                raise ValueError(f"claim {text!r}: smallest_effect needs smallest_effect_reason ({why})")
+            row["verdict"] = verdict_rules.sized_verdict(kept, direction, smallest_effect)
+            row.update(smallest_effect=float(smallest_effect), smallest_effect_reason=smallest_effect_reason)
+    if selection is not None:
+        row["seeds_run"] = len(intervals)
+        row["seeds_left_out"] = selection.left_out
+        row["dev_gates"] = [g.to_dict() for g in dev_gates]
     failed = [p for p in preconditions if not p.holds]
     if failed:
         row["verdict"] = verdict_rules.NOT_TESTED
@@ -299,58 +316,9 @@ def claim(
     row["paper_difference"] = paper_difference
     row["paper_quote"] = paper_quote
     row["kind"] = kind
-    row["headline"] = bool(headline)
+    row["main_claim"] = bool(main_claim)
     row.update(extra)
     return row
-
-
-@dataclass(frozen=True)
-class MainClaim:
-    """A paper's main claim, fixed from its abstract before any run and never chosen by a result: the abstract's
-    sentence (``abstract``, a :func:`quote`), the table it is tested on, its arms (``a`` against ``b``) and the paper's
-    direction. Every profile's summary leads with its verdict, whatever it is; no parameter or profile picks it.
-    ``wording``: fragments that every claim row a notebook writes for it contains (how the row is found)."""
-
-    notebook: str
-    abstract: str
-    table: str
-    a: str
-    b: str
-    wording: tuple[str, ...]
-    direction: int = +1
-    relation: str = "beats"  # how the statement reads: "a beats b", "a is faster than b"
-
-    @property
-    def statement(self) -> str:
-        return f"{self.table}: {self.a} {self.relation} {self.b}"
-
-    def row_in(self, rows: Iterable[Mapping]) -> Mapping | None:
-        """The run's row for this claim (the first whose ``claim`` contains every fragment of ``wording``)."""
-        return next((r for r in rows if all(w in str(r.get("claim", "")) for w in self.wording)), None)
-
-
-def main_claim_text(main: MainClaim, rows: Iterable[Mapping] | None) -> str:
-    """ "Table 4: stage 2 beats stage 1: supported (3 seeds), +4.98 [+1.86, +8.43]"; "not run in this profile" when the
-    run has no row for it; "no claims recorded" when the run recorded none."""
-    if rows is None:
-        return f"{main.statement}: no claims recorded"
-    row = main.row_in(rows)
-    if row is None:
-        return f"{main.statement}: not run in this profile"
-    interval = ""
-    if all(isinstance(row.get(k), int | float) for k in ("difference", "low", "high")):
-        interval = f", {row['difference']:+.2f} [{row['low']:+.2f}, {row['high']:+.2f}]"
-    return f"{main.statement}: {row.get('verdict', 'no verdict')} ({seeds_text(row)}){interval}"
-
-
-def main_claims_of(notebook: str) -> tuple[MainClaim, ...]:
-    """The main claims registered for ``notebook`` (entry-point group ``stsnb.main_claims``; () for none)."""
-    from importlib.metadata import entry_points
-
-    for entry in entry_points(group="stsnb.main_claims"):
-        if entry.name == notebook:
-            return tuple(entry.load())
-    return ()
 
 
 def kind_of(row: Mapping) -> Kind:
@@ -366,18 +334,10 @@ def tested_as(row: Mapping) -> str:
     return "equivalence" if row.get("margin") is not None else "direction"
 
 
-def is_headline(row: Mapping) -> bool:
-    """Whether the row is its notebook's headline claim (``headline: true``); rows of older runs have no such field
-    and are not."""
-    return row.get("headline") is True
-
-
-def headline_of(rows: Iterable[Mapping]) -> Mapping | None:
-    """The headline claim among a notebook's rows, None when no row is marked; more than one is an error."""
-    marked = [r for r in rows if is_headline(r)]
-    if len(marked) > 1:
-        raise ValueError(f"{len(marked)} claims are marked headline: {[r.get('claim') for r in marked]}")
-    return marked[0] if marked else None
+def is_main_claim(row: Mapping) -> bool:
+    """Whether the row tests its paper's main claim (``main_claim: true``, :class:`MainClaim`); rows of runs older than
+    the main claims have no such field and are not (their ``headline`` was a notebook's choice, not the paper's)."""
+    return row.get("main_claim") is True
 
 
 def is_equivalence(row: Mapping) -> bool:
@@ -392,8 +352,12 @@ def split_by_kind(rows: Iterable[Mapping]) -> tuple[list[Mapping], list[Mapping]
 
 
 def seeds_text(row: Mapping) -> str:
-    """Reads "1 seed" or "3 seeds" (training seeds behind the verdict)."""
+    """Reads "1 seed", "3 seeds", or "2 of 3 seeds" when dev gates left a seed out (training seeds behind the
+    verdict)."""
     n = int(row.get("seeds") or 0)
+    run = int(row.get("seeds_run") or n)
+    if run > n:
+        return f"{n} of {run} seeds"
     return f"{n} seed{'s' if n != 1 else ''}"
 
 
@@ -412,8 +376,8 @@ def verdict_text(row: Mapping, *, mark_provisional: bool = False) -> str:
 
 
 def describe(row: Mapping) -> str:
-    """Lines for a notebook: the claim ("check:" before a check of our setting, "headline:" before the notebook's
-    headline), ours with its interval, the
+    """Lines for a notebook: the claim ("check:" before a check of our setting, "main claim:" before the paper's main
+    claim), ours with its interval, the
     paper's difference, the margin and its reason, the verdict and seeds, why it was not tested when a precondition
     failed, and on the next line the paper's sentence it tests."""
     ours = f"ours {row['difference']:+.2f} [{row['low']:+.2f}, {row['high']:+.2f}]"
@@ -426,7 +390,7 @@ def describe(row: Mapping) -> str:
         margin = f", margin +-{row['margin']:g}"
         if row.get("margin_reason"):
             margin += f" ({row['margin_reason']})"
-    prefix = "check: " if kind_of(row) == CHECK else "headline: " if is_headline(row) else ""
+    prefix = "check: " if kind_of(row) == CHECK else "main claim: " if is_main_claim(row) else ""
     line = f"{prefix}{row['claim']}: {ours}{paper_text}{margin} -> {verdict_text(row)}"
     if row.get("not_tested_because"):
         line += f": {row['not_tested_because']}"
@@ -436,7 +400,7 @@ def describe(row: Mapping) -> str:
 
 
 def verdict_counts(rows: Iterable[Mapping], kind: Kind | None = None) -> dict[str, int]:
-    """How many claims got each of the five verdicts; ``kind`` "paper" or "check" counts only those rows."""
+    """How many claims got each of the six verdicts; ``kind`` "paper" or "check" counts only those rows."""
     if kind is not None and kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS} or None, got {kind!r}")
     rows = [r for r in rows if kind is None or kind_of(r) == kind]
@@ -449,7 +413,8 @@ def verdict_counts_by_kind(rows: Iterable[Mapping]) -> dict[str, dict[str, int]]
     return {k: verdict_counts(rows, k) for k in KINDS}
 
 
-GATE_SUFFIXES = (LEFT_START, MOVED, STAYED_PUT)  # the names a gate on one arm gets: "<arm>" + one of them
+# the names a gate on one arm gets: "<arm>" + one of them
+GATE_SUFFIXES = (LEFT_START, MOVED, STAYED_PUT, TRAINED_ON_DEV)
 
 
 def gated_arm(precondition_name: str) -> str | None:

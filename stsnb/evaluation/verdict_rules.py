@@ -49,17 +49,10 @@ EQUIVALENT: Verdict = "equivalent"  # a robustness claim: every seed's interval 
 NOT_TESTED: Verdict = "not tested"  # a precondition failed (``stsnb.evaluation.claims``)
 
 
-VERDICTS: tuple[Verdict, ...] = (SUPPORTED, CONTRADICTED, UNRESOLVED, EQUIVALENT, NOT_TESTED)
+NO_MEANINGFUL_EFFECT: Verdict = "no meaningful effect"  # :func:`sized_verdict`: every interval inside +-the effect
 
 
-# :func:`sized_verdict`: every seed's interval wholly inside +-smallest_effect. Not (yet) in VERDICTS: the
-# summary tables have one column per entry of VERDICTS, and the committed summaries were written with five; the change
-# that adopts sized_verdict in the notebooks reruns them and moves it into VERDICTS. Until then SIZED_VERDICTS lists
-# all six.
-NO_MEANINGFUL_EFFECT: Verdict = "no meaningful effect"
-
-
-SIZED_VERDICTS: tuple[Verdict, ...] = (*VERDICTS, NO_MEANINGFUL_EFFECT)
+VERDICTS: tuple[Verdict, ...] = (SUPPORTED, CONTRADICTED, UNRESOLVED, EQUIVALENT, NO_MEANINGFUL_EFFECT, NOT_TESTED)
 
 
 # the verdicts that decide a claim one way or the other (a decisive verdict on one seed is provisional)

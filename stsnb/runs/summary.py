@@ -30,16 +30,16 @@ from ..evaluation.claims import (
     PAPER,
     interval_counts,
     kind_of,
-    main_claim_text,
-    main_claims_of,
+    provisional,
     verdict_counts,
 )
+from ..evaluation.main_claims import main_claim_text, main_claims_of
 from .context import git_sha, write_text_atomic
 from .locks import folder_lock
 from .plans import DEFAULT_OUT, PLANS_DIR, Plan, PlanError, load_plan, plan_path
 from .summary_claims import (
     CLAIM_COLUMNS,
-    HEADLINE_MARK,
+    MAIN_CLAIM_MARK,
     MISSING,
     claim_cells,
 )
@@ -210,12 +210,22 @@ class OverviewRow:
     takeaway: str | None
     comparable: str | None
     checks: dict[str, int] | None = None  # the checks of our setting by verdict; None when no claims recorded
-    main_claim: str | None = None  # the paper's main claim and its verdict (``claims.main_claim_text``); None: none
+    main_claim: str | None = (
+        None  # the paper's main claim and its verdict (``main_claims.main_claim_text``); None: none
+    )
+    one_seed: dict[str, int] | None = None  # of ``verdicts``, the decisive ones that stand on one seed (provisional)
 
     def cells(self) -> list[str]:
-        """The texts of ``OVERVIEW_COLUMNS`` after ``notebook`` (renderers add the link and escape)."""
+        """The texts of ``OVERVIEW_COLUMNS`` after ``notebook`` (renderers add the link and escape); a decisive
+        count says how many of its verdicts stand on one seed: "2 (1 on one seed)"."""
+        one_seed = self.one_seed or {}
+
+        def count(verdict: str) -> str:
+            n, provisional_n = self.verdicts.get(verdict, 0), one_seed.get(verdict, 0)  # type: ignore[union-attr]
+            return f"{n} ({provisional_n} on one seed)" if provisional_n else str(n)
+
         verdicts = (
-            [str(self.verdicts.get(v, 0)) for v in verdict_rules.VERDICTS]
+            [count(v) for v in verdict_rules.VERDICTS]
             if self.verdicts is not None
             else [MISSING] * len(verdict_rules.VERDICTS)
         )
@@ -273,6 +283,7 @@ def overview_row(outcome: Outcome, profile_dir: Path) -> OverviewRow:
         _text(metrics.get("comparable")),
         verdict_counts(rows, CHECK) if recorded else None,
         "; ".join(main_claim_text(m, rows if recorded else None) for m in mains) or None,
+        verdict_counts([r for r in rows if provisional(r)], PAPER) if recorded else None,
     )
 
 
@@ -408,16 +419,22 @@ def claims_markdown(overview: Sequence[OverviewRow]) -> list[str]:
         "",
         "Each claim as a paired difference on the same test pairs (ours, 95% bootstrap interval; with several "
         "training seeds the envelope of their intervals). A direction claim is supported when every seed's interval "
-        "excludes 0 on the paper's side, contradicted when every one excludes 0 on the other side, otherwise "
-        "unresolved; a robustness claim is equivalent when every seed's interval lies inside its margin; a claim "
-        "whose precondition does not hold is not tested. Seeds and pairs: a claim on several training seeds also "
-        "gets a hierarchical bootstrap interval of the mean over seeds (seeds resampled, then the test pairs), "
-        'never narrower than the t interval of the seeds\' differences (n - 1 degrees of freedom; "t floor" where '
-        "that widened it). Detectable: for an unresolved claim of the paper, the smallest true difference the "
+        "excludes 0 on the paper's side, contradicted when every one excludes 0 on the other side and the estimate "
+        "lies beyond the claim's smallest effect of interest, no meaningful effect when every seed's interval lies "
+        "inside that effect, otherwise unresolved; a robustness claim is equivalent when every seed's interval lies "
+        "inside its margin; a claim whose precondition does not hold is not tested. Whether an arm trained is "
+        "decided per seed on dev data, never on the test pairs: a seed on which an arm did not train is left out "
+        '("2 of 3" seeds), and fewer than two seeds left make the claim not tested. A decisive verdict on one seed '
+        "is marked provisional and counted apart in the overview. Seeds and pairs: a claim on several training "
+        "seeds also gets a hierarchical bootstrap interval of the mean over seeds (seeds resampled, then the test "
+        "pairs), never narrower than the t interval of the seeds' differences (n - 1 degrees of freedom; "
+        '"t floor" where that widened it). Detectable: for an unresolved claim of the paper, the smallest true '
+        "difference the "
         "every-seed rule would support with 80% power, simulated with the claim's observed seed-to-seed spread and "
         "test-pair noise, beside the paper's difference. A timing row's interval is the range of its timed steps, "
         "not a test. Each notebook prints the paper's sentence a claim tests (`paper_quote` in "
-        f"metrics.json). `{HEADLINE_MARK.strip()}` marks the claim a notebook leads with (`headline` in metrics.json).",
+        f"metrics.json). `{MAIN_CLAIM_MARK.strip()}` marks the row that tests the paper's main claim, fixed in the "
+        "package from its abstract (`main_claim` in metrics.json).",
     ]
     multiplicity = multiplicity_line(overview)
     if multiplicity:

@@ -11,7 +11,16 @@ import numpy as np
 from scipy.stats import norm
 
 from ..evaluation import power, seed_bootstrap, verdict_rules
-from ..evaluation.claims import PAPER, failed_preconditions, is_equivalence, is_headline, is_timing_range, kind_of
+from ..evaluation.claims import (
+    PAPER,
+    failed_preconditions,
+    is_equivalence,
+    is_main_claim,
+    is_timing_range,
+    kind_of,
+    provisional,
+    seeds_text,
+)
 
 MISSING = "—"  # a value the run did not record: shown as missing, never invented
 
@@ -112,22 +121,41 @@ def detectable_text(row: Mapping[str, Any]) -> str:
     return f"±{effect:.2f}"
 
 
-HEADLINE_MARK = "headline: "  # before the claim text of a notebook's headline claim in the claims table
+MAIN_CLAIM_MARK = "main claim: "  # before the claim text of the row that tests the paper's main claim
 
 
 def claim_text(row: Mapping[str, Any]) -> str:
-    """The claim column: the row's ``claim``, after ``HEADLINE_MARK`` when it is its notebook's headline
-    (``claims.is_headline``; rows of older runs are not)."""
-    return (HEADLINE_MARK if is_headline(row) else "") + str(row["claim"])
+    """The claim column: the row's ``claim``, after ``MAIN_CLAIM_MARK`` when it tests the paper's main claim
+    (``claims.is_main_claim``; rows of older runs are not marked)."""
+    return (MAIN_CLAIM_MARK if is_main_claim(row) else "") + str(row["claim"])
+
+
+def verdict_cell(row: Mapping[str, Any]) -> str:
+    """The verdict column: the verdict, "(margin ±m)" on a robustness claim with whether "equivalent" was reachable,
+    "(1 seed, provisional)" on a decisive verdict that stands on one seed, and the smallest effect of interest a
+    sized verdict used."""
+    verdict = str(row["verdict"])
+    if is_equivalence(row) and is_number(row.get("margin")):
+        verdict += f" (margin ±{row['margin']:g})"
+        if "not reachable" in str(row.get("reachability") or ""):
+            verdict += "; equivalence not reachable at this size"
+    elif is_number(row.get("smallest_effect")):
+        verdict += f" (smallest effect ±{row['smallest_effect']:g})"
+    if provisional(row):
+        verdict += " (1 seed, provisional)"
+    return verdict
+
+
+def seeds_cell(row: Mapping[str, Any]) -> str:
+    """ "3", or "2 of 3" when dev gates left a seed out (``claims.seeds_text``)."""
+    text = seeds_text(row)
+    return text.split(" seed")[0]
 
 
 def claim_cells(row: Mapping[str, Any]) -> list[str]:
     """The texts of ``CLAIM_COLUMNS`` after ``notebook`` for one claim row (old rows with three verdicts and no
     preconditions render too)."""
     seeds = row.get("seeds")
-    verdict = str(row["verdict"])
-    if is_equivalence(row) and is_number(row.get("margin")):
-        verdict += f" (margin ±{row['margin']:g})"
     both = seeds_and_pairs_shown(row)
     ours = interval_text(row)
     if is_timing_range(row) and ours != MISSING:
@@ -135,10 +163,10 @@ def claim_cells(row: Mapping[str, Any]) -> list[str]:
     return [
         claim_text(row),
         ours,
-        str(seeds) if isinstance(seeds, int) and not isinstance(seeds, bool) else MISSING,
+        seeds_cell(row) if isinstance(seeds, int) and not isinstance(seeds, bool) else MISSING,
         interval_text(both) + (" (t floor)" if both and both.get("floored") else ""),
         signed(row.get("paper_difference")),
         detectable_text(row),
-        verdict,
+        verdict_cell(row),
         precondition_text(row),
     ]

@@ -34,6 +34,7 @@ import numpy as np
 import torch
 
 from ...evaluation import claims, stats
+from ...evaluation.main_claims import MainClaim
 from ...training.conditional_losses import bcl_weights
 from . import quotes
 from .probes import GradientShare
@@ -440,7 +441,7 @@ def headline_row(rows: Sequence[dict], headline_table: str, backbone: str) -> di
 
 # The paper's main claim, from its abstract (decided before any run; every profile's summary leads with it)
 MAIN_CLAIMS = (
-    claims.MainClaim(
+    MainClaim(
         "40_ccl_csts",
         quotes.MAIN_CLAIM,
         "Table 3",

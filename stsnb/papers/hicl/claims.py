@@ -1,10 +1,10 @@
 """HiCL's main claims, fixed from its abstract before any run: hierarchical contrast improves effectiveness (Table 1,
 SimCSE against SimCSE+HiCL) and training efficiency (Section 3.3). Every profile's summary leads with their verdicts,
-whatever they are (``stsnb.evaluation.claims.MainClaim``); the rows themselves are built in ``results``."""
+whatever they are (``stsnb.evaluation.main_claims.MainClaim``); the rows themselves are built in ``results``."""
 
 from __future__ import annotations
 
-from ...evaluation.claims import MainClaim
+from ...evaluation.main_claims import MainClaim
 from . import quotes
 
 MAIN_CLAIMS = (

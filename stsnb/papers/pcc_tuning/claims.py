@@ -33,6 +33,7 @@ from collections.abc import Mapping, Sequence
 
 from ...evaluation import claims, seed_bootstrap, stats, verdict_rules
 from ...evaluation.evaluate import TaskPredictions
+from ...evaluation.main_claims import MainClaim
 from . import quotes
 from .pipeline import StageRun
 from .reported import REPORTED
@@ -329,7 +330,7 @@ def ceiling_crossings(scores: dict[str, float], ceilings: dict[str, float]) -> d
 
 # The paper's main claim, from its abstract (decided before any run; every profile's summary leads with it)
 MAIN_CLAIMS = (
-    claims.MainClaim(
+    MainClaim(
         "10_pcc_tuning",
         quotes.MAIN_CLAIM,
         "Table 4",

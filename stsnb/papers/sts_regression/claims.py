@@ -45,6 +45,7 @@ import numpy as np
 
 from ...evaluation import claims, stats
 from ...evaluation.evaluate import TaskPredictions
+from ...evaluation.main_claims import MainClaim
 from ...training.config import TrainResult
 from . import quotes
 from .reported import REPORTED
@@ -553,7 +554,7 @@ def table3_claims(
 
 # The paper's main claim, from its abstract (decided before any run; every profile's summary leads with it)
 MAIN_CLAIMS = (
-    claims.MainClaim(
+    MainClaim(
         "20_sts_regression",
         quotes.MAIN_CLAIM,
         "Table 1",

@@ -1,0 +1,79 @@
+"""Each paper's main claim, fixed from its abstract before any run and never chosen by a result
+(:class:`MainClaim`; the constants live in ``stsnb/papers/<paper>/claims.py`` and register under the entry-point group
+``stsnb.main_claims``). Every profile's summary and every notebook lead with its verdict, whatever it is: the
+notebook's first cell after its opening states it (:func:`main_claim_intro`) and its takeaway opens with its verdict
+(:func:`main_claim_text`), worded the same way."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from .claims import is_main_claim, seeds_text, verdict_text
+
+
+@dataclass(frozen=True)
+class MainClaim:
+    """A paper's main claim, fixed from its abstract before any run and never chosen by a result: the abstract's
+    sentence (``abstract``, a :func:`quote`), the table it is tested on, its arms (``a`` against ``b``) and the paper's
+    direction. Every profile's summary leads with its verdict, whatever it is; no parameter or profile picks it.
+    ``wording``: fragments that every claim row a notebook writes for it contains (how the row is found)."""
+
+    notebook: str
+    abstract: str
+    table: str
+    a: str
+    b: str
+    wording: tuple[str, ...]
+    direction: int = +1
+    relation: str = "beats"  # how the statement reads: "a beats b", "a is faster than b"
+
+    @property
+    def statement(self) -> str:
+        return f"{self.table}: {self.a} {self.relation} {self.b}"
+
+    def row_in(self, rows: Iterable[Mapping]) -> Mapping | None:
+        """The run's row for this claim: the first row marked ``main_claim`` whose ``claim`` contains every fragment of
+        ``wording`` (a notebook with two main claims marks two rows)."""
+        return next(
+            (r for r in rows if is_main_claim(r) and all(w in str(r.get("claim", "")) for w in self.wording)), None
+        )
+
+
+def main_claim_text(main: MainClaim, rows: Iterable[Mapping] | None) -> str:
+    """ "Table 4: stage 2 beats stage 1: supported (3 seeds), +4.98 [+1.86, +8.43]"; "not run in this profile" when the
+    run has no row for it; "no claims recorded" when the run recorded none."""
+    if rows is None:
+        return f"{main.statement}: no claims recorded"
+    row = main.row_in(rows)
+    if row is None:
+        return f"{main.statement}: not run in this profile"
+    interval = ""
+    if all(isinstance(row.get(k), int | float) for k in ("difference", "low", "high")):
+        interval = f", {row['difference']:+.2f} [{row['low']:+.2f}, {row['high']:+.2f}]"
+    if "verdict" not in row:
+        return f"{main.statement}: no verdict ({seeds_text(row)}){interval}"
+    return f"{main.statement}: {verdict_text(row, mark_provisional=True)}{interval}"
+
+
+def main_claims_of(notebook: str) -> tuple[MainClaim, ...]:
+    """The main claims registered for ``notebook`` (entry-point group ``stsnb.main_claims``; () for none)."""
+    from importlib.metadata import entry_points
+
+    for entry in entry_points(group="stsnb.main_claims"):
+        if entry.name == notebook:
+            return tuple(entry.load())
+    return ()
+
+
+def main_claim_intro(notebook: str) -> str:
+    """What a notebook's first cell after its opening prints: each main claim of its paper, the abstract's sentence,
+    and that its verdict is reported whatever it is."""
+    mains = main_claims_of(notebook)
+    if not mains:
+        raise ValueError(f"no main claim is registered for {notebook!r} (entry points stsnb.main_claims)")
+    lines = []
+    for main in mains:
+        lines += [f"The paper's main claim: {main.statement}.", f"    the paper, {main.abstract}"]
+    lines.append("Fixed before any run; its verdict opens the takeaway at the end, whatever it is.")
+    return "\n".join(lines)
