@@ -14,7 +14,7 @@ folders without running anything; ``stsnb answers`` rewrites the instructor's an
     stsnb summary [--profile cpu] [--out DIR]
     stsnb eval --model NAME [--pooling mean|cls|last] [--template TEXT] [--tasks all|sts12,...]
                [--text senteval|raw] [--data-dir DIR] [--json]
-    stsnb book [--profile cpu] [--out DIR]
+    stsnb book [--profile cpu] [--out DIR] [--instructor]
     stsnb answers [--run NOTEBOOK:N[,N...]] [--check]   (Nb: exercise N's second run)
 
 Bad arguments exit with status 2; ``stsnb run`` exits 1 when a notebook failed (with ``--check``: when the check
@@ -214,8 +214,17 @@ def build_parser() -> argparse.ArgumentParser:
 
     book = commands.add_parser("book", help="a static HTML site of the executed runs of a profile (readable offline)")
     book.add_argument("--profile", default="cpu", help="the runs under papermill_runs/<profile>/ (default: cpu)")
-    book.add_argument("--out", type=Path, help="output folder (default: papermill_runs/<profile>/book)")
+    book.add_argument(
+        "--out",
+        type=Path,
+        help="output folder (default: papermill_runs/<profile>/book, with --instructor book-instructor)",
+    )
     book.add_argument("--runs", type=Path, default=DEFAULT_OUT, help="runs root (default: papermill_runs/)")
+    book.add_argument(
+        "--instructor",
+        action="store_true",
+        help="the instructor's edition: add the answer sheet (docs/exercises_answers.md)",
+    )
     book.set_defaults(handler=book_command, parser=book)
 
     answers = commands.add_parser(
@@ -524,7 +533,7 @@ def book_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> i
 
     started = time.perf_counter()
     try:
-        index = build(args.profile, args.out, args.runs)
+        index = build(args.profile, args.out, args.runs, instructor=args.instructor)
     except BookError as err:
         parser.error(str(err))
     print(f"stsnb book: {index} ({time.perf_counter() - started:.1f} s); open it in a browser (file://{index})")

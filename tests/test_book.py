@@ -70,7 +70,7 @@ def test_index_shows_a_not_tested_claim_with_its_failed_precondition(tmp_path):
     page = book.index_html("fake", "", rows, pages=set())
     overview = table_rows(page, 0)[1]
     assert overview[:2] == ["nb", "—"], "a notebook no paper's main claim is registered for"
-    assert overview[5:10] == ["0", "0", "0", "0", "1"] and overview[10:] == ["none", "t.", "no"]
+    assert overview[5:11] == ["0", "0", "0", "0", "0", "1"] and overview[11:] == ["none", "t.", "no"]
     claim = table_rows(page, 1)[1]
     assert claim == [
         "nb",
@@ -93,10 +93,12 @@ def test_pages_load_nothing_from_the_network(site):
 
 
 def test_the_book_holds_every_guide_and_the_index_links_each(site):
-    """README.md and every docs/*.md page become a page of the book, listed under Guides on the index; their links to
-    each other (and to a heading of each other) point at the book's pages, never at a .md file."""
+    """README.md and every docs/*.md page but the answer sheets become a page of the book, listed under Guides on the
+    index; their links to each other (and to a heading of each other) point at the book's pages, never at a .md
+    file."""
     index = (site / "index.html").read_text()
     sources = [book.REPOSITORY / "README.md", *sorted((book.REPOSITORY / "docs").glob("*.md"))]
+    sources = [source for source in sources if not book.is_answer_sheet(source)]
     assert len(sources) >= 7, "README.md and the docs/ pages are missing"
     guides = index.split('<h2 id="guides">')[1].split("<h2")[0]
     for source in sources:
@@ -115,6 +117,64 @@ def test_the_book_holds_every_guide_and_the_index_links_each(site):
                 assert f'id="{fragment}"' in (site / target).read_text(), f"{page.name}: no #{fragment} in {target}"
     students = (site / "students.html").read_text()
     assert '<a href="gpu-server.html">' in students and 'src="_static/guides/jupyterlab.png"' in students
+
+
+ANSWERS = re.compile(r"answers?\.(?:html|md)|exercises_answers", re.I)
+
+
+def test_the_students_book_has_no_answer_sheet_and_no_link_to_one(site):
+    """The default edition is the students': no page of an answer sheet, no link (or address of any kind) to one, and
+    the guides that mention the sheet show its name as plain text naming the instructor's edition."""
+    assert book.ANSWER_SHEETS and all((book.REPOSITORY / "docs" / name).is_file() for name in book.ANSWER_SHEETS)
+    assert not [page.name for page in site.rglob("*.html") if ANSWERS.search(page.name)]
+    for page in site.glob("*.html"):
+        addresses = re.findall(r'(?:href|src)="([^"]*)"', page.read_text())
+        assert not [a for a in addresses if ANSWERS.search(a)], f"{page.name} links an answer sheet"
+    index = (site / "index.html").read_text()
+    assert "instructor's edition" not in index.split('<h2 id="guides">')[1].split("<h2")[0]
+    readme = (site / "README.html").read_text()
+    assert f'<span class="instructor-only" title="{book.INSTRUCTOR_ONLY}">' in readme
+
+
+def tiny_runs(root: Path) -> Path:
+    """A runs root with one executed notebook of a profile no plan names (``fake``)."""
+    import nbformat
+
+    folder = root / "fake" / "nb"
+    folder.mkdir(parents=True)
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# nb\n\nA page.")])
+    nbformat.write(notebook, folder / "nb.ipynb")
+    (folder / "STATUS").write_text("ok\n")
+    return root
+
+
+def test_the_instructors_book_adds_the_answer_sheet_and_the_students_build_removes_it(tmp_path):
+    runs = tiny_runs(tmp_path / "runs")
+    index = book.build("fake", runs_root=runs, instructor=True)
+    assert index.parent == runs / "fake" / book.INSTRUCTOR_OUT, "the instructor's edition has a folder of its own"
+    site = index.parent
+    text = index.read_text()
+    assert "(instructor's edition)" in text.split("</h1>")[0]
+    for name in book.ANSWER_SHEETS:
+        page = Path(name).with_suffix(".html").name
+        assert (site / page).is_file() and f'<a href="{page}">' in text
+        assert f'<a href="{page}">' in (site / "README.html").read_text(), "README links the sheet in this edition"
+        assert f'<a href="{page}">' in (site / "students.html").read_text()
+    assert 'class="instructor-only"' not in (site / "README.html").read_text()
+    students = book.build("fake", out=site, runs_root=runs)  # the same folder: the sheet a build left there goes
+    assert "instructor" not in students.read_text().split("</h1>")[0]
+    assert not [page.name for page in site.glob("*.html") if ANSWERS.search(page.name)]
+    assert book.build("fake", runs_root=runs).parent == runs / "fake" / "book"
+
+
+def test_stsnb_book_takes_instructor(tmp_path, capsys):
+    from stsnb import cli
+
+    assert cli.build_parser().parse_args(["book", "--instructor"]).instructor
+    assert not cli.build_parser().parse_args(["book"]).instructor
+    runs = tiny_runs(tmp_path / "runs")
+    assert cli.main(["book", "--profile", "fake", "--runs", str(runs), "--instructor"]) == 0
+    assert str(runs / "fake" / book.INSTRUCTOR_OUT / "index.html") in capsys.readouterr().out
 
 
 def test_a_guide_link_to_a_file_outside_the_book_becomes_text(tmp_path):

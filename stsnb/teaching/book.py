@@ -8,6 +8,10 @@ comparability, a link), then the claims with their seeds, verdicts and precondit
 with nbconvert's Markdown filter (mistune), their links to each other and to the executed notebooks pointing at the
 book's own pages. Math renders with a local copy of MathJax (the ``jupyter-server-mathjax`` package of the ``lab``
 extra); nothing is loaded from the network.
+
+Two editions: the students' (the default) leaves out the answer sheet(s) (``ANSWER_SHEETS``, the pages of docs/ that
+``stsnb answers`` writes): no page of it, and every link to it becomes plain text that names the instructor's edition.
+``build(..., instructor=True)`` (``stsnb book --instructor``) adds them, in a folder of its own by default.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from __future__ import annotations
 import html
 import re
 import shutil
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,6 +30,8 @@ TEMPLATES = Path(__file__).parent / "templates"
 MATHJAX_CONFIG = "TeX-AMS-MML_HTMLorMML-full,Safe"
 REPOSITORY = Path(__file__).resolve().parents[2]  # the checkout holding README.md and docs/ (if there is one)
 GUIDE_IMAGES = "_static/guides"
+ANSWER_SHEETS = ("exercises_answers.md",)  # docs/ pages with the exercises' answers: the instructor's edition only
+INSTRUCTOR_OUT = "book-instructor"  # the instructor's edition's default folder, apart from the students' ``book``
 
 
 class BookError(RuntimeError):
@@ -73,10 +80,22 @@ class Guide:
     source: Path
     page: str  # file name in the book: README.html, students.html, ...
     title: str
+    instructor_only: bool = False  # an answer sheet (``ANSWER_SHEETS``): in the instructor's edition only
 
 
-def guides(repository: Path = REPOSITORY) -> list[Guide]:
-    """README.md, then every ``docs/*.md`` page by name; none when stsnb runs without its checkout."""
+def is_answer_sheet(source: Path, repository: Path = REPOSITORY) -> bool:
+    """Whether ``source`` is one of the answer sheets of ``repository``'s docs/ (``ANSWER_SHEETS``)."""
+    return source.resolve().parent == (repository / "docs").resolve() and source.name in ANSWER_SHEETS
+
+
+def guides(repository: Path = REPOSITORY, instructor: bool = False) -> list[Guide]:
+    """README.md, then every ``docs/*.md`` page by name, the answer sheets only with ``instructor``; none when stsnb
+    runs without its checkout."""
+    return [g for g in all_guides(repository) if instructor or not g.instructor_only]
+
+
+def all_guides(repository: Path = REPOSITORY) -> list[Guide]:
+    """README.md, then every ``docs/*.md`` page by name, the answer sheets marked ``instructor_only``."""
     sources = [repository / "README.md"] if (repository / "README.md").is_file() else []
     sources += sorted((repository / "docs").glob("*.md")) if (repository / "docs").is_dir() else []
     found = []
@@ -86,7 +105,7 @@ def guides(repository: Path = REPOSITORY) -> list[Guide]:
         title = heading.group(1).strip().replace("`", "") if heading else source.stem
         if source.name == "README.md":
             title = f"Front page (README): {title}"
-        found.append(Guide(source, f"{source.stem}.html", title))
+        found.append(Guide(source, f"{source.stem}.html", title, is_answer_sheet(source, repository)))
     return found
 
 
@@ -111,14 +130,27 @@ def _heading_ids(body: str) -> str:
     return re.sub(r'<h([1-6]) id="([^"]*)">(.*?)</h\1>', anchor, body, flags=re.S)
 
 
+INSTRUCTOR_ONLY = "in the instructor's edition of the book only (stsnb book --instructor)"
+
+
 class GuideLinks:
     """Where a relative link of a guide points in the book: another guide's page, an executed notebook's page, the
     index (the profile's summary.md), or an image copied into the book. Anything else in the repository has no page
-    in the book: the link becomes plain text naming the file."""
+    in the book: the link becomes plain text naming the file; a link to an answer sheet left out of this edition
+    (``withheld``) becomes plain text naming the instructor's edition."""
 
-    def __init__(self, out: Path, repository: Path, profile: str, pages: set[str], guides: list[Guide]):
+    def __init__(
+        self,
+        out: Path,
+        repository: Path,
+        profile: str,
+        pages: set[str],
+        guides: list[Guide],
+        withheld: Sequence[Guide] = (),
+    ):
         self.out, self.repository, self.profile, self.pages = out, repository.resolve(), profile, pages
         self.guides = {guide.source.resolve(): guide.page for guide in guides}
+        self.withheld = {guide.source.resolve() for guide in withheld}
 
     def _target(self, source: Path, link: str) -> tuple[Path | None, str]:
         path, _, fragment = link.partition("#")
@@ -156,6 +188,8 @@ class GuideLinks:
         def anchor(match: re.Match) -> str:
             link, rest, text = html.unescape(match.group(1)), match.group(2), match.group(3)
             address = self.href(source, link)
+            if address is None and self._target(source, link)[0] in self.withheld:
+                return f'<span class="instructor-only" title="{INSTRUCTOR_ONLY}">{text}</span>'
             if address is None:
                 shown = self._target(source, link)[0]
                 try:
@@ -192,7 +226,7 @@ def guide_html(guide: Guide, links: GuideLinks, mathjax_url: str) -> str:
         "font-size:13px;vertical-align:top} th{background:#f3f3f3} pre{background:#f6f8fa;padding:8px;overflow:auto}"
         " code{background:#f6f8fa} .anchor-link{visibility:hidden;margin-left:4px;text-decoration:none}"
         " h1:hover .anchor-link,h2:hover .anchor-link,h3:hover .anchor-link{visibility:visible}"
-        " img{max-width:100%} .repo-file{border-bottom:1px dotted #888}"
+        " img{max-width:100%} .repo-file,.instructor-only{border-bottom:1px dotted #888}"
     )
     style += " " + HtmlFormatter().get_style_defs(".highlight")
     return f"""<!DOCTYPE html>
@@ -212,7 +246,12 @@ def _guides_section(found: list[Guide]) -> str:
     """The index's list of guides (nothing without them)."""
     if not found:
         return ""
-    items = "\n".join(f'<li><a href="{html.escape(g.page)}">{html.escape(g.title)}</a></li>' for g in found)
+    items = "\n".join(
+        f'<li><a href="{html.escape(g.page)}">{html.escape(g.title)}</a>'
+        + (" (instructor's edition only)" if g.instructor_only else "")
+        + "</li>"
+        for g in found
+    )
     return f"""<h2 id="guides">Guides</h2>
 <p>How to install, read, teach with and run these notebooks, and how their verdicts are reached.</p>
 <ul>
@@ -289,20 +328,30 @@ def index_html(
     rows: list[summary.OverviewRow],
     pages: set[str],
     guide_pages: list[Guide] | None = None,
+    instructor: bool = False,
 ) -> str:
     """The index page: the overview first (as in summary.md), then the claims, then every result row; the guides
-    (README and docs/) are listed under the plan's description."""
+    (README and docs/) are listed under the plan's description. ``instructor``: the instructor's edition (its title
+    says so; the answer sheets are among its guides)."""
     total, counted = summary.total_seconds(rows)
+    edition = (
+        "<p><strong>The instructor's edition</strong>: it holds the answer sheet; give the students the book "
+        "<code>stsnb book</code> builds without <code>--instructor</code>.</p>"
+        if instructor
+        else ""
+    )
+    suffix = " (instructor's edition)" if instructor else ""
     style = (
         "body{font-family:sans-serif;margin:24px;max-width:1400px} table{border-collapse:collapse;margin-bottom:24px}"
         " td,th{border:1px solid #ccc;padding:4px 8px;font-size:13px;vertical-align:top} td.num{text-align:right}"
         " th{background:#f3f3f3}"
     )
     return f"""<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>stsnb book: {html.escape(profile)} profile</title>
+<html lang="en"><head><meta charset="utf-8"><title>stsnb book: {html.escape(profile)} profile{suffix}</title>
 <style>{style}</style></head>
 <body>
-<h1>stsnb book: the <code>{html.escape(profile)}</code> runs</h1>
+<h1>stsnb book: the <code>{html.escape(profile)}</code> runs{suffix}</h1>
+{edition}
 <p>{html.escape(plan_description)}</p>
 {_guides_section(guide_pages or [])}
 <h2 id="overview">Overview</h2>
@@ -328,16 +377,19 @@ def build(
     out: Path | None = None,
     runs_root: Path = plans.DEFAULT_OUT,
     repository: Path = REPOSITORY,
+    instructor: bool = False,
 ) -> Path:
-    """Write the site for ``profile`` into ``out`` (default ``<runs_root>/<profile>/book``); return index.html.
-    ``repository``: the checkout whose README.md and docs/*.md become the book's guides."""
+    """Write the site for ``profile`` into ``out`` (default ``<runs_root>/<profile>/book``, or ``.../book-instructor``
+    for the instructor's edition); return index.html. ``repository``: the checkout whose README.md and docs/*.md
+    become the book's guides. Without ``instructor`` the answer sheets are left out (no page, no link; a page of them
+    an earlier instructor's build left in ``out`` is removed)."""
     profile_dir = Path(runs_root) / profile
     if not profile_dir.is_dir():
         raise BookError(f"no executed runs at {profile_dir}: run `stsnb run --profile {profile}` first")
     notebooks = executed_notebooks(profile_dir)
     if not notebooks:
         raise BookError(f"{profile_dir} holds no executed notebook (<name>/<name>.ipynb)")
-    out = Path(out) if out is not None else profile_dir / "book"
+    out = Path(out) if out is not None else profile_dir / (INSTRUCTOR_OUT if instructor else "book")
     out.mkdir(parents=True, exist_ok=True)
     mathjax = mathjax_folder()
     if mathjax is not None:
@@ -359,10 +411,13 @@ def build(
         names, description = [], ""
     names += sorted(pages - set(names))  # executed notebooks the plan no longer lists
     rows = summary.overview_rows([summary.recorded_outcome(name, profile_dir) for name in names], profile_dir)
-    found = guides(repository)
-    links = GuideLinks(out, repository, profile, pages, found)
+    found = guides(repository, instructor)
+    withheld = [g for g in all_guides(repository) if g not in found]
+    links = GuideLinks(out, repository, profile, pages, found, withheld)
+    for guide in withheld:
+        (out / guide.page).unlink(missing_ok=True)
     for guide in found:
         (out / guide.page).write_text(guide_html(guide, links, mathjax_url), encoding="utf-8")
     index = out / "index.html"
-    index.write_text(index_html(profile, description, rows, pages, found), encoding="utf-8")
+    index.write_text(index_html(profile, description, rows, pages, found, instructor), encoding="utf-8")
     return index
