@@ -5,6 +5,7 @@ replaced)."""
 from __future__ import annotations
 
 import json
+import shutil
 
 import nbformat
 import pytest
@@ -12,10 +13,28 @@ import yaml
 
 from stsnb import cli
 from stsnb.evaluation import claims, verdict_rules
+from stsnb.evaluation.main_claims import MainClaim
 from stsnb.runs import plans
 from stsnb.teaching import answers
 
 QUOTE = claims.quote("Section 4.2", "Stage 2 improves on stage 1.")
+MAIN = MainClaim(
+    "10_x",
+    claims.quote("Abstract", "Stage 2 improves on stage 1."),
+    "Table 4",
+    "stage 2",
+    "stage 1",
+    ("stage 2 beats stage 1",),
+)
+SPEED = MainClaim(
+    "10_x",
+    claims.quote("Abstract", "Stage 2 is fast."),
+    "Section 3.3",
+    "stage 2",
+    "stage 1",
+    ("stage 2 is faster",),
+    relation="is faster than",
+)
 
 
 def write_notebook(folder, name: str, exercises: list[str]) -> None:
@@ -37,7 +56,7 @@ def write_run(folder, notebook: str, metrics: dict, seconds: float | None = None
     (folder / f"{notebook}.ipynb").write_text(json.dumps({"cells": [], "metadata": {"papermill": papermill}}))
 
 
-TEMPLATE = """The class run's headline: {{ headline() }}.
+TEMPLATE = """{{ main_claim() }}
 
 ## 1
 overrides: {lr: 0.5}
@@ -51,8 +70,10 @@ overrides: none
 
 
 @pytest.fixture
-def world(tmp_path):
-    """A notebook with two exercises, its answers file, a class run with a headline, a cpu run, exercise 1's run."""
+def world(tmp_path, monkeypatch):
+    """A notebook with two exercises, its answers file, a class run and a cpu run with the row of the paper's main
+    claim (``MAIN``, registered for 10_x here), exercise 1's run."""
+    monkeypatch.setattr(answers, "main_claims_of", lambda notebook: (MAIN,) if notebook == "10_x" else ())
     notebooks, templates, out = tmp_path / "notebooks", tmp_path / "templates", tmp_path / "runs"
     for folder in (notebooks, templates):
         folder.mkdir()
@@ -66,10 +87,10 @@ def world(tmp_path):
         ],
     )
     (templates / "10_x.md").write_text(TEMPLATE)
-    lead = claims.claim("stage 2 beats stage 1", {"seed 0": (1.5, 0.5, 2.5)}, paper_quote=QUOTE, headline=True)
+    lead = claims.claim("stage 2 beats stage 1", {"seed 0": (1.5, 0.5, 2.5)}, paper_quote=QUOTE, main_claim=True)
     write_run(out / "class" / "10_x", "10_x", {"claims": [lead], "scores": {"avg": 61.234}}, 150.0)
     three = {"seed 0": (4.0, 1.88, 6.0), "seed 1": (5.0, 2.0, 8.41), "seed 2": (5.94, 3.0, 7.0)}
-    cpu_lead = claims.claim("stage 2 beats stage 1", three, paper_quote=QUOTE)
+    cpu_lead = claims.claim("stage 2 beats stage 1", three, paper_quote=QUOTE, main_claim=True)
     write_run(out / "cpu" / "10_x", "10_x", {"claims": [cpu_lead]}, 1200.0, {"seeds": [0, 1, 2]})
     changed = claims.claim("stage 2 beats stage 1", {"seed 0": (0.2, -0.8, 1.2)}, paper_quote=QUOTE)
     folder = answers.exercise_dir("10_x", 1, out) / "10_x"
@@ -88,7 +109,7 @@ def test_exercises_are_read_as_the_notebook_numbers_them(world):
 
 def test_an_answers_file_splits_into_the_intro_and_one_answer_per_exercise():
     source = answers.parse_source(TEMPLATE)
-    assert source.intro == "The class run's headline: {{ headline() }}."
+    assert source.intro == "{{ main_claim() }}"
     assert source.answers[1].overrides == {"lr": 0.5} and source.answers[2].overrides is None
     assert source.answers[2].text.startswith("**By hand.**")
     with pytest.raises(ValueError, match="answer 1: its first line must be 'overrides"):
@@ -100,8 +121,10 @@ def test_an_answers_file_splits_into_the_intro_and_one_answer_per_exercise():
 def test_the_sheet_reads_every_number_from_the_runs_and_the_exercise_runs_duration(world):
     missing: list[str] = []
     text = answers.notebook_section("10_x", missing=missing, **world)
-    assert text.startswith("## 10 · A notebook\n\nThe class run's headline: stage 2 beats stage 1: class +1.50")
-    assert "class +1.50 [+0.50, +2.50], supported (1 seed); cpu +4.98 [+1.88, +8.41], supported (3 seeds)." in text
+    assert text.startswith(
+        "## 10 · A notebook\n\nThe paper's main claim, Table 4: stage 2 beats stage 1. Class run: supported (1 seed,"
+        " provisional), +1.50 [+0.50, +2.50]; cpu run: supported (3 seeds), +4.98 [+1.88, +8.41].\n"
+    )
     assert "### Exercise 1\n\n> Set `lr = 0.5`. *Runtime:* about 3 min on 2 cores. *Hint:* look." in text
     assert (
         "*Measured:* 412 s (about 7 min) on 2 CPU cores, the whole notebook with `lr = 0.5` (run at commit aaaaaaa)."
@@ -235,9 +258,69 @@ def test_answers_that_do_not_match_the_notebooks_exercises_are_refused(world):
     (world["templates"] / "10_x.md").write_text(TEMPLATE + "\n## 3\noverrides: none\nA third.\n")
     with pytest.raises(ValueError, match=r"numbers its exercises \[1, 2\], 10_x.md answers \[1, 2, 3\]"):
         answers.notebook_section("10_x", **world)
-    (world["templates"] / "10_x.md").write_text(TEMPLATE.replace("{{ headline() }}", "{{ headlines() }}"))
-    with pytest.raises(ValueError, match="10_x.md, introduction: 'headlines' is undefined"):
+    (world["templates"] / "10_x.md").write_text(TEMPLATE.replace("{{ main_claim() }}", "{{ headline() }}"))
+    with pytest.raises(ValueError, match="10_x.md, introduction: 'headline' is undefined"):
         answers.notebook_section("10_x", **world)
+
+
+def test_a_run_older_than_the_main_claims_says_so_instead_of_failing(world):
+    """The committed runs are redone after the main claims: until then their rows carry no ``main_claim`` mark (an
+    older ``headline`` one at most), and the sheet says the run predates main claims, for each run on its own."""
+    folder = world["out"] / "cpu" / "10_x"
+    metrics = json.loads((folder / "metrics.json").read_text())
+    for row in metrics["claims"]:
+        row.pop("main_claim")
+        row["headline"] = True
+    (folder / "metrics.json").write_text(json.dumps(metrics))
+    missing: list[str] = []
+    text = answers.notebook_section("10_x", missing=missing, **world)
+    assert (
+        "Class run: supported (1 seed, provisional), +1.50 [+0.50, +2.50]; cpu run: no main-claim row in this run"
+        " (run predates main claims).\n" in text
+    )
+    assert missing == [
+        "10_x: the committed cpu run of 10_x predates main claims (`stsnb run --profile cpu --only 10_x`)"
+    ]
+
+
+def test_a_run_with_main_claim_marks_but_none_for_this_claim_says_it_did_not_run_it(world):
+    folder = world["out"] / "class" / "10_x"
+    other = claims.claim("stage 1 beats nothing", {"seed 0": (1.0, 0.5, 1.5)}, paper_quote=QUOTE)
+    (folder / "metrics.json").write_text(json.dumps({"claims": [other], "scores": {"avg": 61.234}}))
+    text = answers.notebook_section("10_x", **world)
+    assert "Class run: not run in this profile; cpu run: supported (3 seeds)" in text
+    shutil.rmtree(folder)
+    missing: list[str] = []
+    text = answers.notebook_section("10_x", missing=missing, **world)
+    assert "Class run: *not measured* (the committed class run of 10_x has no result for the main claim" in text
+    assert any("has no result for the main claim 'Table 4: stage 2 beats stage 1'" in line for line in missing)
+
+
+def test_two_main_claims_give_a_sentence_each_and_a_run_names_one_by_a_fragment(world, monkeypatch):
+    monkeypatch.setattr(answers, "main_claims_of", lambda notebook: (MAIN, SPEED))
+    folder = world["out"] / "cpu" / "10_x"
+    metrics = json.loads((folder / "metrics.json").read_text())
+    fast = claims.claim("stage 2 is faster", {"seed 0": (2.0, 1.0, 3.0)}, paper_quote=QUOTE, main_claim=True)
+    (folder / "metrics.json").write_text(json.dumps({**metrics, "claims": [*metrics["claims"], fast]}))
+    text = answers.notebook_section("10_x", **world)
+    assert (
+        "cpu run: supported (3 seeds), +4.98 [+1.88, +8.41].\n\nThe paper's main claim, Section 3.3: stage 2 is" in text
+    )
+    assert "Section 3.3: stage 2 is faster than stage 1. Class run: not run in this profile; cpu run: supported" in text
+    cpu = answers.RunView("the cpu run", folder, "10_x", "h")
+    assert cpu.main_claim("Section 3.3") == (
+        "Section 3.3: stage 2 is faster than stage 1: supported (1 seed, provisional), +2.00 [+1.00, +3.00]"
+    )
+    with pytest.raises(ValueError, match="no main claim is registered with 'Table 9'"):
+        cpu.main_claim("Table 9")
+
+
+def test_every_main_claim_of_the_papers_is_on_the_committed_sheet():
+    """Each paper's main claims (``stsnb.main_claims``) open its section of the sheet, whatever the runs say."""
+    text = answers.SHEET.read_text()
+    for path in sorted(plans.NOTEBOOKS_DIR.glob("*.ipynb")):
+        for main in answers.main_claims_of(path.stem):
+            assert f"The paper's main claim, {main.statement}. Class run: " in text, main.statement
 
 
 def test_an_exercise_runs_the_class_values_with_its_overrides(world, tmp_path, monkeypatch):

@@ -8,7 +8,8 @@ Three sources, none of them typed into the sheet:
   {...}`` names the parameters the exercise changes, or ``overrides: none`` for an exercise answered without a run; an
   exercise that asks for a second run to compare with names it on the next line, ``second run: {...}``). Every
   number from our runs is a Jinja expression over the committed runs (``RunView``): ``cls`` the class run
-  (``papermill_runs/class/<notebook>/``), ``cpu`` the cpu run, ``run(profile, notebook)`` any other, and in an
+  (``papermill_runs/class/<notebook>/``), ``cpu`` the cpu run, ``run(profile, notebook)`` any other,
+  ``main_claim()`` the paper's main claim(s) with the class run's verdict and the cpu run's beside it, and in an
   exercise's answer ``ex``, that exercise's own run, and ``ex_b``, its second run;
 - **the exercises' runs**: the notebook in the class profile with the exercise's overrides
   (``papermill_runs/exercises/<notebook>/<n>/<notebook>/``, and ``<n>b/`` for a second run, made by
@@ -31,7 +32,7 @@ from typing import Any
 
 import yaml
 
-from ..evaluation import claims
+from ..evaluation.main_claims import MainClaim, main_claim_text, main_claims_of
 from ..runs import committed, profiles, runtimes, summary
 from ..runs.context import REPO_ROOT
 from ..runs.plans import DEFAULT_OUT, NOTEBOOKS_DIR, PLANS_DIR, PlanError, assigned_parameters, load_plan, plan_path
@@ -48,6 +49,7 @@ _ANSWER = re.compile(r"^## (\d+)\s*$", re.M)
 _RUN = re.compile(r"^(\d+)(b?)$")  # an exercise's run ("2") or its second run ("2b")
 SECOND = "second run:"  # the line under ``overrides:`` naming a second run's overrides
 _ABSENT = object()  # what ``RunView._at`` returns for a path the run did not record
+PREDATES = "no main-claim row in this run (run predates main claims)"  # a run whose rows carry no ``main_claim``
 
 
 # ---- the exercises, as the notebooks print them ---------------------------------------------------------------
@@ -173,7 +175,7 @@ def select(rows: Sequence[Any], selector: str) -> Mapping[str, Any] | None:
 @dataclass
 class RunView:
     """What one committed run recorded, for the templates: ``metric``, ``param``, ``claim``, ``width``, ``moved``,
-    ``headline``, ``seconds``, ``commit``. Anything it did not record renders as ``NOT_MEASURED`` with ``how`` (what
+    ``main_claim``, ``seconds``, ``commit``. Anything it did not record renders as ``NOT_MEASURED`` with ``how`` (what
     would measure it), and is listed in ``missing``."""
 
     label: str  # "the class run", "exercise 2's run"
@@ -250,12 +252,31 @@ class RunView:
             return self._missing(f"`baseline_minus_untrained` in claim '{text}'")
         return committed.result_text(moved)
 
-    def headline(self) -> str:
-        """The run's headline claim (``claims.headline_of``) with its result."""
-        row = claims.headline_of(summary.claim_rows(self.folder)) if self.folder.is_dir() else None
-        if row is None:
-            return self._missing("claim marked headline")
-        return f"{row['claim']}: {committed.result_text(row)}"
+    def main_claims(self, fragment: str = "") -> tuple[MainClaim, ...]:
+        """The main claims registered for the notebook's paper (``main_claims.main_claims_of``) whose statement holds
+        ``fragment``; an error when there is none (a template asks for a main claim the paper does not make)."""
+        mains = tuple(m for m in main_claims_of(self.notebook) if fragment in m.statement)
+        if not mains:
+            raise ValueError(f"{self.notebook}: no main claim is registered with {fragment!r} in its statement")
+        return mains
+
+    def main_claim_result(self, main: MainClaim) -> str:
+        """This run's verdict on ``main`` with its interval ("supported (3 seeds), +4.98 [+1.86, +8.43]",
+        ``main_claims.main_claim_text`` without the statement); ``PREDATES`` where the run's claim rows carry no
+        ``main_claim`` mark (a run older than the main claims), *not measured* where there is no run."""
+        if not self.exists:
+            return self._missing(f"result for the main claim '{main.statement}'")
+        recorded = "claims" in self.metrics
+        rows = summary.claim_rows(self.folder)
+        if rows and not any("main_claim" in row for row in rows):
+            self.missing.append(f"{self.notebook}: {self.label} predates main claims ({self.how})")
+            return PREDATES
+        return main_claim_text(main, rows if recorded else None).removeprefix(f"{main.statement}: ")
+
+    def main_claim(self, fragment: str = "") -> str:
+        """Each main claim of the paper (those whose statement holds ``fragment``) with this run's result:
+        "Table 4: stage 2 ... beats stage 1 ...: supported (3 seeds), +4.98 [+1.86, +8.43]"."""
+        return "; ".join(f"{m.statement}: {self.main_claim_result(m)}" for m in self.main_claims(fragment))
 
     def seconds(self) -> str:
         """The run's duration ("412 s (about 7 min)"), as summary.md reads it."""
@@ -320,14 +341,17 @@ def views(notebook: str, out: Path, missing: list[str]) -> dict[str, Any]:
 
     cls, cpu = run("class"), run("cpu")
 
-    def headline() -> str:
-        """The class run's headline claim with its result, and the cpu run's result on the same claim."""
-        row = claims.headline_of(summary.claim_rows(cls.folder)) if cls.folder.is_dir() else None
-        if row is None:
-            return cls.headline()  # says what is missing
-        return f"{row['claim']}: class {committed.result_text(row)}; cpu {cpu.claim(str(row['claim']))}"
+    def main_claim(fragment: str = "") -> str:
+        """One sentence per main claim of the paper (fixed from its abstract, ``stsnb.main_claims``): the class run's
+        verdict with the cpu run's beside it, each "no main-claim row ..." where that run predates main claims."""
+        sentences = [
+            f"The paper's main claim, {m.statement}. Class run: {cls.main_claim_result(m)}; cpu run: "
+            f"{cpu.main_claim_result(m)}."
+            for m in cls.main_claims(fragment)
+        ]
+        return "\n\n".join(sentences)
 
-    return {"cls": cls, "cpu": cpu, "run": run, "headline": headline}
+    return {"cls": cls, "cpu": cpu, "run": run, "main_claim": main_claim}
 
 
 # ---- the sheet ---------------------------------------------------------------------------------------------------
