@@ -13,7 +13,7 @@ from stsnb.teaching import book
 REPO = Path(__file__).resolve().parent.parent
 README = REPO / "README.md"
 PAGES = [README, *sorted((REPO / "docs").glob("*.md"))]
-GUIDES = ("students", "gpu-server", "verdicts", "benchmarks", "data", "architecture")
+GUIDES = ("students", "lab_plan", "gpu-server", "verdicts", "benchmarks", "data", "architecture")
 MAX_LINES = 150
 WIDTH = 120
 
