@@ -405,13 +405,45 @@ def test_paper_adds_the_paper_corpora_and_prints_their_sizes_first(hub, tmp_path
     assert data_fetch.paper_problems(REPO_ROOT)  # the repository root has no paper/ corpora
 
 
-@pytest.mark.long
-def test_the_smoke_plan_runs_on_a_fetched_folder(hub, tmp_path):
-    """README command 1's set-up on a machine without our data folder: the fetch builds it, the notebooks run."""
+@pytest.mark.long  # every notebook end to end: minutes (CI runs the long tier)
+@pytest.mark.slow
+def test_the_smoke_plan_runs_every_notebook_on_a_fetched_folder(hub, tmp_path):
+    """README command 1 on a machine without our data folder, CI's end-to-end check: the fetch builds the folder,
+    ``stsnb run --profile smoke`` executes every notebook of the smoke plan successfully, the executed notebooks show a
+    reader no output noise (``stsnb.runs.notebook_noise``) and every figure they save is readable
+    (``STSNB_CHECK_FIGURES=1``: ``stsnb.teaching.plots.save`` raises on ``plots.figure_problems``, so the notebook
+    fails). The fetched folder verifies against the same manifest as CI's, so this one run covers both."""
+    from stsnb.runs import plans
+    from stsnb.runs.notebook_noise import output_noise
+    from stsnb.runs.summary import read_status
+
     target = tmp_path / "data"
     env = {"HF_ENDPOINT": hub.url, "HF_HUB_CACHE": str(tmp_path / "hf-cache"), "STSNB_DATA_DIR": str(target)}
     fetched = _cli(["data", "fetch"], env)
     assert fetched.returncode == 0, fetched.stderr
+    env["STSNB_CHECK_FIGURES"] = "1"  # the kernels inherit it: an unreadable figure fails its cell
     run = _cli(["run", "--profile", "smoke", "--out", str(tmp_path / "runs")], env, timeout=1800)
-    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]  # non-zero if any notebook failed
-    assert (tmp_path / "runs" / "smoke" / "summary.md").is_file()
+    out = tmp_path / "runs" / "smoke"
+    plan = plans.load_plan(plans.plan_path("smoke"))
+    failed = {name: read_status(out / f"{name}.failed") for name in plan.notebooks}
+    assert run.returncode == 0, f"{run.stderr[-3000:]}\nfailed: { {k: v for k, v in failed.items() if v} }"
+    for name in plan.notebooks:
+        assert read_status(out / name) == "ok", name
+        assert (out / name / "metrics.json").is_file(), name
+    assert _overview_statuses((out / "summary.md").read_text()) == dict.fromkeys(plan.notebooks, "ok")
+    noise = {name: output_noise(json.loads((out / name / f"{name}.ipynb").read_text())) for name in plan.notebooks}
+    assert not any(noise.values()), {name: problems for name, problems in noise.items() if problems}
+
+
+def _overview_statuses(summary: str) -> dict[str, str]:
+    """notebook -> the status cell of summary.md's overview table (a claim's text may say "failed" freely)."""
+    lines = summary.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("| notebook |") and "| status |" in line)
+    column = [cell.strip() for cell in lines[start].strip("|").split("|")].index("status")
+    statuses = {}
+    for line in lines[start + 2 :]:
+        if not line.startswith("|"):
+            break
+        cells = [cell.strip() for cell in line.strip("|").split("|")]
+        statuses[cells[0].split("]")[0].lstrip("[")] = cells[column]
+    return statuses
