@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from stsnb.evaluation import evaluate
+from stsnb.papers.pcc_tuning import claims as pcc_claims
 from stsnb.papers.pcc_tuning import figures, notebook, pipeline, protocol
 from stsnb.teaching import plots
 from stsnb.training.config import TrainResult
@@ -60,8 +61,11 @@ def _predictions(seed: int, noise: float) -> evaluate.TaskPredictions:
     return out
 
 
-def _stage(seed: int, noise: float) -> pipeline.StageRun:
-    return pipeline.StageRun(TrainResult(4, 50.0, 4, 1.0, weight_change=1e-2), _predictions(seed, noise))
+def _stage(seed: int, noise: float, kept: int = 4) -> pipeline.StageRun:
+    """A stage that trained on dev: step 0 (for stage 1 the untrained embedding) at dev 40, kept step ``kept`` at 50."""
+    history = [{"step": 0, "epoch": 0, "dev": 40.0}, {"step": kept, "epoch": 0, "dev": 50.0}]
+    result = TrainResult(4, 50.0, kept, 1.0, history=history, weight_change=1e-2)
+    return pipeline.StageRun(result, _predictions(seed, noise))
 
 
 def _template_run(template: str, seed: int, labels) -> pipeline.TemplateRun:
@@ -69,7 +73,7 @@ def _template_run(template: str, seed: int, labels) -> pipeline.TemplateRun:
     return pipeline.TemplateRun(template, _predictions(seed, 6.0), _stage(seed, 2.0), stage2, {}, {}, seed)
 
 
-def test_results_read_each_templates_own_headline_run():
+def test_results_read_each_templates_own_main_run():
     proto = protocol.Protocol(recipe_row="Mistral-7b", stage2_batch_sizes=(240, 192))
     runs = {
         ("sth", 3): _template_run("sth", 3, ["batch 240", "batch 192"]),
@@ -78,14 +82,56 @@ def test_results_read_each_templates_own_headline_run():
     }
     res = notebook.Results(runs, ["sth", "eol"], proto)
     assert (res.t0, res.s0, res.first) == ("sth", 3, runs[("sth", 3)])
-    assert res.headline("eol") == "batch 216" and res.stage2_runs()["eol"][3] is runs[("eol", 3)].stage2["batch 216"]
+    assert res.main_label("eol") == "batch 216" and res.stage2_runs()["eol"][3] is runs[("eol", 3)].stage2["batch 216"]
     assert sorted(res.stage1_runs()["sth"]) == [3, 4] and set(res.untrained()) == {"sth", "eol"}
     assert "eol seed 3 stage 2, batch 216" in res.all_runs()
     rows = notebook.beside_the_paper(res, "Mistral-7b", "tiny", "smoke: tiny")
     assert {r["note"] for r in rows if "PromptEOL" in r["setting"]} == {"smoke: tiny, mean of 1 training seed(s)"}
     claims = notebook.stage_claims(res, "Mistral-7b", n_resamples=50, seed=0)
     assert [c["claim"].split(":")[0] for c in claims] == ["PromptSTH"] * 2 + ["PromptEOL"] * 2
-    assert [c["headline"] for c in claims] == [False, True, False, False]  # one headline: the first template's
+    # the paper's main claim is the first template's stage 2 over stage 1, and only that row is marked
+    assert [c["main_claim"] for c in claims] == [False, True, False, False]
+    assert pcc_claims.MAIN_CLAIMS[0].row_in(claims) is claims[1]
+    assert all("headline" not in c for c in claims)
+
+
+def test_the_takeaway_opens_with_the_main_claim_and_sets_our_levels_beside_the_papers():
+    proto = protocol.Protocol(stage2_batch_sizes=(32,))
+    runs = {(("sth", s)): _template_run("sth", s, ["batch 32", pipeline.CONTROL]) for s in (0, 1)}
+    runs[("sth", 1)].stage2["batch 32"] = _stage(21, 1.0, kept=2)
+    res = notebook.Results(runs, ["sth"], proto)
+    rows = notebook.stage_claims(res, "Mistral-7b", n_resamples=50, seed=0)
+    control = {s: runs[("sth", s)].stage2[pipeline.CONTROL] for s in (0, 1)}
+    rows.append(
+        pcc_claims.control_claim(
+            res.stage2_runs()["sth"],
+            control,
+            {0: 10, 1: 12},
+            untrained_dev=pcc_claims.untrained_devs(res.stage1_runs()["sth"]),
+            row="Mistral-7b",
+            template_label="PromptSTH",
+            positive_score=4.0,
+            n_resamples=50,
+        )
+    )
+    text = notebook.takeaway(rows, res, "Mistral-7b", "tiny", "cpu: +4.98 [+1.86, +8.43], supported (3 seeds)")
+    main = rows[1]
+    assert text.startswith(
+        "The paper's main claim: Table 4: stage 2 (1 - Pearson, Eq. 9) beats stage 1 (InfoNCE, Eq. 8): "
+        f"{main['verdict']} (2 seeds), {main['difference']:+.2f} [{main['low']:+.2f}, {main['high']:+.2f}]."
+    )
+    stage1, stage2 = (
+        pipeline.mean_scores(list(r["sth"].values()))["avg"] for r in (res.stage1_runs(), res.stage2_runs())
+    )
+    assert f"PromptSTH {stage1:.2f} -> {stage2:.2f} (mean of 2 training seed(s)" in text
+    assert "the paper's Mistral-7b PromptSTH, Table 4: 85.66 -> 90.61" in text
+    assert "stage 2 in 4 optimizer steps per seed (dev selection kept step 2-4)" in text
+    recovered = main["difference"] - rows[2]["difference"]
+    assert (
+        f"The InfoNCE control on the same pairs recovers about {recovered:+.2f} of the {main['difference']:+.2f}"
+        in text
+    )
+    assert "cpu: +4.98 [+1.86, +8.43], supported (3 seeds)" in text and "beside the paper's +4.95" in text
 
 
 def test_stages_and_ceiling_keeps_its_legend_off_the_data_at_9_pt():

@@ -155,7 +155,7 @@ def test_the_paper_plans_stage_1_warms_up_for_100_steps():
     assert (config.batch_size, config.lr, config.epochs) == (56, 5e-4, 1)  # 224 triplets over 4 GPUs
     assert round(config.warmup_ratio * steps) == 100
     assert proto.stage1_batch("eol") == 240 and proto.batch_sizes("eol") == [216, 240, 192, 224, 232, 256]
-    assert proto.batch_sizes("sth")[0] == 240 and proto.headline_label("sum") == "batch 208"
+    assert proto.batch_sizes("sth")[0] == 240 and proto.main_label("sum") == "batch 208"
     stage2 = proto.stage2_config("sth", 240, 10_249, 0)
     stage2_steps = protocol.optimizer_steps(10_249, 240, 4, 8, drop_last=True)
     assert stage2.epochs == 8 and stage2.drop_last and round(stage2.warmup_ratio * stage2_steps) == 100

@@ -361,10 +361,13 @@ def test_plan_runs_the_headline_and_section_6_on_every_seed_and_the_sweeps_on_th
 # ---- claims: preconditions, training seeds, equivalence -------------------------------------------------------
 
 
-def _stage_run(predictions, best_step=4, weight_change=1e-2, steps=4):
+def _stage_run(predictions, best_step=4, weight_change=1e-2, steps=4, dev=50.0, start_dev=40.0):
+    """A stage's run: dev ``start_dev`` at step 0 (for stage 1: the untrained prompt embedding's, which every dev gate
+    compares with), ``dev`` at the kept step ``best_step``."""
     from stsnb.training.config import TrainResult
 
-    result = TrainResult(steps, 50.0, best_step, 1.0, weight_change=weight_change)
+    history = [{"step": 0, "epoch": 0, "dev": start_dev}, {"step": best_step, "epoch": 0, "dev": dev}]
+    result = TrainResult(steps, dev, best_step, 1.0, history=history, weight_change=weight_change)
     return pcc_tuning.StageRun(result, predictions)
 
 
@@ -382,87 +385,142 @@ def _system(gold, noise, seed):
     return {t: (g, g + noise * rng.standard_normal(len(g)) * g.std()) for t, g in gold.items()}
 
 
-def test_stage_claims_carry_preconditions_and_seeds_and_are_not_tested_when_stage_1_kept_step_0(sts_gold):
+def test_stage_claims_are_gated_on_dev_per_seed_and_the_main_claim_is_marked(sts_gold):
+    from stsnb.evaluation import claims as stsnb_claims
 
     untrained = _system(sts_gold, 3.0, 0)
     stage1 = {s: _stage_run(_system(sts_gold, 1.0, 10 + s)) for s in (0, 1, 2)}
-    stage2 = {s: _stage_run(_system(sts_gold, 0.2, 20 + s)) for s in (0, 1, 2)}
+    stage2 = {s: _stage_run(_system(sts_gold, 0.2, 20 + s), dev=55.0, start_dev=50.0) for s in (0, 1, 2)}
     first, second = pcc_tuning.claims.stage_claims(
         untrained, stage1, stage2, "Mistral-7b", "PromptSTH", n_resamples=200
     )
     assert (first["verdict"], second["verdict"]) == (verdict_rules.SUPPORTED, verdict_rules.SUPPORTED)
-    assert first["seeds"] == second["seeds"] == 3 and second["headline"]
+    assert first["seeds"] == second["seeds"] == 3 and second["main_claim"] and not first["main_claim"]
+    assert "headline" not in second and stsnb_claims.is_main_claim(second)
+    assert pcc_tuning.claims.MAIN_CLAIMS[0].row_in([first, second]) is second
     assert second["paper_difference"] == pytest.approx(90.61 - 85.66)
-    # stage 1 against the untrained embedding is a check of our setting; the headline is the paper's, quoted
+    # the smallest effect of interest: half the paper's stage-2 gain, with its reason
+    assert second["smallest_effect"] == pytest.approx((90.61 - 85.66) / 2)
+    assert (
+        "half the paper's stage-2 gain (Table 4, Mistral-7b PromptSTH: 85.66 -> 90.61"
+        in (second["smallest_effect_reason"])
+    )
+    # stage 1 against the untrained embedding is a check of our setting; the main claim is the paper's, quoted
     assert (first["kind"], second["kind"]) == ("check", "paper")
-    assert first["paper_quote"] == pcc_tuning.quotes.STAGE1 and second["paper_quote"] == pcc_tuning.quotes.HEADLINE
+    assert first["paper_quote"] == pcc_tuning.quotes.STAGE1 and second["paper_quote"] == pcc_tuning.quotes.STAGE2_GAIN
     both = second["seeds_and_pairs"]  # 3 seeds: the hierarchical interval beside the per-seed rule
     assert both["seeds"] == 3 and both["difference"] == pytest.approx(second["difference"])
     assert both["low"] < both["difference"] < both["high"] and "seeds_and_pairs" not in first
-    assert [p["name"] for p in second["preconditions"]] == [
-        "stage 1 moved the encoder",
-        "stage 2 is not its starting point",
-    ]
+    names = [p["name"] for p in second["preconditions"]]
+    assert names[:2] == ["stage 1 trained on dev", "stage 2 trained on dev"]
+    assert not any("moved the encoder" in n or "starting point" in n for n in names)  # no gate reads the test pairs
     assert all(p["holds"] for p in first["preconditions"] + second["preconditions"])
-    # stage 1 kept its step-0 checkpoint on one seed: that seed's stage 1 *is* the untrained embedding
-    stayed = {**stage1, 1: _stage_run(untrained, best_step=0, weight_change=0.0)}
+    assert stsnb_claims.arms_not_compared(second) == [] and stsnb_claims.arms_not_compared(first) == []
+    # stage 1 kept its step-0 checkpoint on seed 1: that seed is left out of both claims ("2 of 3 seeds")
+    stayed = {**stage1, 1: _stage_run(untrained, best_step=0, weight_change=0.0, dev=40.0)}
     first, second = pcc_tuning.claims.stage_claims(
         untrained, stayed, stage2, "Mistral-7b", "PromptSTH", n_resamples=200
     )
-    assert first["verdict"] == second["verdict"] == verdict_rules.NOT_TESTED
-    assert "'stage 1 is not its starting point' does not hold" in first["not_tested_because"]
-    assert "'stage 1 moved the encoder' does not hold" in second["not_tested_because"]
+    assert first["verdict"] == second["verdict"] == verdict_rules.SUPPORTED
+    assert stsnb_claims.seeds_text(second) == "2 of 3 seeds" and list(second["seeds_left_out"]) == ["seed 1"]
+    assert second["seeds_and_pairs"]["seeds"] == 2  # the hierarchical interval on the kept seeds only
+    assert any(line.startswith("left out of this claim: seed 1") for line in pcc_tuning.claims.row_details(second))
     assert pcc_tuning.claims.stayed_at_start({"stage 1 seed 1": stayed[1]}) != []
+    # a stage 2 whose dev score never beat the untrained embedding's on two seeds: the main claim is not tested
+    flat = {**stage2, 0: _stage_run(stage2[0].predictions, dev=39.0), 2: _stage_run(stage2[2].predictions, dev=38.0)}
+    _, second = pcc_tuning.claims.stage_claims(untrained, stage1, flat, "Mistral-7b", "PromptSTH", n_resamples=200)
+    assert (
+        second["verdict"] == verdict_rules.NOT_TESTED
+        and "'stage 2 trained on dev' does not hold" in (second["not_tested_because"])
+    )
     with pytest.raises(TypeError, match="stage1 must be a pipeline.StageRun"):
         pcc_tuning.claims.stage_claims(untrained, untrained, stage2, "Mistral-7b", "PromptSTH")
+
+
+def test_the_untrained_dev_score_is_stage_1s_step_0_and_a_fit_without_it_is_refused(sts_gold):
+    claims = pcc_tuning.claims
+    run = _stage_run(_system(sts_gold, 1.0, 1), start_dev=42.5)
+    assert claims.untrained_dev(run) == 42.5 and claims.untrained_devs({3: run}) == {3: 42.5}
+    gate = claims.dev_gate("stage 1", {3: run}, {3: 42.5})
+    assert gate.trained_seeds == ["seed 3"] and "seed 3: selected step 4 of 4, dev +7.50 over untrained" in (
+        gate.evidence()
+    )
+    run.result.history[:] = [{"step": 4, "epoch": 0, "dev": 50.0}]  # no evaluation before the first step
+    with pytest.raises(ValueError, match="no dev score at step 0"):
+        claims.untrained_dev(run)
+    with pytest.raises(ValueError, match="no untrained dev score for training seed"):
+        claims.dev_gate("stage 1", {3: run}, {0: 40.0})
 
 
 def test_the_control_and_dedup_claims_need_their_runs_and_their_phenomenon(sts_gold):
     from stsnb.evaluation import claims as stsnb_claims
 
     claims = pcc_tuning.claims
-    untrained = _system(sts_gold, 3.0, 0)
     stage1 = {s: _stage_run(_system(sts_gold, 1.0, 10 + s)) for s in (0, 1)}
     stage2 = {s: _stage_run(_system(sts_gold, 0.2, 20 + s)) for s in (0, 1)}
     control = {s: _stage_run(_system(sts_gold, 0.8, 30 + s)) for s in (0, 1)}
-    row = claims.control_claim(stage2, control, {0: 40, 1: 35}, positive_score=4.0, n_pairs=128, n_resamples=200)
+    dev = claims.untrained_devs(stage1)
+    said = dict(untrained_dev=dev, row="Mistral-7b", template_label="PromptSTH", positive_score=4.0, n_pairs=128)
+    row = claims.control_claim(stage2, control, {0: 40, 1: 35}, n_resamples=200, **said)
     assert row["verdict"] == verdict_rules.SUPPORTED and row["seeds"] == 2
-    assert row["kind"] == "paper" and row["paper_quote"] == pcc_tuning.quotes.PEARSON_LOSS
-    # gated on its own arms only: a stage 1 that stayed put does not gate the comparison of two stage-2 objectives
-    assert [p["name"] for p in row["preconditions"]][:2] == [
-        "stage 2 is not its starting point",
-        "the InfoNCE control is not its starting point",
+    assert row["kind"] == "paper" and row["paper_quote"] == pcc_tuning.quotes.GRANULARITY
+    assert "coarse granularity of contrastive learning" in row["paper_quote"] and not row["main_claim"]
+    assert row["smallest_effect"] == pytest.approx((90.61 - 85.66) / 2)
+    assert "not the loss" in row["smallest_effect_reason"]
+    # gated on its own arms only, on dev: a stage 1 that stayed put does not gate the comparison of two objectives
+    assert [p["name"] for p in row["preconditions"]][1:3] == [
+        "stage 2 trained on dev",
+        "the InfoNCE control trained on dev",
     ]
-    no_positives = claims.control_claim(
-        stage2, control, {0: 40, 1: 0}, positive_score=4.0, n_pairs=128, n_resamples=200
-    )
+    no_positives = claims.control_claim(stage2, control, {0: 40, 1: 0}, n_resamples=200, **said)
     assert (
         no_positives["verdict"] == verdict_rules.NOT_TESTED
         and "control's positives" in no_positives["not_tested_because"]
     )
+    # a control that never beat the untrained embedding on dev on one of two seeds: too few seeds left
+    stuck = {**control, 1: _stage_run(control[1].predictions, best_step=0, dev=40.0)}
+    untested = claims.control_claim(stage2, stuck, {0: 40, 1: 35}, n_resamples=200, **said)
+    assert untested["verdict"] == verdict_rules.NOT_TESTED and untested["seeds_left_out"].keys() == {"seed 1"}
     removed = {s: _stage_run(_system(sts_gold, 0.5, 40 + s)) for s in (0, 1)}
-    survives = claims.dedup_claim(stage1, removed, untrained, n_resamples=200)
+    survives = claims.dedup_claim(stage1, removed, n_resamples=200)
     assert survives["verdict"] == verdict_rules.SUPPORTED and survives["kind"] == "check"
     assert survives["paper_quote"] == pcc_tuning.quotes.TEST_DATA
+    assert [p["name"] for p in survives["preconditions"]][:2] == [
+        "stage 1 trained on dev",
+        "de-duplicated stage 2 trained on dev",
+    ]
     assert [stsnb_claims.arms_not_compared(r) for r in (row, no_positives, survives)] == [[], [], []]
 
 
-def test_the_takeaway_names_what_the_control_attributes_the_headline_to():
-    headline = {"difference": 4.98}
+def test_the_takeaway_names_what_the_control_attributes_the_main_claim_to_and_what_it_recovers():
+    main = {
+        "difference": 4.98,
+        "per_seed": [{"seed_run": f"seed {s}", "difference": d} for s, d in enumerate((5, 6, 4))],
+    }
     unresolved = {
         "difference": 0.45,
         "low": -2.11,
         "high": 3.05,
         "verdict": "unresolved",
         "seeds": 3,
-        "per_seed": [{"low": -2.11, "high": 2.0}, {"low": -1.0, "high": 3.05}, {"low": -1.5, "high": 2.5}],
+        "per_seed": [
+            {"seed_run": "seed 0", "difference": 0.5, "low": -2.11, "high": 2.0},
+            {"seed_run": "seed 1", "difference": 0.9, "low": -1.0, "high": 3.05},
+            {"seed_run": "seed 2", "difference": -0.05, "low": -1.5, "high": 2.5},
+        ],
     }
-    text = pcc_tuning.claims.attribution(headline, unresolved)
+    text = pcc_tuning.claims.attribution(main, unresolved)
     assert text.startswith("the stage-2 gain (+4.98) is not attributed to the Pearson loss by our control")
     assert "+0.45 [-2.11, +3.05], unresolved (3 seeds)" in text and "detect about +-2.94" in text
     supported = {**unresolved, "low": 0.5, "verdict": "supported", "per_seed": []}
-    assert pcc_tuning.claims.attribution(headline, supported).startswith("our control attributes the stage-2 gain")
-    assert "did not run" in pcc_tuning.claims.attribution(headline, None)
+    assert pcc_tuning.claims.attribution(main, supported).startswith("our control attributes the stage-2 gain")
+    assert "did not run" in pcc_tuning.claims.attribution(main, None)
+    recovers = pcc_tuning.claims.control_recovers(main, unresolved)  # (5 + 6 + 4) / 3 = 5.00, control 0.45
+    assert recovers.startswith("the InfoNCE control on the same pairs recovers about +4.55 of the +5.00")
+    assert "mean of 3 seeds: stage 2 minus the control +0.45" in recovers
+    one_seed = {**unresolved, "per_seed": unresolved["per_seed"][1:2]}  # the seeds both rows kept
+    assert "recovers about +5.10 of the +6.00" in pcc_tuning.claims.control_recovers(main, one_seed)
+    assert "did not run" in pcc_tuning.claims.control_recovers(main, None)
 
 
 def test_robustness_claims_are_judged_by_equivalence_within_the_margin(sts_gold):
@@ -473,11 +531,13 @@ def test_robustness_claims_are_judged_by_equivalence_within_the_margin(sts_gold)
     same = {t: (g, p + 1e-4 * np.arange(len(p))) for t, (g, p) in base.items()}  # a hair's difference
     said = {"paper_quote": pcc_tuning.quotes.BATCH_SIZES, "margin_reason": claims.margin_reason("Mistral-7b", 1.0)}
     said["arms"] = ("stage 2 batch 192", "stage 2 batch 224")
+    said["untrained_dev"] = ({0: 40.0}, {0: 40.0})  # stage 1's step-0 dev score, per arm's template
     row = claims.robustness_claim(
         "batch", {0: _stage_run(same)}, {0: _stage_run(base)}, margin=1.0, n_resamples=200, **said
     )
     assert row["verdict"] == verdict_rules.EQUIVALENT and row["test"] == "equivalence" and row["margin"] == 1.0
     assert row["kind"] == "paper" and "Table 4's templates 0.22, Table 5's batch sizes 0.07" in row["margin_reason"]
+    assert row["reachability"].startswith("equivalence reachable") and row["reachability"] in (claims.row_details(row))
     worse = claims.robustness_claim(
         "batch", {0: _stage_run(_system(sts_gold, 3.0, 2))}, {0: _stage_run(base)}, margin=1.0, n_resamples=200, **said
     )
@@ -486,11 +546,15 @@ def test_robustness_claims_are_judged_by_equivalence_within_the_margin(sts_gold)
         "batch", {0: _stage_run(same, best_step=0, weight_change=0.0)}, {0: _stage_run(base)}, n_resamples=200, **said
     )
     assert stayed["verdict"] == verdict_rules.NOT_TESTED  # two copies of one model are trivially "equivalent"
-    assert stayed["not_tested_because"].startswith("'stage 2 batch 192 is not its starting point'")
+    assert stayed["not_tested_because"].startswith("'stage 2 batch 192 trained on dev' does not hold")
     assert (stayed["a"], stayed["b"]) == said["arms"] and stsnb_claims.arms_not_compared(stayed) == []
     assert claims.paper_batch_difference("Mistral-7b", 192, 224) == pytest.approx(90.54 - 90.61)
     assert claims.paper_batch_difference("Mistral-7b", 240, 224) is None  # the official 240 is not in Table 5
     assert claims.paper_template_difference("Mistral-7b", "PromptEOL", "PromptSTH") == pytest.approx(90.39 - 90.61)
+    # a run without a sweep says whether one at its size could reach "equivalent"
+    wide = {"per_seed": [{"low": -1.0, "high": 3.0}, {"low": 0.5, "high": 1.5}]}
+    assert "equivalence not reachable at this size: one seed's interval (+-2.00)" in claims.no_sweep_line([wide], 1.0)
+    assert "equivalence reachable" in claims.no_sweep_line([{"low": 0.0, "high": 1.0}], 1.0)
 
 
 def test_stage1_reads_simcse_nli_for_simcse_csv_from_the_data_folder(tmp_path, monkeypatch, data_dir):

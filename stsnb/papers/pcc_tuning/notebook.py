@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ... import data as stsdata
-from ...evaluation import evaluate
+from ...evaluation import evaluate, main_claims
 from ...models import loading as models
 from ...training import batching
 from . import claims, corpora, pipeline, protocol, transfer
@@ -88,7 +88,7 @@ class Inputs:
 
     def stage2_pairs(self, seed: int) -> list[stsdata.STSPair]:
         """Stage 2's pairs on training seed ``seed`` (its own draw of ``stage2_pairs``), in the form stage 2 trains
-        on: the pairs of that seed's headline stage-2 run."""
+        on: the pairs of that seed's main stage-2 run (the main claim's)."""
         return self.stage2_form(stsdata.sample(self.stage2_all.pairs, self.params["stage2_pairs"], seed))
 
     def first_batch(self, n: int) -> list[stsdata.STSPair]:
@@ -194,9 +194,9 @@ class Results:
         """The first template on the first training seed (the sweeps, the transfer probe and the figure)."""
         return self.runs[(self.t0, self.s0)]
 
-    def headline(self, template: str) -> str:
-        """The label of ``template``'s headline stage-2 run."""
-        return self.protocol.headline_label(template)
+    def main_label(self, template: str) -> str:
+        """The label of ``template``'s main stage-2 run (the main claim's: its first batch size)."""
+        return self.protocol.main_label(template)
 
     def untrained(self) -> dict[str, evaluate.TaskPredictions | None]:
         return {t: self.runs[(t, self.s0)].untrained for t in self.templates}
@@ -205,9 +205,9 @@ class Results:
         return {t: {s: r.stage1 for (tt, s), r in self.runs.items() if tt == t} for t in self.templates}
 
     def stage2_runs(self) -> dict[str, dict[int, pipeline.StageRun]]:
-        """Each template's headline stage-2 run per training seed."""
+        """Each template's main stage-2 run per training seed."""
         return {
-            t: {s: r.stage2[self.headline(t)] for (tt, s), r in self.runs.items() if tt == t} for t in self.templates
+            t: {s: r.stage2[self.main_label(t)] for (tt, s), r in self.runs.items() if tt == t} for t in self.templates
         }
 
     def all_runs(self) -> dict[str, pipeline.StageRun]:
@@ -236,11 +236,11 @@ def _steps(n: int) -> str:
 
 def data_behind(inputs: Inputs, results: Results) -> str:
     """This run's training data and steps beside the paper's, for the notebook's reading of its levels: the NLI
-    triplets and stage-2 pairs per training seed with the optimizer steps the first seed's headline runs took, and the
+    triplets and stage-2 pairs per training seed with the optimizer steps the first seed's main runs took, and the
     test pairs scored (the paper: SimCSE's 275,602 triplets, 10,249 pairs over 8-10 epochs, every test pair)."""
     first, s0 = results.first, results.s0
     stage1_steps = first.stage1.result.steps
-    stage2_steps = first.stage2[results.headline(results.t0)].result.steps
+    stage2_steps = first.stage2[results.main_label(results.t0)].result.steps
     return (
         f"{len(inputs.triplets[s0])} NLI triplets ({_steps(stage1_steps)} of stage 1) and "
         f"{len(inputs.stage2_pairs(s0))} STS-B + SICK-R pairs ({_steps(stage2_steps)} of stage 2) per training seed, "
@@ -275,19 +275,66 @@ def beside_the_paper(results: Results, paper_row: str, backbone: str, note: str)
 
 def stage_claims(results: Results, paper_row: str, *, n_resamples: int, seed: int) -> list[dict]:
     """``claims.stage_claims`` of every template (stage 1 vs untrained, stage 2 vs stage 1), each claim's text
-    prefixed with the template's name; the notebook's one headline (``headline``: True) is the first template's
-    stage 2 vs stage 1."""
+    prefixed with the template's name; the row of the paper's main claim (``main_claim``: True, ``claims.MAIN_CLAIMS``)
+    is the first template's stage 2 vs stage 1 (Table 4's main template, PromptSTH, in every profile)."""
     rows = []
     untrained, stage1, stage2 = results.untrained(), results.stage1_runs(), results.stage2_runs()
     for template in results.templates:
         name = TEMPLATE_NAMES[template]
         for row in claims.stage_claims(
-            untrained[template], stage1[template], stage2[template], paper_row, name, n_resamples=n_resamples, seed=seed
+            untrained[template],
+            stage1[template],
+            stage2[template],
+            paper_row,
+            name,
+            n_resamples=n_resamples,
+            seed=seed,
+            main_claim=template == results.t0,
         ):
             row["claim"] = f"{name}: {row['claim']}"
-            row["headline"] = row["headline"] and template == results.t0
             rows.append(row)
     return rows
+
+
+def levels(results: Results, paper_row: str) -> str:
+    """Our first template's average after stage 1 and after stage 2 (means over the training seeds) beside Table 4's
+    for the same template, and the optimizer steps stage 2 took with the steps dev selection kept, e.g. "PromptSTH
+    64.09 -> 69.07 (mean of 3 seeds; the paper's Mistral-7b PromptSTH, Table 4: 85.66 -> 90.61), stage 2 in 4
+    optimizer steps per seed (dev selection kept step 2-4)"."""
+    t0 = results.t0
+    name = TEMPLATE_NAMES[t0]
+    stage1, stage2 = results.stage1_runs()[t0], results.stage2_runs()[t0]
+    ours = [pipeline.mean_scores(list(runs.values()))["avg"] for runs in (stage1, stage2)]
+    paper = claims.stage2_gain(paper_row, name)
+    steps = sorted({r.result.steps for r in stage2.values()})
+    kept = sorted(r.kept_step for r in stage2.values())
+    took = str(steps[0]) if len(steps) == 1 else f"{steps[0]}-{steps[-1]}"
+    chose = str(kept[0]) if kept[0] == kept[-1] else f"{kept[0]}-{kept[-1]}"
+    return (
+        f"{name} {ours[0]:.2f} -> {ours[1]:.2f} (mean of {len(stage2)} training seed(s); the paper's {paper_row} "
+        f"{name}, Table 4: {paper[0]:.2f} -> {paper[1]:.2f}), stage 2 in {took} optimizer steps per seed (dev "
+        f"selection kept step {chose})"
+    )
+
+
+def takeaway(rows: Sequence[Mapping], results: Results, paper_row: str, backbone: str, cpu: str) -> str:
+    """The run's takeaway: it opens with the paper's main claim and its verdict (``main_claim_text``, whatever it
+    is), then our levels beside the paper's (:func:`levels`), the main claim's seeds-and-pairs interval, the committed
+    cpu run's result (``cpu``), how much of the gain the control recovers and what it attributes the gain to."""
+    main_claim = claims.MAIN_CLAIMS[0]
+    main = main_claim.row_in(rows)
+    text = f"The paper's main claim: {main_claims.main_claim_text(main_claim, rows)}."
+    if main is None:
+        return text
+    control = next((r for r in rows if r.get("control")), None)
+    both = main.get("seeds_and_pairs")
+    both_text = f"; seeds and pairs [{both['low']:+.2f}, {both['high']:+.2f}]" if both else ""
+    recovered = claims.control_recovers(main, control)
+    return (
+        f"{text} On {backbone}: {levels(results, paper_row)}; stage 2 minus stage 1 {main['difference']:+.2f} "
+        f"beside the paper's {main['paper_difference']:+.2f}{both_text} ({cpu}). "
+        f"{recovered[:1].upper()}{recovered[1:]}; {claims.attribution(main, control)}."
+    )
 
 
 def above_ceilings(crossings: Mapping[str, Mapping[str, bool]]) -> dict[str, list[str]]:

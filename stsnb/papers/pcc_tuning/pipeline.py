@@ -262,7 +262,7 @@ def plan(
     control_positive_score: float | None = None,
 ) -> list[SeedPlan]:
     """The runs of the notebook, in order. The first template runs on every training seed: stage 1, then stage 2
-    at the first batch size (the headline), the de-duplication arms (``arms_of(seed)``, when given) and the control
+    at the first batch size (the main claim's), the de-duplication arms (``arms_of(seed)``, when given) and the control
     (when ``control_positive_score`` is given). The sweeps, the other batch sizes (Table 5) and the other templates
     (Table 4), run on the first seed only. ``pairs_of(seed)``: stage 2's pairs; ``config_of(template, global batch,
     seed, number of pairs)``; ``batch_sizes``: the sizes, or a function of the template (``protocol.Protocol``'s

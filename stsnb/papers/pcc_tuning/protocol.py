@@ -178,15 +178,15 @@ class Protocol:
         return self.stage1_batch_size if recipe is None else recipe.stage1_batch
 
     def batch_sizes(self, template: str) -> list[int]:
-        """Stage 2's global batch sizes for ``template``: the first is the headline (the recipe's own batch with
-        ``use_paper_recipe``), the rest Table 5's sweep."""
+        """Stage 2's global batch sizes for ``template``: the first is the main run's, the stage 2 of the paper's main
+        claim (the recipe's own batch with ``use_paper_recipe``), the rest Table 5's sweep."""
         recipe = self.recipe(template)
         if recipe is None:
             return list(self.stage2_batch_sizes)
         return [recipe.stage2_batch] + [b for b in self.stage2_batch_sizes if b != recipe.stage2_batch]
 
-    def headline_label(self, template: str) -> str:
-        """The label of ``template``'s headline stage-2 run (its first batch size)."""
+    def main_label(self, template: str) -> str:
+        """The label of ``template``'s main stage-2 run, the main claim's (its first batch size)."""
         return f"batch {self.batch_sizes(template)[0]}"
 
     def cutoffs(self, template: str) -> tuple[int, int]:
