@@ -521,6 +521,11 @@ def test_the_takeaway_names_what_the_control_attributes_the_main_claim_to_and_wh
     one_seed = {**unresolved, "per_seed": unresolved["per_seed"][1:2]}  # the seeds both rows kept
     assert "recovers about +5.10 of the +6.00" in pcc_tuning.claims.control_recovers(main, one_seed)
     assert "did not run" in pcc_tuning.claims.control_recovers(main, None)
+    untested = {**unresolved, "verdict": "not tested"}  # its arms did not train on dev: no share and no attribution
+    assert pcc_tuning.claims.control_recovers(main, untested).endswith("is not read: the control not tested")
+    assert "is not attributed to the Pearson loss: the control was not tested" in (
+        pcc_tuning.claims.attribution(main, untested)
+    )
 
 
 def test_robustness_claims_are_judged_by_equivalence_within_the_margin(sts_gold):

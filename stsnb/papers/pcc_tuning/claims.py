@@ -313,6 +313,8 @@ def attribution(main: Mapping, control: Mapping | None) -> str:
     said += f"{control['high']:+.2f}], {claims.verdict_text(control, mark_provisional=True)}"
     if control["verdict"] == verdict_rules.SUPPORTED:
         return f"our control attributes {gain} to the Pearson loss ({said})"
+    if control["verdict"] == verdict_rules.NOT_TESTED:
+        return f"{gain} is not attributed to the Pearson loss: the control was not tested ({said})"
     widths = [(e["low"], e["high"]) for e in control.get("per_seed") or []] or [(control["low"], control["high"])]
     detectable = max(verdict_rules.detectable_effect(lo, hi) for lo, hi in widths)
     return (
@@ -321,12 +323,19 @@ def attribution(main: Mapping, control: Mapping | None) -> str:
     )
 
 
+def _not_tested(row: Mapping) -> bool:
+    return row.get("verdict") == verdict_rules.NOT_TESTED
+
+
 def control_recovers(main: Mapping, control: Mapping | None) -> str:
     """How much of the stage-2 gain the control's point estimate recovers: (stage 2 minus stage 1) minus (stage 2
     minus the control), i.e. the control minus stage 1, on the training seeds both rows kept (their ``per_seed``
     entries), e.g. "the InfoNCE control on the same pairs recovers about +4.52 of the +4.98 ..."."""
     if control is None:
         return "the InfoNCE control did not run, so how much of the gain the same pairs give under InfoNCE is unknown"
+    untested = [name for name, r in (("the main claim", main), ("the control", control)) if _not_tested(r)]
+    if untested:
+        return f"how much of the gain the InfoNCE control recovers is not read: {' and '.join(untested)} not tested"
     gains = {e["seed_run"]: e["difference"] for e in main.get("per_seed") or []}
     over = {e["seed_run"]: e["difference"] for e in control.get("per_seed") or []}
     both = [s for s in gains if s in over]
@@ -379,13 +388,16 @@ def robustness_claim(
 def row_details(row: Mapping) -> list[str]:
     """What a notebook prints under a claim (after ``stsnb.evaluation.claims.describe``): each arm's dev gate with its
     per-seed evidence, the seeds left out and why, the smallest effect of interest and why (a direction claim), and
-    whether "equivalent" is reachable at this size (an equivalence claim)."""
-    lines = [
-        f"{p['name']}: {p['evidence']}"
-        for p in row.get("preconditions") or []
-        if str(p.get("name", "")).endswith(dev_gates.TRAINED_ON_DEV)
-    ]
-    lines += [f"left out of this claim: {seed} ({why})" for seed, why in (row.get("seeds_left_out") or {}).items()]
+    whether "equivalent" is reachable at this size (an equivalence claim); the gates and seeds only of a claim that was
+    tested (``describe`` prints why one was not)."""
+    lines = []
+    if row.get("verdict") != verdict_rules.NOT_TESTED:  # a claim not tested names its failed gates already
+        lines += [
+            f"{p['name']}: {p['evidence']}"
+            for p in row.get("preconditions") or []
+            if str(p.get("name", "")).endswith(dev_gates.TRAINED_ON_DEV)
+        ]
+        lines += [f"left out of this claim: {seed} ({why})" for seed, why in (row.get("seeds_left_out") or {}).items()]
     if row.get("smallest_effect") is not None:
         lines.append(f"smallest effect of interest +-{row['smallest_effect']:.2f}: {row['smallest_effect_reason']}")
     if row.get("reachability"):
