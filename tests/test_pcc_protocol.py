@@ -198,3 +198,16 @@ def test_the_warmup_fit_counts_is_the_recipes_100_steps(monkeypatch):
         assert seen["warmup"] == 100 and seen["total"] == protocol.optimizer_steps(
             n, config.batch_size, 1, config.epochs, config.drop_last
         )
+
+
+def test_the_class_plan_runs_the_main_comparison_and_the_control_without_the_transfer_probe(data_dir):
+    """The class plan keeps the paper's main comparison and the InfoNCE control on its one seed, paid for by the
+    transfer probe (off) and a dev evaluation every 4 steps; the plan of runs trains stage 2 and the control."""
+    from stsnb.papers.pcc_tuning import notebook, pipeline
+
+    params = _profile("class")
+    assert params["control_study"] is True and params["dedup_study"] is False
+    assert params["training_seeds"] == [0] and params["transfer_pairs"] is None and params["eval_every"] == 4
+    inputs = notebook.load_inputs(params)
+    (plan,) = inputs.plans(inputs.arms())
+    assert list(plan.variants) == ["batch 32", pipeline.CONTROL] and inputs.transfer_splits() is None

@@ -14,8 +14,8 @@
   run scored on the unquantized base, the recipe and its 100-step warmup (``Protocol``).
 - ``memory``: the notebook's memory plan for ``stsnb run --check`` (each stage's sequences and prompt length per GPU).
 - ``notebook``, ``figures``: notebook 10's plumbing (inputs, runs, results beside the paper) and its figure.
-- ``claims``: our stage differences with paired intervals per training seed, preconditions and verdicts
-  (``stsnb.evaluation.claims``).
+- ``claims``: our stage differences with paired intervals per training seed, dev gates per seed, smallest effects
+  and verdicts (``stsnb.evaluation.claims``); ``MAIN_CLAIMS``, the paper's main claim (Table 4: stage 2 beats stage 1).
 - ``reported``: the paper's numbers.
 """
 
