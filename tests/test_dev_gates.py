@@ -31,7 +31,7 @@ def test_a_seed_whose_arm_kept_step_0_on_dev_is_left_out_and_the_claim_reports_k
 def test_a_dev_score_no_better_than_the_untrained_encoders_is_not_training():
     lost = gate("a", ALL, {**GAINS, "seed 1": -0.3, "seed 2": 0.0})
     row = claims.claim("a beats b", SEEDS, paper_quote=Q, dev_gates=[lost])
-    assert row["verdict"] == "not tested" and "at least 2" in row["not_tested_because"]
+    assert row["verdict"] == "not tested" and "'a trained on dev' does not hold" in row["not_tested_because"]
     assert "dev -0.30 over untrained (did not train)" in row["not_tested_because"]
 
 
@@ -82,3 +82,11 @@ def test_a_notebook_states_its_main_claim_before_the_run_and_its_verdict_after_i
     row["claim"] = " ".join(main.wording)
     assert main_claims.main_claim_text(main, [row]).startswith(f"{main.statement}: supported (1 seed, provisional)")
     assert main_claims.main_claim_text(main, [dict(row, main_claim=False)]).endswith("not run in this profile")
+
+
+def test_arms_that_trained_on_different_seeds_leave_too_few_seeds_in_common():
+    a = gate("a", {**ALL, "seed 0": 0}, GAINS)  # a trained on seeds 1 and 2
+    b = gate("b", {**ALL, "seed 1": 0}, GAINS)  # b on seeds 0 and 2
+    row = claims.claim("a beats b", SEEDS, paper_quote=Q, dev_gates=[a, b])
+    assert row["verdict"] == "not tested" and "on the same seeds (at least 2)" in row["not_tested_because"]
+    assert row["not_tested_because"].count("does not hold") == 1

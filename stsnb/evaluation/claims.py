@@ -280,7 +280,10 @@ def claim(
         if not isinstance(intervals, Mapping):
             raise ValueError(f"claim {text!r}: dev gates need the intervals keyed by seed label ({{'seed 0': ...}})")
         selection = select_seeds(list(intervals), dev_gates)
-        preconditions += [g.precondition(selection.needed) for g in dev_gates] + [selection.precondition()]
+        gates = [g.precondition(selection.needed) for g in dev_gates]
+        preconditions += gates
+        if all(g.holds for g in gates):  # each arm trained on enough seeds, but perhaps not on the same ones
+            preconditions.append(selection.precondition())
         if selection.enough:
             kept = {label: intervals[label] for label in selection.kept}
     row = verdict_rules.claim_row(text, kept, direction or +1)
