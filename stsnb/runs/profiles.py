@@ -4,7 +4,8 @@ The parameters cell holds the ``class`` profile's values, and ``profile = "class
 notebook in JupyterLab and running all cells runs the class profile (each training notebook in a few minutes) with
 exactly the values the reader sees (``CELL_PROFILE``: its plan names no value but the profile). The notebook's first
 setup line calls ``apply(globals(), name)``, which puts the values of ``papermill_runs/plans/NAME.yaml`` into the
-notebook, so nobody types YAML into a cell: ``profile = "cpu"`` gives the cpu profile's larger settings. ``stsnb run --profile NAME`` injects a plan's values through papermill, its
+notebook, so nobody types YAML into a cell: ``profile = "cpu"`` gives the cpu profile's larger settings.
+``stsnb run --profile NAME`` injects a plan's values through papermill, its
 ``profile`` among them (every plan names the profile of each notebook that has the parameter: ``plans.check_plan``).
 Values the plan does not name stay as the cell has them. Applying a plan twice (papermill, then this) changes
 nothing, so a batch run and a JupyterLab run of one profile run the same values.
