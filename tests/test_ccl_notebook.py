@@ -223,7 +223,7 @@ def test_sweep_notes_are_written_from_the_probe_and_the_claims():
     sigma |= {"verdict": "equivalent", "seeds": 1}
     text = ccl.sweep_notes({"mean": mean, "cls": cls}, "mean", 3.0, "divisor", 16, [sigma], [])
     assert "7.0% of BCL's softmax mass" in text and "1/16 = 6.2%" in text and "0.19x" in text
-    assert "-0.03 [-0.06, -0.01] (equivalent, 1 seed)" in text and "60x sharper" in text
+    assert "-0.03 [-0.06, -0.01], equivalent (1 seed, provisional)" in text and "60x sharper" in text
     assert "which this probe supports" in text and "a much smaller cost" in text
     assert "a small part of a small part" in text
     assert "Figure 2 claims: none in this run" in text
@@ -259,7 +259,7 @@ def _claim(text: str, difference: float, paper: float | None, verdict: str) -> d
     }
 
 
-def test_the_figures_are_readable_and_draw_what_the_issue_asked(data_dir, validation_quads):
+def test_the_figures_are_readable_and_draw_what_was_asked(data_dir, validation_quads):
     train = data.load_csts("train", data_dir)
     validation = data.load_csts("validation", data_dir)
     labels = ccl.figures.labels(train, validation, ccl.pair_conditions(train).quadruples)
