@@ -762,6 +762,11 @@ def test_sigma_is_a_direction_claim_and_tau_robustness_needs_a_margin_below_the_
     idle_sigma = ccl.sigma_claim("Table 5, m bi-encoder: CCL sigma=0.75 > sigma=0", far, base, share=faint, **kw)
     assert idle_sigma["verdict"] == "not tested" and not ccl.sigma_acts(faint).holds
     assert "measured 0.84%" in idle_sigma["not_tested_because"] and "floor 1%" in idle_sigma["not_tested_because"]
+    assert (
+        ccl.why_not_tested(idle_sigma)
+        == "sigma's weights reach at least 1% of the gradient (measured 0.84%) does not hold"
+    )
+    assert ccl.why_not_tested(same) == ""
     # Figure 2: robust to tau, with a margin below the smallest effect Sections 4.4-4.5 read as real (0.60)
     reason, effect = ccl.robustness_margin("bi", "SimCSE-base", 0.5)
     assert effect == pytest.approx(46.9 - 46.3) and "(Table 4, w/o BCL): +-0.5 stays below it" in reason

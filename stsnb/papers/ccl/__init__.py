@@ -80,6 +80,7 @@ from .gates import (
     sigma_reach,
     smallest_effect,
     untrained_dev,
+    why_not_tested,
 )
 from .objectives import (
     C_MSE_TARGETS,

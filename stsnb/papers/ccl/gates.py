@@ -32,6 +32,7 @@ ONE_POINT = 1.0
 # Table 5: below this share of the gradient at h, sigma's mechanism does not act in our setting (the claim is then
 # not tested); chosen before the runs, with its reason
 SIGMA_GRADIENT_FLOOR = 0.01
+SIGMA_ACTS = "sigma's weights reach at least"  # how the precondition's name begins
 SIGMA_FLOOR_REASON = (
     "a floor chosen before the runs: weights that reach under 1% of the gradient change each update by under 1% (to "
     "first order), so the two runs train almost alike and their difference cannot speak to the paper's claim that "
@@ -87,7 +88,7 @@ def smallest_effect(paper_difference: float | None, where: str) -> tuple[float, 
             f"{quotes.ONE_POINT})"
         )
         return ONE_POINT / 2, reason
-    half = abs(float(paper_difference)) / 2
+    half = round(abs(float(paper_difference)) / 2, 4)  # the paper prints one decimal: no float noise
     return half, f"half the paper's difference {float(paper_difference):+.3g} ({where})"
 
 
@@ -108,7 +109,19 @@ def sigma_acts(share: GradientShare, floor: float = SIGMA_GRADIENT_FLOOR) -> cla
         f"{share.bcl_ratio / (1 + share.bcl_ratio):.1%}, probed before training at tau={share.temperature:g}, "
         f"{share.reading}); floor {floor:.0%}: {SIGMA_FLOOR_REASON}"
     )
-    return claims.Precondition(f"sigma's weights reach at least {floor:.0%} of the gradient", reach >= floor, evidence)
+    return claims.Precondition(f"{SIGMA_ACTS} {floor:.0%} of the gradient", reach >= floor, evidence)
+
+
+def why_not_tested(row: Mapping) -> str:
+    """The short reason of a *not tested* row for a takeaway: the names of its failed preconditions (the dev gates'
+    per-seed evidence stays in the full ``not_tested_because``), with the measured share where sigma barely acts;
+    "" when the row was tested."""
+    failed = [p for p in row.get("preconditions") or () if not p["holds"]]
+    parts = []
+    for p in failed:
+        measured = f" ({p['evidence'].split(' (')[0]})" if p["name"].startswith(SIGMA_ACTS) else ""
+        parts.append(f"{p['name']}{measured} does not hold")
+    return "; ".join(parts)
 
 
 def gates_text(row: Mapping) -> str:
