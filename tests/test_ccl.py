@@ -419,7 +419,7 @@ def test_bi_and_tri_encoders_on_the_real_minilm():
 
 
 def test_gradient_checkpointing_reaches_the_backbone_and_leaves_the_gradients_unchanged():
-    """The ``gradient_checkpointing`` parameter of notebook 40 (issue: memory that fits on a GPU server) reaches the
+    """The ``gradient_checkpointing`` parameter of notebook 40 (memory that fits on a GPU server) reaches the
     backbone of both architectures and changes memory, not the gradient of a CCL loss on the real MiniLM."""
     rows = [CSTSRecord("A man rides a horse.", "A woman rides a bike.", c, label) for c, label in (("animal", 1.0),)]
     grads = {}
@@ -466,13 +466,17 @@ def test_a_short_training_run_on_real_rows(data_dir):
     assert math.isfinite(outcome.evaluation.spearman) and math.isfinite(outcome.evaluation.pearson)
     result = outcome.result  # selection may keep step 0 here; then the weights are the start's, exactly
     assert (result.best_step == 0) == (result.weight_change == 0.0)
-    assert ccl.left_start("CCL", outcome).holds == (result.best_step > 0)
+    gate = ccl.dev_gate("CCL", outcome)  # step 0 of the fit is the untrained encoder on the same selection rows
+    start = ccl.evaluate_rows(settings.build(seed=0), rows[:12]).spearman
+    assert ccl.untrained_dev(result) == pytest.approx(start, abs=1e-6)
+    assert (gate.trained_seeds == ["seed 0"]) == (result.best_step > 0 and result.best_score > start)
     untrained = ccl.zero_shot(settings, rows)
     assert untrained.result is None and untrained.evaluation.sources == outcome.evaluation.sources
     row = ccl.spearman_claim("CCL > untrained", outcome, untrained, paper_quote=Q, n_resamples=200)
     assert row["verdict"] in ("supported", "contradicted", "unresolved") and row["low"] <= row["high"]
     assert row["seeds"] == 1 and row["per_seed"][0]["n"] == len({ccl.pair_id(r) for r in rows})  # sentence pairs
-    assert not ccl.left_start("untrained", untrained).holds
+    with pytest.raises(ValueError, match="an untrained run has no dev gate"):
+        ccl.dev_gate("untrained", untrained)
     assert "untrained" in untrained.describe() and "largest weight change" in outcome.describe()
     assert (result.relative_change == 0.0) == (result.best_step == 0) and "% (relative L2)" in outcome.describe()
     assert outcome.metrics()["relative_change"] == result.relative_change
@@ -556,15 +560,21 @@ def test_reported_numbers_match_the_papers_differences():
 # claims: sentence pairs as the bootstrap unit, training seeds, preconditions, equivalence
 
 
-def _outcome(name, rows, predictions, *, seed=0, best_step=10, weight_change=1e-3, arch="bi"):
-    """A scored run on real rows with given predictions (the statistics under test need nothing else)."""
+def _outcome(name, rows, predictions, *, seed=0, best_step=10, weight_change=1e-3, arch="bi", dev_gain=5.0):
+    """A scored run on real rows with given predictions (the statistics under test need nothing else); its fit's
+    history scores the selection rows at step 0 (the untrained encoder, 10.0) and ``dev_gain`` higher at the kept
+    step (step 0 keeps the start's score)."""
     from stsnb.training.config import TrainResult
 
     gold = ccl.gold_labels(rows)
     spearman, pearson = stsnb_evaluate.correlations(predictions, gold)
     sources, groups = [r.source for r in rows], [ccl.pair_id(r) for r in rows]
     evaluation = ccl.Evaluation(spearman, pearson, np.asarray(predictions, float), gold, sources, groups)
-    result = None if best_step is None else TrainResult(20, 0.0, best_step, 1.0, weight_change=weight_change)
+    result = None
+    if best_step is not None:
+        best = 10.0 + (dev_gain if best_step else 0.0)
+        history = [{"step": 0, "epoch": 0, "dev": 10.0}, {"step": 20, "epoch": 0, "loss": 0.5, "dev": best}]
+        result = TrainResult(20, best, best_step, 1.0, history, weight_change=weight_change)
     settings = ccl.ModelSettings("minilm-l6", arch, condition_transform=arch == "tri")
     return ccl.RunOutcome(name, settings, None, evaluation, result, 1.0, seed=seed)
 
@@ -606,9 +616,12 @@ def test_claims_resample_sentence_pairs_which_widens_the_interval_when_errors_co
     by_rows = ccl.row_interval(run_a, run_b, n_resamples=1000)
     assert by_rows.n == len(rows)
     assert grouped.high - grouped.low > 1.15 * (by_rows.high - by_rows.low)  # rows are not independent draws
-    assert row["headline"] is False  # only the notebook's headline claim is marked
-    marked = ccl.spearman_claim("a > b", run_a, run_b, paper_quote=Q, headline=True, n_resamples=50)
-    assert marked["headline"] is True and stsnb_claims.headline_of([row, marked]) is marked
+    assert row["main_claim"] is False and "headline" not in row  # only the paper's main claim is marked
+    text = "Table 3, m bi-encoder: CCL > QuMSE"
+    marked = ccl.spearman_claim(text, run_a, run_b, paper_quote=Q, main_claim=True, n_resamples=50)
+    (main,) = ccl.MAIN_CLAIMS
+    assert marked["main_claim"] is True and main.row_in([row, marked]) is marked
+    assert main.row_in([{**marked, "main_claim": False}]) is None  # the row is found by its mark and its wording
 
 
 def _pairs_of(groups) -> list[tuple[int, int]]:
@@ -624,30 +637,88 @@ def test_training_seeds_each_get_an_interval_and_an_untrained_bi_encoder_serves_
     gold = ccl.gold_labels(rows)
     untrained = _outcome("untrained", rows, rng.normal(0, 1, len(rows)), best_step=None)
     runs = {s: _outcome(f"QuMSE {s}", rows, gold + rng.normal(0, 0.3, len(rows)), seed=s) for s in (0, 1, 2)}
-    moved = ccl.moved(runs, untrained, "QuMSE", n_resamples=300)
-    assert moved.holds and moved.evidence.count("seed") == 3
     row = ccl.spearman_claim("QuMSE > untrained", runs, untrained, paper_quote=Q, n_resamples=300)
     assert row["seeds"] == 3 and [e["seed_run"] for e in row["per_seed"]] == ["seed 0", "seed 1", "seed 2"]
     assert row["verdict"] == "supported" and "3 seeds" in stsnb_claims.verdict_text(row)
     tri_untrained = _outcome("tri untrained", rows, rng.normal(0, 1, len(rows)), best_step=None, arch="tri")
     with pytest.raises(ValueError, match="no run for training seed 1"):
-        ccl.moved(runs, tri_untrained, "QuMSE")  # its condition transform is drawn from the seed
+        ccl.seed_intervals(runs, tri_untrained)  # its condition transform is drawn from the seed
 
 
-def test_a_comparison_whose_baseline_did_not_train_is_not_tested(validation_rows):
+def test_dev_gates_read_each_fits_selection_scores_against_its_own_step_0(validation_rows):
+    rows = validation_rows
+    rng = np.random.default_rng(2)
+    gold = ccl.gold_labels(rows)
+    good = {s: _outcome(f"CCL {s}", rows, gold + rng.normal(0, 0.3, len(rows)), seed=s) for s in (0, 1, 2)}
+    gate = ccl.dev_gate("CCL", good)
+    assert gate.trained_seeds == ["seed 0", "seed 1", "seed 2"] and gate.name == "CCL trained on dev"
+    assert "seed 0: selected step 10 of 20, dev +5.00 over untrained" in gate.evidence()
+    assert ccl.untrained_dev(good[0].result) == 10.0
+    stuck = _outcome("QuMSE", rows, gold, best_step=0, weight_change=0.0)  # selection kept step 0: the start
+    worse = _outcome("QuMSE", rows, gold, dev_gain=-1.0)  # kept a later step that scores below the start on dev
+    assert ccl.dev_gate("QuMSE", stuck).trained_seeds == [] and ccl.dev_gate("QuMSE", worse).trained_seeds == []
+    untrained = _outcome("untrained", rows, gold, best_step=None)
+    with pytest.raises(ValueError, match="an untrained run has no dev gate"):
+        ccl.dev_gate("untrained", untrained)
+    no_start = _outcome("x", rows, gold)
+    no_start.result.history = no_start.result.history[1:]
+    with pytest.raises(ValueError, match="no dev score at step 0"):
+        ccl.dev_gate("x", no_start)
+
+
+def test_a_seed_on_which_an_arm_did_not_train_on_dev_is_left_out_of_the_claim(validation_rows):
     rows = validation_rows
     rng = np.random.default_rng(2)
     gold = ccl.gold_labels(rows)
     start = rng.normal(0, 1, len(rows))
-    untrained = _outcome("untrained", rows, start, best_step=None)
-    stuck = _outcome("QuMSE", rows, start, best_step=0, weight_change=0.0)  # selection kept step 0
-    better = _outcome("CCL", rows, gold + rng.normal(0, 0.3, len(rows)))
-    pre = ccl.trained_preconditions(stuck, "QuMSE", better, "CCL", untrained, n_resamples=300)
-    assert [p.holds for p in pre] == [False, False, True]
-    row = ccl.spearman_claim("CCL > QuMSE", better, stuck, paper_quote=Q, preconditions=pre, n_resamples=300)
-    assert row["verdict"] == "not tested" and row["low"] > 0  # its interval alone would have said "supported"
-    assert "'QuMSE moved the encoder' does not hold" in row["not_tested_because"]
-    assert "'QuMSE is not its starting point' does not hold" in row["not_tested_because"]
+    better = {s: _outcome("CCL", rows, gold + rng.normal(0, 0.3, len(rows)), seed=s) for s in (0, 1, 2)}
+    qumse = {s: _outcome("QuMSE", rows, start + rng.normal(0, 0.05, len(rows)), seed=s) for s in (0, 1, 2)}
+    qumse[1] = _outcome("QuMSE", rows, start, seed=1, best_step=0, weight_change=0.0)  # seed 1 kept its start
+    kw = {"paper_quote": Q, "smallest_effect": (1.0, "half the paper's +2"), "n_resamples": 300}
+    row = ccl.spearman_claim("CCL > QuMSE", better, qumse, dev_gates=ccl.arm_gates(better, "CCL", qumse, "QuMSE"), **kw)
+    assert row["verdict"] == "supported" and stsnb_claims.verdict_text(row) == "supported (2 of 3 seeds)"
+    assert list(row["seeds_left_out"]) == ["seed 1"] and "QuMSE: selected step 0" in row["seeds_left_out"]["seed 1"]
+    assert [e["seed_run"] for e in row["per_seed"]] == ["seed 0", "seed 2"]
+    assert "QuMSE on dev: seed 0: step 10 of 20, dev +5.00 over untrained" in ccl.gates_text(row)
+    assert "(did not train)" in ccl.gates_text(row) and "left out: seed 1" in ccl.gates_text(row)
+    one = ccl.spearman_claim(
+        "CCL > QuMSE", better[1], qumse[1], dev_gates=ccl.arm_gates(better[1], "CCL", qumse[1], "QuMSE"), **kw
+    )
+    assert one["verdict"] == "not tested"  # a one-seed claim whose seed is left out
+    assert "'QuMSE trained on dev' does not hold" in one["not_tested_because"]
+
+
+def test_smallest_effects_are_half_the_papers_difference_with_their_reason():
+    assert ccl.smallest_effect(46.8 - 44.8, "Table 3, SimCSE-base bi") == (
+        pytest.approx(1.0),
+        "half the paper's difference +2 (Table 3, SimCSE-base bi)",
+    )
+    effect, reason = ccl.smallest_effect(46 - 134, "Appendix A")
+    assert effect == 44 and "-88" in reason
+    effect, reason = ccl.smallest_effect(None, "Table 4")
+    assert effect == 0.5 and "more than one point" in reason and ccl.quotes.ONE_POINT in reason
+    assert ccl.smallest_effect(0.0, "Table 4")[0] == 0.5
+
+
+def test_the_ablation_note_states_the_finding_from_the_per_seed_differences():
+    row = {
+        "claim": "Table 4, m bi-encoder: CCL > CCL w/o BCL",
+        "per_seed": [
+            {"seed_run": "seed 0", "difference": -0.74},
+            {"seed_run": "seed 1", "difference": -2.11},
+            {"seed_run": "seed 2", "difference": 0.38},
+        ],
+        "verdict": "unresolved",
+        "seeds": 3,
+        "paper_difference": 0.6,
+    }
+    note = ccl.ablation_note("bcl", row)
+    assert note.startswith("CCL minus CCL w/o BCL, per seed: seed 0 -0.74, seed 1 -2.11, seed 2 +0.38")
+    assert "without BCL the score was higher on 2 of 3 seeds (unresolved (3 seeds); the paper's" in note
+    assert "W-ACL is the only term" not in note
+    w_acl = ccl.ablation_note("w_acl", {**row, "per_seed": row["per_seed"][:1], "verdict": "supported", "seeds": 1})
+    assert "higher on 1 of 1 seed (supported (1 seed, provisional)" in w_acl
+    assert w_acl.endswith(ccl.WHAT_W_ACL_DOES) and "compares a pair's two conditions" in w_acl
 
 
 def test_sigma_is_a_direction_claim_and_tau_robustness_needs_a_margin_below_the_papers_effect(
@@ -671,21 +742,38 @@ def test_sigma_is_a_direction_claim_and_tau_robustness_needs_a_margin_below_the_
     share = ccl.GradientShare("divisor", 3.0, 1 / 3, 0.25, 0.07, 2)  # BCL 0.25x the label terms, 7% same-pair
     probed = ccl.sigma_changes_weights(train, 0.75, 0.0, share)
     assert "at most about 1.4% of the gradient at h" in probed.evidence  # 7% x 0.25 / 1.25
+    assert ccl.sigma_reach(share) == pytest.approx(0.014) and ccl.sigma_acts(share).holds
     # Section 4.5.1: "the optimal effect cannot be achieved" with sigma = 0 -> Table 2's sigma beats it (direction)
-    kw = {"table2_sigma": 0.75, "sigma": 0.0, "paper_difference": 0.9, "quadruples": train, "preconditions": []}
+    kw = {"table2_sigma": 0.75, "sigma": 0.0, "paper_difference": 0.9, "quadruples": train}
     same = ccl.sigma_claim("Table 5, m bi-encoder: CCL sigma=0.75 > sigma=0", base, near, share=share, **kw)
     assert same["test"] == "direction" and same["paper_direction"] == 1 and same["verdict"] != "equivalent"
     assert same["paper_quote"] == ccl.quotes.SIGMA_ZERO and "cannot be achieved" in same["paper_quote"]
+    assert same["verdict"] == "no meaningful effect"  # a tiny difference, wholly inside half the paper's +0.90
+    assert (
+        same["smallest_effect"] == pytest.approx(0.45)
+        and "half the paper's difference +0.9" in (same["smallest_effect_reason"])
+    )
     worse = ccl.sigma_claim("Table 5, m bi-encoder: CCL sigma=0.75 > sigma=0", far, base, **kw)
-    assert worse["verdict"] == "contradicted"  # sigma = 0 clearly ahead: against the paper's words
+    assert worse["verdict"] == "contradicted"  # sigma = 0 clearly ahead, beyond the smallest effect
     other = ccl.sigma_claim("x", base, near, **{**kw, "sigma": 1.0})
     assert other["paper_quote"] == ccl.quotes.SIGMA_OTHER
+    # sigma's mechanism barely acts (the cpu run's probe: 7% of BCL's push x 12% BCL's part, under 1%): not tested
+    faint = ccl.GradientShare("divisor", 3.0, 1 / 3, 0.135, 0.0705, 2)
+    idle_sigma = ccl.sigma_claim("Table 5, m bi-encoder: CCL sigma=0.75 > sigma=0", far, base, share=faint, **kw)
+    assert idle_sigma["verdict"] == "not tested" and not ccl.sigma_acts(faint).holds
+    assert "measured 0.84%" in idle_sigma["not_tested_because"] and "floor 1%" in idle_sigma["not_tested_because"]
+    assert (
+        ccl.why_not_tested(idle_sigma)
+        == "sigma's weights reach at least 1% of the gradient (measured 0.84%) does not hold"
+    )
+    assert ccl.why_not_tested(same) == ""
     # Figure 2: robust to tau, with a margin below the smallest effect Sections 4.4-4.5 read as real (0.60)
     reason, effect = ccl.robustness_margin("bi", "SimCSE-base", 0.5)
     assert effect == pytest.approx(46.9 - 46.3) and "(Table 4, w/o BCL): +-0.5 stays below it" in reason
-    tau = {"arch": "bi", "row": "SimCSE-base", "preconditions": [changes]}
+    tau = {"arch": "bi", "row": "SimCSE-base", "dev_gates": ccl.arm_gates(base, "CCL", near, "CCL tau=10")}
     kept = ccl.tau_claim("robust to tau", base, near, margin=0.5, **tau)
     assert kept["test"] == "equivalence" and kept["verdict"] == "equivalent" and kept["margin_reason"] == reason
+    assert kept["reachability"].startswith("equivalence reachable")
     assert abs(kept["low"]) < 0.5 and abs(kept["high"]) < 0.5
     moved = ccl.tau_claim("robust to tau", base, far, margin=0.5, **tau)
     assert moved["verdict"] == "contradicted" and moved["low"] > 0.5
@@ -693,10 +781,13 @@ def test_sigma_is_a_direction_claim_and_tau_robustness_needs_a_margin_below_the_
     assert wide["verdict"] == "not tested" and "+0.60 lies inside the margin +-1" in wide["not_tested_because"]
     tri = ccl.tau_claim("robust to tau", base, near, margin=0.5, **{**tau, "arch": "tri"})
     assert tri["test"] == "no direction" and tri["verdict"] == "unresolved"  # the paper claims no tri robustness
-    idle = ccl.sigma_changes_weights(train, 0.75, 0.75)
-    assert ccl.tau_claim("robust", base, near, margin=0.5, **{**tau, "preconditions": [idle]})["verdict"] == (
-        "not tested"
-    )
+    noisy = _outcome("CCL tau=10", rows, base_predictions + rng.normal(0, 0.3, len(rows)))
+    unreachable = ccl.tau_claim("robust to tau", base, noisy, margin=0.5, **tau)
+    assert unreachable["reachability"].startswith("equivalence not reachable at this size")  # one seed: too wide
+    assert unreachable["verdict"] != "equivalent"
+    stuck = _outcome("CCL tau=10", rows, base_predictions, best_step=0, weight_change=0.0)
+    gates = ccl.arm_gates(base, "CCL", stuck, "CCL tau=10")
+    assert ccl.tau_claim("robust", base, stuck, margin=0.5, **{**tau, "dev_gates": gates})["verdict"] == "not tested"
 
 
 def test_appendix_a_is_not_tested_when_over_estimation_never_occurs(validation_rows):
@@ -750,7 +841,7 @@ def test_run_flags_and_wide_gaps():
 
 
 def test_the_notebooks_equivalence_margin_stays_below_the_papers_smallest_effect():
-    """Issue 28: a robustness margin that contains an effect the paper reads as real could not tell it from none."""
+    """A robustness margin that contains an effect the paper reads as real could not tell it from none."""
     import papermill
 
     from stsnb.runs import plans
@@ -769,16 +860,18 @@ def test_table4_trains_on_the_seeds_ccl_trained_on():
         ccl.ablation_seeds_of([0], 0)
 
 
-def test_the_run_leads_with_table4_w_acl_or_falls_back_to_table3():
+def test_the_main_claim_is_table3_on_the_bi_encoder_whatever_the_run_shows():
+    from stsnb.evaluation import main_claims
+
+    (main,) = main_claims.main_claims_of("40_ccl_csts")
+    assert main is ccl.MAIN_CLAIMS[0] and main.statement == "Table 3: CCL beats the prior method (QuMSE), bi-encoder"
     rows = [
-        {"claim": "Table 3, m bi-encoder: CCL > QuMSE"},
-        {"claim": "Table 3, m tri-encoder: CCL > QuMSE"},
-        {"claim": "Table 4, m bi-encoder: CCL > CCL w/o W-ACL"},
-        {"claim": "Table 4, m bi-encoder: CCL > CCL w/o BCL"},
+        {"claim": "Table 3, m tri-encoder: CCL > QuMSE", "main_claim": False},
+        {"claim": "Table 4, m bi-encoder: CCL > CCL w/o W-ACL", "main_claim": False, "verdict": "supported"},
+        {"claim": "Table 3, m bi-encoder: CCL > QuMSE", "main_claim": True, "verdict": "unresolved", "seeds": 3},
     ]
-    assert ccl.headline_row(rows, "Table 4", "m") is rows[2]
-    assert ccl.headline_row(rows, "Table 3", "m") is rows[0]
-    assert ccl.headline_row([rows[0], rows[3]], "Table 4", "m") is rows[0]  # W-ACL not removed in this run
-    assert ccl.headline_row(rows, "Table 4", "other") is None
-    with pytest.raises(ValueError, match="headline_table must be one of"):
-        ccl.headline_row(rows, "Table 5", "m")
+    assert main.row_in(rows) is rows[2]  # never the W-ACL ablation, however clear its verdict
+    assert main_claims.main_claim_text(main, rows).endswith("bi-encoder: unresolved (3 seeds)")
+    ccl.check_ablation_seeds(1)
+    with pytest.raises(ValueError, match="ablation_seeds must be at least 1"):
+        ccl.check_ablation_seeds(0)

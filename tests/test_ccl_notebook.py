@@ -223,7 +223,7 @@ def test_sweep_notes_are_written_from_the_probe_and_the_claims():
     sigma |= {"verdict": "equivalent", "seeds": 1}
     text = ccl.sweep_notes({"mean": mean, "cls": cls}, "mean", 3.0, "divisor", 16, [sigma], [])
     assert "7.0% of BCL's softmax mass" in text and "1/16 = 6.2%" in text and "0.19x" in text
-    assert "-0.03 [-0.06, -0.01] (equivalent, 1 seed)" in text and "60x sharper" in text
+    assert "-0.03 [-0.06, -0.01], equivalent (1 seed, provisional)" in text and "60x sharper" in text
     assert "which this probe supports" in text and "a much smaller cost" in text
     assert "a small part of a small part" in text
     assert "Figure 2 claims: none in this run" in text
@@ -259,7 +259,7 @@ def _claim(text: str, difference: float, paper: float | None, verdict: str) -> d
     }
 
 
-def test_the_figures_are_readable_and_draw_what_the_issue_asked(data_dir, validation_quads):
+def test_the_figures_are_readable_and_draw_what_was_asked(data_dir, validation_quads):
     train = data.load_csts("train", data_dir)
     validation = data.load_csts("validation", data_dir)
     labels = ccl.figures.labels(train, validation, ccl.pair_conditions(train).quadruples)
@@ -335,3 +335,24 @@ def test_the_protocol_says_when_no_sigma_or_tau_runs(cpu_params):
     assert rows[r"Figure 2 $\tau$"].ours == r"not run in this profile (every CCL run uses Table 2's $\tau$ = 3)"
     cpu = {r.detail: r for r in ccl.protocol_rows(cpu_params)}
     assert cpu[r"Table 5 $\sigma$"].ours == "0, 0.75 (bi-encoder)" and cpu[r"Figure 2 $\tau$"].ours == "3, 10"
+
+
+def test_the_notebook_opens_short_with_the_pipeline_and_the_main_claim_and_leads_with_it():
+    """The opening before the parameters cell stays within 150 words; the first code cell after the setup draws the
+    pipeline figure and states the paper's main claim; the takeaway opens with the main claim's verdict; no
+    notebook-chosen headline is left; the protocol table sits in the appendix at the end."""
+    cells = nbformat.read(NOTEBOOK, as_version=4).cells
+    at = next(i for i, c in enumerate(cells) if "parameters" in c.metadata.get("tags", []))
+    assert sum(len(c.source.split()) for c in cells[:at] if c.cell_type == "markdown") <= 150
+    code = [c.source for c in cells if c.cell_type == "code"]
+    setup = next(i for i, source in enumerate(code) if "runs.start(" in source)
+    assert "pipeline.pipeline_figure(" in code[setup + 1]
+    assert 'main_claims.main_claim_intro("40_ccl_csts")' in code[setup + 1]
+    takeaway = next(source for source in code if 'metrics["takeaway"] =' in source)
+    assert 'f"{opening} Other claims' in takeaway and "The paper's main claim: " in takeaway
+    assert 'main_claim=(backbone, arch) == (backbones[0], "bi")' in "".join(code)
+    text = "".join(c.source for c in cells)
+    assert "headline_table" not in text and "headline_row" not in text and "headline_of" not in text
+    appendix = next(i for i, c in enumerate(cells) if c.source.startswith("## Appendix"))
+    assert appendix > next(i for i, c in enumerate(cells) if c.source.startswith("## 9 ·"))
+    assert any("protocol_markdown" in c.source for c in cells[appendix:])

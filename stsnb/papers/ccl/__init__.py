@@ -6,7 +6,8 @@
 - ``overestimation``: the Appendix A count (Eq. 16-17).
 - ``training``: one experiment (build, fit with selection, score Spearman / Pearson x100).
 - ``claims``: our differences as ``stsnb.evaluation.claims`` rows: intervals over sentence pairs, seeds, preconditions,
-  verdicts.
+  verdicts; the paper's main claim (``MAIN_CLAIMS``).
+- ``gates``: per-seed dev gates of each arm, each claim's smallest effect with its reason, the Table 5 gradient floor.
 - ``reported``: the paper's numbers (Tables 3-9, Appendix A, Table 1) and hyperparameters (Tables 2, 6).
 - ``data_look``: real quadruples with a model's cosines, the most wrong ones, how much the condition matters.
 - ``probes``: BCL's share of the gradient by tau and its reading (Table 5, Figure 2).
@@ -15,16 +16,15 @@
 - ``protocol``: the paper's reference, the measured runtimes, and every protocol detail of a run beside the paper's.
 """
 
-from . import figures, quotes
+from . import figures, gates, quotes
 from .claims import (
-    HEADLINE_TABLES,
+    MAIN_CLAIMS,
+    WHAT_W_ACL_DOES,
+    ablation_note,
     ablation_seeds_of,
-    check_headline_choices,
+    check_ablation_seeds,
     count_claim,
     fewest_resolvable_count,
-    headline_row,
-    left_start,
-    moved,
     paired_count_difference,
     per_seed_text,
     quadruple_groups,
@@ -36,7 +36,6 @@ from .claims import (
     spearman_claim,
     spearman_interval,
     tau_claim,
-    trained_preconditions,
 )
 from .data_look import (
     LENGTH_GROUPS,
@@ -69,6 +68,19 @@ from .encoders import (
     hadamard,
     make_condition_transform,
     make_projection,
+)
+from .gates import (
+    SIGMA_FLOOR_REASON,
+    SIGMA_GRADIENT_FLOOR,
+    arm_gates,
+    dev_gate,
+    differences_text,
+    gates_text,
+    sigma_acts,
+    sigma_reach,
+    smallest_effect,
+    untrained_dev,
+    why_not_tested,
 )
 from .objectives import (
     C_MSE_TARGETS,
@@ -134,6 +146,7 @@ from .reported import (
     TABLE1,
     Hyperparameters,
     Table1Example,
+    compare_validation,
     hyperparameters,
     setting,
 )

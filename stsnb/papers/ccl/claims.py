@@ -11,12 +11,17 @@ way (:func:`paired_count_difference`).
 **Training seeds.** A claim takes one run per training seed on each side (``{seed: RunOutcome}``, or one run); the
 verdict needs every seed's interval on the same side (``stsnb.evaluation.claims.claim``).
 
-**Preconditions** (a failed one makes the verdict *not tested*), on each claim's own arms
-(``stsnb.evaluation.claims.own_arms_trained``): the reference arm moved the encoder (its interval against the untrained
-encoder of the same architecture, on the same rows, excludes 0 upward for every seed), both arms left their start
-(selected step > 0, weights changed), and for Appendix A enough over-estimated quadruples to count
-(:func:`fewest_resolvable_count`); for Table 5, rows whose Eq. 11 weight differs between the two sigmas, with the
-share of the gradient sigma can reach (:func:`sigma_changes_weights`).
+**Dev gates and preconditions.** A claim is gated on its own arms, per training seed, on dev data
+(``gates.dev_gate``: selection kept a step past 0, its selection score beats the untrained encoder's on the same
+held-out rows, a weight changed); a seed on which an arm did not train is left out ("2 of 3 seeds"), and the claim is
+not tested with fewer than two seeds left (or its only seed left out). No gate reads the validation rows a claim is
+scored on. Preconditions on the phenomenon itself: for Appendix A enough over-estimated quadruples to count
+(:func:`fewest_resolvable_count`); for Table 5 rows whose Eq. 11 weight differs between the two sigmas
+(:func:`sigma_changes_weights`) and a share of the gradient those weights reach above a floor (``gates.sigma_acts``).
+
+**Smallest effects.** Every direction claim carries its smallest effect of interest with its reason
+(``gates.smallest_effect``): "contradicted" needs the estimate beyond it, intervals wholly inside it read "no
+meaningful effect" (``stsnb.evaluation.verdict_rules.sized_verdict``).
 
 **Direction and kind from the paper's words** (``quotes``). Section 4.5.1 says the optimum "cannot be achieved"
 with sigma = 0: a direction claim (Table 2's sigma beats the other, :func:`sigma_claim`), never a robustness one.
@@ -34,9 +39,10 @@ import numpy as np
 import torch
 
 from ...evaluation import claims, stats
+from ...evaluation.dev_gates import DevGate
 from ...evaluation.main_claims import MainClaim
 from ...training.conditional_losses import bcl_weights
-from . import quotes
+from . import gates, quotes
 from .probes import GradientShare
 from .quadruples import Quadruple, scale_label
 from .reported import REPORTED, SIGMAS, setting
@@ -111,42 +117,6 @@ def seed_intervals(a: Runs, b: Runs, *, n_resamples: int = 2000, seed: int = 0) 
     }
 
 
-def moved(runs: Runs, untrained: Runs, what: str, *, n_resamples: int = 2000, seed: int = 0) -> claims.Precondition:
-    """Precondition "<what> moved the encoder": ``runs`` minus the untrained encoder of the same architecture on the
-    same rows excludes 0 upward for every training seed."""
-    return claims.baseline_moved(seed_intervals(runs, untrained, n_resamples=n_resamples, seed=seed), what)
-
-
-def left_start(what: str, runs: Runs) -> claims.Precondition:
-    """Precondition "<what> is not its starting point": every seed's selected step > 0 and a weight changed."""
-    by_seed = _by_seed(runs, what)
-    steps = {f"seed {s}": (r.result.best_step or 0) if r.result else 0 for s, r in by_seed.items()}
-    changes = {f"seed {s}": (r.result.weight_change or 0.0) if r.result else 0.0 for s, r in by_seed.items()}
-    return claims.left_start(what, steps, changes)
-
-
-def trained_preconditions(
-    reference: Runs,
-    reference_label: str,
-    other: Runs,
-    other_label: str,
-    untrained: Runs,
-    *,
-    n_resamples: int = 2000,
-    seed: int = 0,
-) -> list[claims.Precondition]:
-    """A comparison's gates on its own two arms (``stsnb.evaluation.claims.own_arms_trained``): the reference arm (QuMSE
-    for Table 3, full CCL for Tables 4-5 and Figure 2) moved the encoder, and both arms left their start."""
-    gates = {
-        reference_label: [
-            moved(reference, untrained, reference_label, n_resamples=n_resamples, seed=seed),
-            left_start(reference_label, reference),
-        ],
-        other_label: [left_start(other_label, other)],
-    }
-    return claims.own_arms_trained(gates, [reference_label, other_label])
-
-
 def sigma_changes_weights(
     quadruples: Sequence[Quadruple], sigma_a: float, sigma_b: float, share: GradientShare | None = None
 ) -> claims.Precondition:
@@ -167,12 +137,7 @@ def sigma_changes_weights(
     if share is None:
         reach = "the share of the gradient those weights reach was not probed"
     else:
-        bcl_part = share.bcl_ratio / (1 + share.bcl_ratio)
-        reach = (
-            f"they reach at most about {share.same_pair_share * bcl_part:.1%} of the gradient at h (same-pair share "
-            f"{share.same_pair_share:.1%} of BCL's push on the negatives x BCL's part {bcl_part:.1%}, probed before "
-            f"training at tau={share.temperature:g}, {share.reading})"
-        )
+        reach = f"they reach at most about {gates.sigma_reach(share):.1%} of the gradient at h ({share.reading})"
     return claims.Precondition(occurs.name, occurs.holds, f"{occurs.evidence}; {reach}")
 
 
@@ -207,17 +172,21 @@ def spearman_claim(
     margin_reason: str | None = None,
     paper_effect: float | None = None,
     preconditions: Sequence[claims.Precondition] = (),
+    dev_gates: Sequence[DevGate] = (),
+    smallest_effect: tuple[float, str] | None = None,
     paper_difference: float | None = None,
-    headline: bool = False,
+    main_claim: bool = False,
     n_resamples: int = 2000,
     seed: int = 0,
 ) -> dict:
     """``a - b`` in Spearman x100 per training seed, each with its interval over sentence pairs, as a
     ``stsnb.evaluation.claims.claim`` row quoting the paper (``paper_quote``): ``direction`` +1 when the paper's words
     have a > b; ``margin`` (with ``margin_reason`` and the paper's own effect ``paper_effect``) makes it a robustness
-    claim (verdict ``equivalent`` when every seed's interval lies inside +-margin); ``headline`` marks the
-    notebook's headline claim (Table 3's CCL > QuMSE on the bi-encoder). The row also carries both arms' mean
-    Spearman, the Pearson difference (point value) and an ``interval`` text."""
+    claim (verdict ``equivalent`` when every seed's interval lies inside +-margin); ``dev_gates`` (``gates.arm_gates``)
+    leave out the seeds on which an arm did not train on dev; ``smallest_effect`` is (effect, reason)
+    (``gates.smallest_effect``); ``main_claim`` marks the row of the paper's main claim (:data:`MAIN_CLAIMS`: Table 3's
+    CCL > QuMSE on the bi-encoder). The row also carries both arms' mean Spearman, the Pearson difference (point
+    value) and an ``interval`` text."""
     a_runs, b_runs = _by_seed(a, "a"), _by_seed(b, "b")
     intervals = seed_intervals(a_runs, b_runs, n_resamples=n_resamples, seed=seed)
     pairs = [(run, _partner(b_runs, s, "b")) for s, run in sorted(a_runs.items())]
@@ -231,8 +200,11 @@ def spearman_claim(
         margin_reason=margin_reason,
         paper_effect=paper_effect,
         preconditions=preconditions,
+        dev_gates=dev_gates,
+        smallest_effect=smallest_effect[0] if smallest_effect else None,
+        smallest_effect_reason=smallest_effect[1] if smallest_effect else None,
         paper_difference=paper_difference,
-        headline=headline,
+        main_claim=main_claim,
         a=next(iter(a_runs.values())).name,
         b=next(iter(b_runs.values())).name,
         spearman_a=float(np.mean([x.evaluation.spearman for x, _ in pairs])),
@@ -295,13 +267,16 @@ def count_claim(
     preconditions: Sequence[claims.Precondition] = (),
     what: str = "over-estimated quadruples (Eq. 16-17, either arm)",
     minimum: int | None = None,
+    dev_gates: Sequence[DevGate] = (),
+    smallest_effect: tuple[float, str] | None = None,
     paper_difference: float | None = None,
     n_resamples: int = 2000,
     seed: int = 0,
 ) -> dict:
     """Appendix A: the difference of over-estimated counts (a - b) per training seed, its paired interval over
     sentence pairs, and the verdict. Adds the precondition "<what> occurs": in every seed at least ``minimum``
-    (default :func:`fewest_resolvable_count`) quadruples are flagged under a or b, else the claim is not tested."""
+    (default :func:`fewest_resolvable_count`) quadruples are flagged under a or b, else the claim is not tested.
+    ``dev_gates`` and ``smallest_effect`` (in quadruples) as for :func:`spearman_claim`."""
     a_by_seed = dict(flags_a) if isinstance(flags_a, Mapping) else {0: flags_a}
     b_by_seed = dict(flags_b) if isinstance(flags_b, Mapping) else {0: flags_b}
     if sorted(a_by_seed) != sorted(b_by_seed):
@@ -325,6 +300,9 @@ def count_claim(
         paper_quote=paper_quote,
         direction=direction,
         preconditions=[*preconditions, occurs],
+        dev_gates=dev_gates,
+        smallest_effect=smallest_effect[0] if smallest_effect else None,
+        smallest_effect_reason=smallest_effect[1] if smallest_effect else None,
         paper_difference=paper_difference,
         counts=counts,
         unit="sentence pairs (one quadruple each)",
@@ -342,22 +320,31 @@ def sigma_claim(
     sigma: float,
     paper_difference: float | None,
     quadruples: Sequence[Quadruple],
-    preconditions: Sequence[claims.Precondition],
+    dev_gates: Sequence[DevGate] = (),
+    smallest_effect: tuple[float, str] | None = None,
     share: GradientShare | None = None,
     n_resamples: int = 2000,
     seed: int = 0,
 ) -> dict:
     """Table 5 (Section 4.5.1) as the paper says it: a **direction** claim, Table 2's sigma (``base``) beats
     ``sigma`` (``other``); against sigma = 0 it quotes "the optimal effect cannot be achieved" without it, against
-    any other sigma "the model benefits from an appropriate sigma". Gated on both arms and on the rows whose Eq. 11
-    weight the two sigmas change (:func:`sigma_changes_weights`, with the share of the gradient they reach)."""
+    any other sigma "the model benefits from an appropriate sigma". Gated on both arms on dev (``dev_gates``), on the
+    rows whose Eq. 11 weight the two sigmas change (:func:`sigma_changes_weights`) and, where the probe ran
+    (``share``), on sigma's weights reaching at least ``gates.SIGMA_GRADIENT_FLOOR`` of the gradient
+    (``gates.sigma_acts``): below it sigma barely acts here and the claim is not tested, with the measured share.
+    Otherwise the verdict is sized by ``smallest_effect`` (default: half the paper's difference)."""
+    pre = [sigma_changes_weights(quadruples, table2_sigma, sigma, share)]
+    if share is not None:
+        pre.append(gates.sigma_acts(share))
     return spearman_claim(
         text,
         base,
         other,
         paper_quote=quotes.SIGMA_ZERO if sigma == 0 else quotes.SIGMA_OTHER,
         direction=+1,
-        preconditions=[*preconditions, sigma_changes_weights(quadruples, table2_sigma, sigma, share)],
+        preconditions=pre,
+        dev_gates=dev_gates,
+        smallest_effect=smallest_effect or gates.smallest_effect(paper_difference, "Table 5"),
         paper_difference=paper_difference,
         n_resamples=n_resamples,
         seed=seed,
@@ -372,14 +359,15 @@ def tau_claim(
     arch: str,
     row: str,
     margin: float,
-    preconditions: Sequence[claims.Precondition],
+    dev_gates: Sequence[DevGate] = (),
     n_resamples: int = 2000,
     seed: int = 0,
 ) -> dict:
     """Figure 2 (Section 4.5.2): the bi-encoder "has a certain robustness" to tau, a robustness claim judged by
     equivalence within +-``margin`` with its reason (:func:`robustness_margin`; not tested when the margin contains
     the paper's smallest real effect on ``row``). The paper claims no robustness for the tri-encoder (its RoBERTa
-    "fluctuates significantly"), so there the row has no direction (``unresolved``, never "equivalent")."""
+    "fluctuates significantly"), so there the row has no direction (``unresolved``, never "equivalent"). The row's
+    ``reachability`` says whether "equivalent" can be reached with one seed's interval as wide as it is."""
     if arch != "bi":
         return spearman_claim(
             text,
@@ -387,7 +375,7 @@ def tau_claim(
             other,
             paper_quote=quotes.TAU,
             direction=0,
-            preconditions=preconditions,
+            dev_gates=dev_gates,
             n_resamples=n_resamples,
             seed=seed,
         )
@@ -400,13 +388,10 @@ def tau_claim(
         margin=margin,
         margin_reason=reason,
         paper_effect=effect,
-        preconditions=preconditions,
+        dev_gates=dev_gates,
         n_resamples=n_resamples,
         seed=seed,
     )
-
-
-HEADLINE_TABLES = ("Table 4", "Table 3")  # the claims a notebook may lead with (``headline_table``)
 
 
 def ablation_seeds_of(ccl_seeds: Sequence[int], wanted: int) -> list[int]:
@@ -418,25 +403,37 @@ def ablation_seeds_of(ccl_seeds: Sequence[int], wanted: int) -> list[int]:
     return list(ccl_seeds)[:wanted]
 
 
-def check_headline_choices(headline_table: str, ablation_seeds: int) -> None:
-    """Refuse, before any training, a ``headline_table`` that names no claim the notebook can lead with or an
-    ``ablation_seeds`` below 1 (a typo found after an hour of runs costs the hour)."""
-    if headline_table not in HEADLINE_TABLES:
-        raise ValueError(f"headline_table must be one of {HEADLINE_TABLES}, got {headline_table!r}")
+def check_ablation_seeds(ablation_seeds: int) -> None:
+    """Refuse, before any training, an ``ablation_seeds`` below 1 (a typo found after an hour of runs costs the
+    hour)."""
     ablation_seeds_of([], ablation_seeds)
 
 
-def headline_row(rows: Sequence[dict], headline_table: str, backbone: str) -> dict | None:
-    """The claim a run leads with, on ``backbone``'s bi-encoder: ``headline_table`` "Table 4" is CCL > CCL w/o W-ACL
-    (Table 4, the effect the cpu profile shows on 3 seeds), "Table 3" the paper's headline CCL > QuMSE (Section 4.3,
-    unresolved at cpu scale); Table 3's when the W-ACL ablation did not run. None when neither ran."""
-    check_headline_choices(headline_table, ablation_seeds=1)
-    texts = {
-        "Table 4": f"Table 4, {backbone} bi-encoder: CCL > CCL w/o W-ACL",
-        "Table 3": f"Table 3, {backbone} bi-encoder: CCL > QuMSE",
-    }
-    by_text = {r["claim"]: r for r in rows}
-    return by_text.get(texts[headline_table]) or by_text.get(texts["Table 3"])
+WHAT_W_ACL_DOES = (
+    "W-ACL is the only term of Eq. 3 that compares a pair's two conditions with each other (their cosine gap against "
+    "their label gap, Eq. 9); MSE and C-MSE score each row on its own and BCL contrasts rows without their labels' "
+    "gap, so without W-ACL the loss orders a pair's two conditions only through each row's own MSE targets"
+)
+
+
+def ablation_note(term: str, row: Mapping) -> str:
+    """What a Table 4 row measured, written from its per-seed differences (CCL minus CCL without ``term``): on how
+    many kept seeds the ablation scored higher, each seed's difference, the paper's difference; for W-ACL also what
+    the ablation removes (:data:`WHAT_W_ACL_DOES`)."""
+    kept = list(row["per_seed"])
+    higher = sum(e["difference"] < 0 for e in kept)
+    label = {"w_acl": "W-ACL", "bcl": "BCL", "mse": "MSE", "c_mse": "C-MSE"}.get(term, term)
+    paper = row.get("paper_difference")
+    paper_text = f"; the paper's CCL minus w/o {label}: {paper:+.2f}" if isinstance(paper, int | float) else ""
+    seeds = f"{len(kept)} seed{'s' if len(kept) != 1 else ''}"
+    verdict = claims.verdict_text(row, mark_provisional=True)
+    text = (
+        f"CCL minus CCL w/o {label}, per seed: {gates.differences_text(row)}: without {label} the score was higher on "
+        f"{higher} of {seeds} ({verdict}{paper_text})"
+    )
+    if term == "w_acl":
+        text += f". {WHAT_W_ACL_DOES}"
+    return text
 
 
 # The paper's main claim, from its abstract (decided before any run; every profile's summary leads with it)

@@ -20,6 +20,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from ...evaluation.claims import verdict_text
 from ...training import conditional_losses, losses
 from .encoders import ConditionalEncoder
 from .objectives import Objective, TemperatureReading, c_mse
@@ -170,7 +171,7 @@ def claim_text(claim: Mapping | None) -> str:
     """``interval -> verdict`` of a claim row, or a note that the run has none."""
     if claim is None:
         return "not run in this profile"
-    return f"{claim['interval']} ({claim['verdict']}, {claim.get('seeds', 1)} seed)"
+    return f"{claim['interval']}, {verdict_text(claim, mark_provisional=True)}"
 
 
 def _claims_text(rows: Sequence[Mapping]) -> str:

@@ -3,7 +3,7 @@
 Every sentence pair (s1, s2) of C-STS appears under two conditions. CCL Section 3.1 writes a training sample as
 ``d_pos = <s1, s2, c_pos, l_pos>`` and ``d_neg = <s1, s2, c_neg, l_neg>`` with ``l_pos >= l_neg``; Quad (Eq. 1/4),
 FDL/RDL/ACL/W-ACL (Eq. 5-9) all compare the same pair under its two conditions. The c-sts framework
-(princeton-nlp/c-sts ``TripletBatchSampler``, REFERENCE_NOTES A4) builds these pairs by exact (sentence1, sentence2)
+(princeton-nlp/c-sts ``TripletBatchSampler``) builds these pairs by exact (sentence1, sentence2)
 match, keeps pairs with exactly two rows, orders the two by label (higher first; equal labels keep file order) and
 drops the rest. :func:`pair_conditions` does the same and counts everything it does not pair.
 """

@@ -1,9 +1,9 @@
-"""The numbers and settings CCL (Liu et al.) reports, copied from ../shared/papers/ccl-csts.md; never a result of ours.
+"""The numbers and settings CCL (Liu et al.) reports, copied from the paper's text; never a result of ours.
 
 **Where the paper's numbers come from.** Tables 3 and 7 (main results) are on the *original* C-STS **test** split
 (labels withheld, scored by the C-STS authors' server). Tables 4, 5, 8, 9 and Appendix A are on the *original*
 C-STS **validation** split. Our numbers are on the public *re-annotated* validation split (refined conditions,
-re-annotated labels, 214 rows without a label; ../shared/data/SOURCES.md): a different label set and, for Tables
+re-annotated labels, 214 rows without a label; the data folder's SOURCES.md): a different label set and, for Tables
 3/7, a different split. So every comparison row is marked "not comparable"; only directions (which method is
 better) can be set side by side. Figure 2 and Figure 3 (temperature) give no numbers in the text.
 
@@ -13,6 +13,7 @@ Table settings are named ``"<Bi|Tri>-encoder <QuMSE|CCL> <model>"`` (plus ``" w/
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ...evaluation.comparison import PaperNumber, ReportedNumbers
@@ -200,3 +201,13 @@ TABLE1: tuple[Table1Example, ...] = (
     Table1Example(_S5, _S6, "The type of carrier.", "pos", 0.86, 0.73, 0.75),
     Table1Example(_S5, _S6, "The person's attention.", "neg", 0.21, 0.30, 0.5),
 )
+
+
+def compare_validation(scores: Mapping[str, float], tables: tuple[str, str], setting: str, our_setting: str) -> list:
+    """Our Spearman and Pearson x100 (``scores``, e.g. ``Evaluation.scores()``) beside the paper's validation tables
+    (``("Table 4", "Table 8")`` for the ablations, ``("Table 5", "Table 9")`` for sigma), each row not comparable."""
+    rows = []
+    for table, task in zip(tables, ("spearman", "pearson"), strict=True):
+        ours = {task: scores[task]}
+        rows += REPORTED.compare(ours, table, setting, our_setting=our_setting, note=NOT_COMPARABLE_VALIDATION)
+    return rows

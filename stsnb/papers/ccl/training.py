@@ -2,9 +2,9 @@
 that scores best on a selection set, and score it on evaluation rows (Spearman and Pearson x100).
 
 Section 4.1: the paper validates after every epoch on the C-STS validation set, keeps the best model and reports
-the test split. Test labels are withheld (REFERENCE_NOTES A4), so here the validation split is the evaluation set
-and selection uses rows held out of the training split (or the validation rows, on request, as the paper did;
-then the validation numbers are optimistic). Training goes through ``stsnb.training.train.fit``.
+the test split. Test labels are withheld (the C-STS release keeps them), so here the validation split is the
+evaluation set and selection uses rows held out of the training split (or the validation rows, on request, as the
+paper did; then the validation numbers are optimistic). Training goes through ``stsnb.training.train.fit``.
 """
 
 from __future__ import annotations
