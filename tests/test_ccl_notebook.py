@@ -24,14 +24,18 @@ def _with_plan(params: dict, profile: str) -> dict:
     return {**params, **plan.notebooks["40_ccl_csts"]}
 
 
-@pytest.fixture(scope="module")
-def cpu_params() -> dict:
-    """The cpu profile's values: the parameters cell's own, executed as the notebook would, with the cpu plan's
-    ``profile: cpu`` over the cell's default ``profile = "class"``."""
+def _cell() -> dict:
+    """The parameters cell's own values (the class profile's), executed as the notebook would."""
     cell = next(c for c in nbformat.read(NOTEBOOK, as_version=4).cells if "parameters" in c.metadata.get("tags", []))
     namespace: dict = {}
     exec(cell.source, namespace)
-    return _with_plan({k: v for k, v in namespace.items() if not k.startswith("__")}, "cpu")
+    return {k: v for k, v in namespace.items() if not k.startswith("__")}
+
+
+@pytest.fixture(scope="module")
+def cpu_params() -> dict:
+    """The cpu profile's values: the parameters cell's with the cpu plan's over them."""
+    return _with_plan(_cell(), "cpu")
 
 
 def test_the_cpu_protocol_names_every_difference_from_the_paper(cpu_params):
@@ -330,7 +334,7 @@ def test_one_step_of_ccl_by_hand_as_notebook_40_shows_it(data_dir):
 
 
 def test_the_protocol_says_when_no_sigma_or_tau_runs(cpu_params):
-    rows = {r.detail: r for r in ccl.protocol_rows(_with_plan(cpu_params, "class"))}
+    rows = {r.detail: r for r in ccl.protocol_rows(_with_plan(_cell(), "class"))}
     assert rows[r"Table 5 $\sigma$"].ours == r"not run in this profile (every CCL run uses Table 2's $\sigma$ = 0.75)"
     assert rows[r"Figure 2 $\tau$"].ours == r"not run in this profile (every CCL run uses Table 2's $\tau$ = 3)"
     cpu = {r.detail: r for r in ccl.protocol_rows(cpu_params)}

@@ -42,10 +42,14 @@ class MainClaim:
 
 def main_claim_text(main: MainClaim, rows: Iterable[Mapping] | None) -> str:
     """ "Table 4: stage 2 beats stage 1: supported (3 seeds), +4.98 [+1.86, +8.43]"; "not run in this profile" when the
-    run has no row for it; "no claims recorded" when the run recorded none."""
+    run has no row for it; "no claims recorded" when the run recorded none; "no main-claim row (the run predates main
+    claims)" for a run whose rows carry no ``main_claim`` field."""
     if rows is None:
         return f"{main.statement}: no claims recorded"
+    rows = list(rows)
     row = main.row_in(rows)
+    if row is None and rows and not any("main_claim" in r for r in rows):
+        return f"{main.statement}: no main-claim row (the run predates main claims)"
     if row is None:
         return f"{main.statement}: not run in this profile"
     interval = ""
