@@ -84,7 +84,7 @@ def takeaway(rows: Sequence[Mapping], cpu: str = "") -> str:
 def row_notes(row: Mapping) -> list[str]:
     """Lines a notebook prints under a claim (``claims.describe`` gives the claim itself): a decisive verdict on one
     seed marked provisional, the smallest effect of interest with its reason, whether an equivalence margin is
-    reachable, and the seeds the dev gates left out."""
+    reachable, and the seeds the dev gates left out of a claim tested on the others."""
     out = []
     if claims.provisional(row):
         out.append(f"verdict: {claims.verdict_text(row, mark_provisional=True)}")
@@ -92,8 +92,8 @@ def row_notes(row: Mapping) -> list[str]:
         out.append(f"smallest effect of interest: {row['smallest_effect']:.2f} ({row['smallest_effect_reason']})")
     if row.get("reachability"):
         out.append(str(row["reachability"]))
-    for seed, reason in (row.get("seeds_left_out") or {}).items():
-        out.append(f"left out: {seed} ({reason})")
+    if row.get("verdict") != verdict_rules.NOT_TESTED:  # a claim not tested says why in its own line
+        out += [f"left out: {seed} ({reason})" for seed, reason in (row.get("seeds_left_out") or {}).items()]
     return out
 
 
@@ -111,7 +111,7 @@ def _measured_lines(rows: Iterable[Mapping]) -> list[str]:
     +Contrast trained (Section 4.2 says contrastive learning on these pairs may not)."""
     out = []
     for r in rows:
-        if r.get("seeds_left_out"):
+        if r.get("seeds_left_out") and r["verdict"] != verdict_rules.NOT_TESTED:  # it stands on the seeds left
             why = "; ".join(f"{seed} ({reason})" for seed, reason in r["seeds_left_out"].items())
             out.append(f"- {r['claim']}: on {claims.seeds_text(r)}; left out, not trained on dev: {why}.")
         contrast = _gate_of(r, "+Contrast")
