@@ -57,7 +57,7 @@ def test_a_baseline_that_trained_on_dev_says_so_from_its_dev_gate():
 def test_a_baseline_that_did_not_train_names_the_seeds_left_out_lists_its_probes_and_scales_the_largest():
     note = baseline_note(_main_row(False), ROWS, CPU, table1_seconds=1304)
     assert "did not train on dev on every seed" in note and "seed 0: selected step 0 of 180, dev +0.00" in note
-    assert "seed 0 is left out of the main claim (not tested on 1 of 2 seeds)" in note
+    assert "seed 0 is left out of the main claim, which keeps 1 of 2 seed(s): not tested." in note
     listed = [line for line in note.splitlines() if line.startswith("- ")]
     assert len(listed) == 2 and all("sts cross_entropy" in line for line in listed)
     ratio = 258.0 / 118.0

@@ -223,8 +223,8 @@ def baseline_note(
     left = ", ".join(e["seed"] for e in idle)
     lines = [
         f"**The main claim's baseline did not train on dev on every seed.** {cpu_setting.loss}: {evidence}. So "
-        f"{left} {'is' if len(idle) == 1 else 'are'} left out of the main claim ({main_row['verdict']} on "
-        f"{main_row.get('seeds', 0)} of {len(seeds)} seeds). The committed probes of {cpu_setting.loss} (one epoch, "
+        f"{left} {'is' if len(idle) == 1 else 'are'} left out of the main claim, which keeps {len(seeds) - len(idle)} "
+        f"of {len(seeds)} seed(s): {main_row['verdict']}. The committed probes of {cpu_setting.loss} (one epoch, "
         "the last weights against the untrained backbone on STS-B dev; commands, dev pairs and seeds in "
         "`benchmarks/results/`):",
         "",
