@@ -145,11 +145,11 @@ def test_notebook_20_paper_plan_fits_are_what_its_cells_run():
     plan = plans.load_plan(PLANS / "paper.yaml")
     p = plan_check.effective_params(declared, plan.notebooks["20_sts_regression"])
     losses, seeds = p["table1_losses"], p["seeds"]
-    extra_seeds = [s for s in p["headline_seeds"] if s not in seeds]
+    extra_seeds = [s for s in p["main_claim_seeds"] if s not in seeds]
     expected = 0
     for backbone in p["backbones"]:
         row = p["paper_rows"][backbone]
-        expected += len(losses) * len(seeds) + 2 * len(extra_seeds)  # Table 1; the headline pair on its extra seeds
+        expected += len(losses) * len(seeds) + 2 * len(extra_seeds)  # Table 1; the main claim's pair on its extra seeds
         table2 = {(n, *TABLE2[(row, n)]) for n in ("translated_relu", "smooth_k2") if n in losses}
         swept = {(n, float(k), float(x0)) for n, k, x0 in p["sweep"]} - table2  # a Table 1 run answers Table 2's
         heads = len(p["ablation_concatenations"]) if "smooth_k2" in losses else 0  # Table 6: Smooth K2, other heads

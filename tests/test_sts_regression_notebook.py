@@ -119,7 +119,7 @@ def test_split_pairs_holds_out_first_and_trains_on_the_next_pairs():
 # ---- Table 1's runs (Section 4.1) ------------------------------------------------------------------------------
 
 
-def test_every_loss_trains_on_seeds_and_the_headline_pair_on_its_extra_seeds():
+def test_every_loss_trains_on_seeds_and_the_main_claims_pair_on_its_extra_seeds():
     losses = list(reg.LOSSES)
     assert reg.losses_on_seed(losses, 0, seeds=[0]) == losses
     assert reg.losses_on_seed(losses, 1, seeds=[0]) == ["cross_entropy", "smooth_k2"]  # Table 1's order
@@ -172,7 +172,7 @@ def test_table1_runs_keep_each_run_and_give_its_metrics_and_line(gold):
         "weight_change": 0.01,
         "heldout_nli_accuracy": pytest.approx(75.0),
     }
-    assert runs.trained[key] == claims.Trained(outcome.predictions, 15, 0.01, 70.0)
+    assert runs.trained[key] == claims.Trained(outcome.predictions, 15, 0.01, 70.0, 30)
     assert runs.scores[key] == score and runs.curves[key] == [(0, 60.0), (15, 70.0)]
     assert runs.heldout_outputs[key] is outcome.heldout_outputs
     assert runs.histories[key] == outcome.result.history
@@ -232,8 +232,8 @@ def test_table3_result_keeps_what_selection_kept_and_records_it(gold):
     ours, contrast = _two_stage(gold)
     result = reg.Table3Result(before, ours, contrast)
     assert result.kept == {
-        "+Contrast": claims.Trained(contrast.predictions, 0, 0.0, 70.0),
-        "+Ours": claims.Trained(ours.predictions, 20, 0.01, 70.0),
+        "+Contrast": claims.Trained(contrast.predictions, 0, 0.0, 70.0, 40),
+        "+Ours": claims.Trained(ours.predictions, 20, 0.01, 70.0, 40),
     }
     assert list(result.predictions) == ["before", "+Contrast", "+Ours"]
     assert result.scores["+Ours"] == evaluate.spearman_scores(ours.predictions)
@@ -374,14 +374,16 @@ def test_a_table1_run_alone_in_its_table_is_not_printed_again_under_tables_5_and
     )
 
 
-def test_plan_line_says_which_arms_train_and_what_the_headline_compares():
+def test_plan_line_says_which_arms_train_and_what_the_main_claim_compares():
     class_line = reg.plan_line(reg.STS_TASK, "rounded", ["smooth_k2"], [0], [0])
     assert class_line.startswith("This run's Table 1 (1 run): smooth_k2 on seed 0; it trains no cross entropy")
-    assert "the headline is not run" in class_line
+    assert "the main claim is not run" in class_line
     cpu_line = reg.plan_line(reg.STS_TASK, "rounded", list(reg.LOSSES), [0], [0, 1, 2])
     assert cpu_line.startswith("This run's Table 1 (10 runs): cross_entropy, l1, translated_relu, mse, smooth_k2, ")
     assert "smooth_k2_rounded on seed 0; cross_entropy, smooth_k2_rounded on seeds 1, 2;" in cpu_line
-    assert cpu_line.endswith("the headline compares smooth_k2_rounded with cross_entropy on the same rounded labels.")
+    assert cpu_line.endswith("the main claim compares smooth_k2_rounded with cross_entropy on the same rounded labels.")
+    class_line = reg.plan_line(reg.STS_ROUNDED_TASK, "rounded", ["cross_entropy", "smooth_k2"], [0], [0])
+    assert class_line.endswith("the main claim compares smooth_k2 with cross_entropy on the same labels.")
     assert "confounded" in reg.plan_line(reg.STS_TASK, "continuous", list(reg.LOSSES), [0], [0])
     assert "no regression loss" in reg.plan_line(reg.NLI_TASK, "rounded", ["cross_entropy"], [0], [0])
 
@@ -389,31 +391,39 @@ def test_plan_line_says_which_arms_train_and_what_the_headline_compares():
 def test_the_baseline_cell_says_why_it_has_nothing_to_check():
     from stsnb.papers.sts_regression import probe
 
-    assert "its Table 1 trains smooth_k2" in probe.no_headline_note(["smooth_k2"])
+    assert "its Table 1 trains smooth_k2" in probe.no_main_claim_note(["smooth_k2"])
 
 
 def test_sweep_claims_equal_the_claims_built_by_hand(sweep):
     row, plan, runs, before = sweep
-    table5 = sweeps.sweep_table5_claims(plan, runs, [0], row, before, margin=1.0, n_resamples=200)
+    dev = {"untrained_dev": 60.0}
+    table5 = sweeps.sweep_table5_claims(plan, runs, [0], row, before, margin=1.0, n_resamples=200, **dev)
     reference = reg.table2_loss("smooth_k2", row).label()
     smooth = [v for v in plan if "Table 5" in v.tables(row) and v.loss.name == "smooth_k2"]
     by_hand = sweep_claims.table5_claims(
-        {(v.loss.label(), 0): runs[(v.label(), 0)] for v in smooth}, reference, row, before, margin=1.0, n_resamples=200
+        {(v.loss.label(), 0): runs[(v.label(), 0)] for v in smooth},
+        reference,
+        row,
+        before,
+        margin=1.0,
+        n_resamples=200,
+        **dev,
     )
     assert table5 == by_hand and len(table5) == 1  # Translated ReLU has only Table 2's setting: no claim
     assert table5[0]["test"] == "equivalence" and table5[0]["b"] == reference
-    table6 = sweeps.sweep_table6_claims(plan, runs, [0], row, before, n_resamples=200)
+    table6 = sweeps.sweep_table6_claims(plan, runs, [0], row, before, n_resamples=200, **dev)
     assert [(r["a"], r["b"]) for r in table6] == [("(u,v,|u-v|)", "|u-v|")]
     heads = {(v.concatenation, 0): runs[(v.label(), 0)] for v in plan if "Table 6" in v.tables(row)}
-    assert table6 == sweep_claims.table6_claims(heads, before, row, n_resamples=200)
-    assert sweeps.sweep_table5_claims(plan[:2], runs, [0], row, before) == []  # Table 2's settings only
+    assert table6 == sweep_claims.table6_claims(heads, before, row, n_resamples=200, **dev)
+    assert sweeps.sweep_table5_claims(plan[:2], runs, [0], row, before, **dev) == []  # Table 2's settings only
 
 
 def test_table5_claim_names_where_it_was_run(sweep):
     row, plan, runs, before = sweep
     two = {(label, 0): runs[(label, 0)] for label in [plan[1].label(), plan[2].label()]}
-    plain = sweep_claims.table5_claims(two, plan[1].label(), row, before, n_resamples=100)
-    placed = sweep_claims.table5_claims(two, plan[1].label(), row, before, n_resamples=100, where="stage 2, minilm-l6")
+    dev = {"untrained_dev": 60.0, "n_resamples": 100}
+    plain = sweep_claims.table5_claims(two, plan[1].label(), row, before, **dev)
+    placed = sweep_claims.table5_claims(two, plan[1].label(), row, before, where="stage 2, minilm-l6", **dev)
     assert placed[0]["claim"] == plain[0]["claim"] + " (stage 2, minilm-l6)"
     assert {k: v for k, v in placed[0].items() if k != "claim"} == {k: v for k, v in plain[0].items() if k != "claim"}
 
@@ -441,7 +451,7 @@ def table1_inputs():
     scores = {
         ("smollm2-135m-l6", n, s): {"avg": 54.3 + 0.3 * i + 0.1 * s} for i, n in enumerate(losses) for s in (0, 1)
     }
-    scores[("smollm2-135m-l6", "smooth_k2", 2)] = {"avg": 56.0}  # the headline's extra seed
+    scores[("smollm2-135m-l6", "smooth_k2", 2)] = {"avg": 56.0}  # the main claim's extra seed
     untrained = {"smollm2-135m-l6": {"avg": 55.24}}
     rows = [
         _claim(c.a, c.b, -0.4 + i, claims.paper_difference("Table 1", "BERT-base", c.a, c.b), seeds=1 + (i == 0))
@@ -458,7 +468,7 @@ def test_table1_figure_draws_points_not_bars_and_no_text_collides(table1_inputs)
     assert not levels.patches and levels.get_xlabel() == figures.TABLE1_NOTE  # points, and the figure says why
     runs = [list(line.get_ydata()) for line in levels.get_lines() if line.get_label() == "runs"]
     expected = [[v["avg"] for (_, n, _), v in scores.items() if n == name] for name in losses]
-    assert runs == expected  # every run of every arm, the headline's extra seed too
+    assert runs == expected  # every run of every arm, the main claim's extra seed too
     means = [float(t.get_text()) for t in levels.texts]
     assert means == [round(float(np.mean(v)), 2) for v in expected]  # each mean labelled
     untrained_line = next(line for line in levels.get_lines() if line.get_label() == "untrained")

@@ -1,9 +1,10 @@
-"""``probe.baseline_note``: the markdown notebook 20 writes on its headline's baseline precondition, from the claim row
-and the committed probe rows (synthetic rows: pure text logic), and the committed probe tables it reads."""
+"""``probe.baseline_note``: the markdown notebook 20 writes on whether its main claim's baseline trained on dev, from
+the claim row's dev gate and the committed probe rows (synthetic rows: pure text logic), and the committed probe
+tables it reads."""
 
 from __future__ import annotations
 
-from stsnb.papers.sts_regression.probe import BASELINE_PROBES, ProbeSetting, baseline_note
+from stsnb.papers.sts_regression.probe import BASELINE_PROBES, ProbeSetting, baseline_note, no_main_claim_note
 from stsnb.runs import probe_tables
 
 CPU = ProbeSetting("sts", "cross_entropy", 2e-4, 2880)
@@ -25,15 +26,17 @@ def _row(setting: ProbeSetting, difference: float, seconds: float, verdict: str 
     }
 
 
-def _headline(holds: bool) -> dict:
-    evidence = "seed 0: +0.42 [-0.36, +1.22]; seed 1: +2.02 [+1.39, +2.66]"
+def _main_row(trained: bool) -> dict:
+    """The main claim's row as it stores cross entropy's dev gate: seed 0 kept step 0 unless ``trained``."""
+    seed0 = {"seed": "seed 0", "selected_step": 180 if trained else 0, "dev_gain": 0.81 if trained else 0.0}
+    seed1 = {"seed": "seed 1", "selected_step": 150, "dev_gain": 4.69}
+    entries = [
+        {**e, "total_steps": 180, "weight_change": 0.03, "trained": e["selected_step"] > 0} for e in (seed0, seed1)
+    ]
     return {
-        "verdict": "supported" if holds else "not tested",
-        "seeds": 2,
-        "preconditions": [
-            {"name": "the cross-entropy baseline moved the encoder", "holds": holds, "evidence": evidence},
-            {"name": "smooth_k2 is not its starting point", "holds": True, "evidence": "step 165"},
-        ],
+        "verdict": "supported" if trained else "not tested",
+        "seeds": 2 if trained else 1,
+        "dev_gates": [{"arm": "smooth_k2_rounded", "seeds": []}, {"arm": "cross_entropy", "seeds": entries}],
     }
 
 
@@ -45,30 +48,33 @@ ROWS = [
 ]
 
 
-def test_a_baseline_that_trained_says_the_headline_is_tested():
-    note = baseline_note(_headline(True), ROWS, CPU, table1_seconds=1304)
-    assert "trained" in note and "tested: supported" in note and "probe" not in note
+def test_a_baseline_that_trained_on_dev_says_so_from_its_dev_gate():
+    note = baseline_note(_main_row(True), ROWS, CPU, table1_seconds=1304)
+    assert "trained on dev" in note and "no seed is left out: supported" in note and "probe" not in note
+    assert "seed 0: selected step 180 of 180, dev +0.81 over untrained" in note
 
 
-def test_a_failed_baseline_quotes_its_evidence_lists_its_probes_and_scales_the_largest_to_the_budget():
-    note = baseline_note(_headline(False), ROWS, CPU, table1_seconds=1304)
-    assert "**not tested**" in note and "seed 0: +0.42 [-0.36, +1.22]" in note
+def test_a_baseline_that_did_not_train_names_the_seeds_left_out_lists_its_probes_and_scales_the_largest():
+    note = baseline_note(_main_row(False), ROWS, CPU, table1_seconds=1304)
+    assert "did not train on dev on every seed" in note and "seed 0: selected step 0 of 180, dev +0.00" in note
+    assert "seed 0 is left out of the main claim, which keeps 1 of 2 seed(s): not tested." in note
     listed = [line for line in note.splitlines() if line.startswith("- ")]
     assert len(listed) == 2 and all("sts cross_entropy" in line for line in listed)
     ratio = 258.0 / 118.0
     assert f"{ratio:.1f}x" in note and f"about {ratio * 1304:.0f} s, past the 30-minute budget" in note
-    assert "not explained" in note  # the probe moved dev in the cpu setting, the run did not move the test tasks
 
 
 def test_a_largest_setting_that_fits_is_said_to_fit():
-    note = baseline_note(_headline(False), ROWS, CPU, table1_seconds=600)
+    note = baseline_note(_main_row(False), ROWS, CPU, table1_seconds=600)
     assert f"about {258.0 / 118.0 * 600:.0f} s, within the 30-minute budget" in note
 
 
-def test_without_a_probe_of_the_run_setting_nothing_is_scaled():
+def test_without_a_probe_of_the_run_setting_nothing_is_scaled_and_without_a_gate_nothing_is_said():
     other = ProbeSetting("sts", "cross_entropy", 1e-3, 2880)
-    note = baseline_note(_headline(False), ROWS, other, table1_seconds=1304)
-    assert "budget" not in note and "**not tested**" in note
+    note = baseline_note(_main_row(False), ROWS, other, table1_seconds=1304)
+    assert "budget" not in note and "left out of the main claim" in note
+    assert "no dev gate of cross_entropy" in baseline_note({"verdict": "x"}, ROWS, CPU, table1_seconds=1)
+    assert "does not test the paper's main claim" in no_main_claim_note(["smooth_k2"])
 
 
 def test_the_committed_probe_tables_load_and_hold_the_cpu_setting_and_all_pairs():

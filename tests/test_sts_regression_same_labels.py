@@ -1,7 +1,7 @@
-"""Table 1's headline on the same labels (issue 28, item 3): on the STS analogue regression learns the gold score and
-cross entropy its 6 rounded classes, so the headline trains Smooth K2 on those very class ids (``sts_rounded``).
-Its targets are cross entropy's classes, pair for pair; the isolated claim quotes the paper and is gated on its two
-arms; the continuous comparison is a check flagged as confounded; the arm plan and its cost; the probe defined (not
+"""Table 1's main claim on the same labels: on the STS analogue regression learns the gold score and cross entropy
+its 6 rounded classes, so the main claim trains Smooth K2 on those very class ids (``sts_rounded``). Its targets are
+cross entropy's classes, pair for pair; the isolated claim quotes the paper and is gated on its two arms' dev gates;
+the continuous comparison is a check flagged as confounded; the arm plan and its cost; the probe defined (not
 run); notebook 20's parameter. Predictions use real STS-B gold scores."""
 
 from __future__ import annotations
@@ -44,7 +44,11 @@ def _predictions(gold: np.ndarray, noise: float, seed: int) -> evaluate.TaskPred
 
 
 def _run(predictions, step: int = 10, change: float | None = 0.01) -> claims.Trained:
-    return claims.Trained(predictions, step, change, 70.0)
+    """A run that trained on dev (dev 70 against the untrained encoder's 60) unless it kept step 0."""
+    return claims.Trained(predictions, step, change, 70.0 if step else UNTRAINED_DEV, 20)
+
+
+UNTRAINED_DEV = 60.0
 
 
 # ---- the task: regression on cross entropy's class ids ------------------------------------------------------
@@ -107,32 +111,32 @@ def test_the_rounded_arm_trains_on_every_seed_and_smooth_k2_on_the_score_on_seed
     assert table1.runs_per_backbone(LOSSES, [0], [0, 1, 2], False) == 9
 
 
-def test_only_the_sts_analogue_with_rounded_headline_targets_adds_the_arm():
+def test_only_the_sts_analogue_with_rounded_main_claim_targets_adds_the_arm():
     assert reg.isolates(reg.STS_TASK, "rounded", LOSSES)
     assert not reg.isolates(reg.STS_TASK, "continuous", LOSSES)
     assert not reg.isolates(reg.NLI_TASK, "rounded", LOSSES)  # NLI: both learn the same three labels already
     assert not reg.isolates(reg.STS_ROUNDED_TASK, "rounded", LOSSES)
-    assert not reg.isolates(reg.STS_TASK, "rounded", ["l1", "mse"])  # no headline pair to isolate
-    with pytest.raises(ValueError, match="headline_targets must be one of"):
+    assert not reg.isolates(reg.STS_TASK, "rounded", ["l1", "mse"])  # no main-claim pair to isolate
+    with pytest.raises(ValueError, match="main_claim_targets must be one of"):
         reg.isolates(reg.STS_TASK, "rounding", LOSSES)
 
 
 def test_the_labels_note_reports_this_runs_cost_and_the_designs_it_did_not_choose():
-    note = reg.headline_labels_note(LOSSES, [0], [0, 1, 2], reg.STS_TASK, "rounded", 1500.0, 10)
+    note = reg.main_claim_labels_note(LOSSES, [0], [0, 1, 2], reg.STS_TASK, "rounded", 1500.0, 10)
     assert "10 Table 1 runs per backbone against 9" in note and "+1 run(s), about 150 s" in note
     assert '`table1_task = "sts_rounded"`' in note and "drop the confounded comparison" in note
-    assert "**not tested**" in reg.headline_labels_note(LOSSES, [0], [0, 1, 2], reg.STS_TASK, "continuous", 1.0, 9)
-    assert "no extra arm" in reg.headline_labels_note(LOSSES, [0], [0, 1, 2], reg.NLI_TASK, "rounded", 1.0, 9)
+    assert "**not tested**" in reg.main_claim_labels_note(LOSSES, [0], [0, 1, 2], reg.STS_TASK, "continuous", 1.0, 9)
+    assert "no extra arm" in reg.main_claim_labels_note(LOSSES, [0], [0, 1, 2], reg.NLI_TASK, "rounded", 1.0, 9)
 
 
 def test_the_cost_estimate_counts_the_rounded_arm():
     from stsnb.papers.sts_regression.costs import fit_plan
 
-    params = {"backbones": ["smollm2-135m-l6"], "table1_losses": LOSSES, "seeds": [0], "headline_seeds": [0, 1, 2]}
+    params = {"backbones": ["smollm2-135m-l6"], "table1_losses": LOSSES, "seeds": [0], "main_claim_seeds": [0, 1, 2]}
     params |= {"table1_pairs": 32, "heldout_pairs": 8, "eval_max_pairs": 10, "dev_pairs": 10}
     designs = {
-        "the STS analogue, headline on rounded labels (the cpu default)": ({}, 10),
-        "the headline on the score (confounded)": ({"headline_targets": "continuous"}, 9),
+        "the STS analogue, main claim on rounded labels (the cpu default)": ({}, 10),
+        "the main claim on the score (confounded)": ({"main_claim_targets": "continuous"}, 9),
         "NLI (the same labels already)": ({"table1_task": "nli"}, 9),
         "every loss on rounded labels": ({"table1_task": "sts_rounded"}, 9),
     }
@@ -141,13 +145,13 @@ def test_the_cost_estimate_counts_the_rounded_arm():
         assert count == runs, what
 
 
-# ---- the claims: the isolated headline, the confounded check --------------------------------------------------
+# ---- the claims: the isolated main claim, the confounded check-----------------------------------------------
 
 
 @pytest.fixture(scope="module")
 def rounded_runs(gold):
-    """Cross entropy moved the encoder; Smooth K2 on the rounded labels beats it; Smooth K2 on the score and MSE ran
-    on seed 0 only; three seeds for the headline's arms."""
+    """Cross entropy trained on dev; Smooth K2 on the rounded labels beats it; Smooth K2 on the score and MSE ran
+    on seed 0 only; three seeds for the main claim's arms."""
     runs = {}
     for s in (0, 1, 2):
         runs[("cross_entropy", s)] = _run(_predictions(gold, 1.0, 10 + s))
@@ -157,53 +161,56 @@ def rounded_runs(gold):
     return runs
 
 
-def test_the_isolated_claim_is_the_papers_headline_with_its_quote_and_its_own_gates(rounded_runs, gold):
+def test_the_isolated_claim_is_the_papers_main_claim_with_its_quote_and_its_own_gates(rounded_runs, gold):
     before = _predictions(gold, 8.0, 9)
-    rows = claims.table1_claims(rounded_runs, before, "BERT-base", n_resamples=200, task=reg.STS_TASK)
+    dev = {"untrained_dev": UNTRAINED_DEV}
+    rows = claims.table1_claims(rounded_runs, before, "BERT-base", n_resamples=200, task=reg.STS_TASK, **dev)
     by_arms = {(r["a"], r["b"]): r for r in rows}
     isolated = by_arms[(claims.ROUNDED_K2, "cross_entropy")]
-    assert rows[0] is isolated and isolated["headline"] and isolated["kind"] == "paper"
-    assert isolated["paper_quote"] == reg.quotes.HEADLINE and isolated["mechanism_quote"] == reg.quotes.MECHANISM
+    assert rows[0] is isolated and isolated["main_claim"] and isolated["kind"] == "paper"
+    assert isolated["paper_quote"] == reg.quotes.TABLE1_K2 and isolated["mechanism_quote"] == reg.quotes.MECHANISM
     assert isolated["labels"] == claims.SAME_LABELS and "same rounded labels" in isolated["claim"]
     assert isolated["seeds"] == 3 and isolated["verdict"] == "supported"
     assert isolated["paper_difference"] == pytest.approx(76.03 - 73.01)  # Table 1's Smooth K2 minus cross entropy
     assert [p["name"] for p in isolated["preconditions"]] == [
-        f"{claims.ROUNDED_K2} is not its starting point",
-        "the cross-entropy baseline moved the encoder",
-        "cross_entropy is not its starting point",
+        f"{claims.ROUNDED_K2} trained on dev",
+        "cross_entropy trained on dev",
+        "every arm trained on dev on the same seeds (at least 2)",
     ]
     confounded = by_arms[("smooth_k2", "cross_entropy")]
-    assert confounded["kind"] == "check" and not confounded["headline"] and confounded["seeds"] == 1
+    assert confounded["kind"] == "check" and not confounded["main_claim"] and confounded["seeds"] == 1
     assert confounded["confounded_with"] == claims.CONFOUND and "label resolution" in confounded["claim"]
-    assert confounded["paper_quote"] == reg.quotes.NLI_LABELS
-    assert conclusions.headline(rows) is isolated
+    assert confounded["paper_quote"] == reg.quotes.NLI_LABELS and "smallest_effect" not in confounded
+    assert conclusions.main_claim_row(rows) is isolated
     assert generic.split_by_kind(rows)[1] == [confounded]
-    assert by_arms[("smooth_k2", "mse")]["kind"] == "paper" and not by_arms[("smooth_k2", "mse")]["headline"]
+    assert by_arms[("smooth_k2", "mse")]["kind"] == "paper" and not by_arms[("smooth_k2", "mse")]["main_claim"]
 
 
-def test_an_isolated_arm_that_stayed_put_leaves_the_headline_not_tested(rounded_runs, gold):
+def test_an_isolated_arm_that_did_not_train_on_one_seed_leaves_that_seed_out(rounded_runs, gold):
     runs = dict(rounded_runs)
     runs[(claims.ROUNDED_K2, 1)] = _run(runs[(claims.ROUNDED_K2, 1)].predictions, step=0)
-    rows = claims.table1_claims(runs, _predictions(gold, 8.0, 9), "BERT-base", n_resamples=100, task=reg.STS_TASK)
-    isolated = conclusions.headline(rows)
-    assert isolated["a"] == claims.ROUNDED_K2 and isolated["verdict"] == "not tested"
-    assert f"'{claims.ROUNDED_K2} is not its starting point' does not hold" in isolated["not_tested_because"]
-    assert isolated["low"] > 0  # the interval alone would have said "supported"
+    before, dev = _predictions(gold, 8.0, 9), {"untrained_dev": UNTRAINED_DEV}
+    rows = claims.table1_claims(runs, before, "BERT-base", n_resamples=100, task=reg.STS_TASK, **dev)
+    isolated = conclusions.main_claim_row(rows)
+    assert isolated["a"] == claims.ROUNDED_K2 and isolated["verdict"] == "supported"
+    assert generic.seeds_text(isolated) == "2 of 3 seeds" and list(isolated["seeds_left_out"]) == ["seed 1"]
+    assert f"{claims.ROUNDED_K2}: selected step 0 of 20" in isolated["seeds_left_out"]["seed 1"]
     # the rounded arm gates no other claim: Smooth K2 on the score against MSE stands on its own two arms
     other = next(r for r in rows if (r["a"], r["b"]) == ("smooth_k2", "mse"))
     assert all(claims.ROUNDED_K2 not in p["name"] for p in other["preconditions"])
 
 
-def test_without_the_rounded_arm_the_continuous_comparison_is_a_check_and_the_headline_is_not_run(gold):
+def test_without_the_rounded_arm_the_continuous_comparison_is_a_check_and_the_main_claim_is_not_run(gold):
     runs = {("cross_entropy", 0): _run(_predictions(gold, 1.0, 1)), ("smooth_k2", 0): _run(_predictions(gold, 0.3, 2))}
-    before = _predictions(gold, 8.0, 9)
-    (row,) = claims.table1_claims(runs, before, "BERT-base", n_resamples=100, task=reg.STS_TASK)
-    assert (row["kind"], row["headline"], row["confounded_with"]) == ("check", False, claims.CONFOUND)
+    before, dev = _predictions(gold, 8.0, 9), {"untrained_dev": UNTRAINED_DEV}
+    (row,) = claims.table1_claims(runs, before, "BERT-base", n_resamples=100, task=reg.STS_TASK, **dev)
+    assert (row["kind"], row["main_claim"], row["confounded_with"]) == ("check", False, claims.CONFOUND)
     text = conclusions.takeaway([row])
-    assert text.startswith("The paper's headline") and "not tested" in text and "label resolution" in text
-    # on NLI both objectives learn the same three labels: the same runs are the paper's headline
-    (nli,) = claims.table1_claims(runs, before, "BERT-base", n_resamples=100, task=reg.NLI_TASK)
-    assert (nli["kind"], nli["headline"], nli["paper_quote"]) == ("paper", True, reg.quotes.HEADLINE)
+    assert text.startswith("The paper's main claim") and "not run in this profile" in text
+    assert "label resolution" in text
+    # on NLI both objectives learn the same three labels: the same runs are the paper's main claim
+    (nli,) = claims.table1_claims(runs, before, "BERT-base", n_resamples=100, task=reg.NLI_TASK, **dev)
+    assert (nli["kind"], nli["main_claim"], nli["paper_quote"]) == ("paper", True, reg.quotes.TABLE1_K2)
     assert "confounded_with" not in nli
 
 
@@ -265,18 +272,19 @@ def test_the_probe_says_it_is_not_yet_run_until_its_rows_are_committed(tmp_path)
 # ---- notebook 20 and the quotes -----------------------------------------------------------------------------------
 
 
-def test_the_notebooks_parameters_cell_documents_headline_targets():
+def test_the_notebooks_parameters_cell_documents_main_claim_targets():
     import nbformat
 
     cells = nbformat.read(NOTEBOOK, as_version=4).cells
     parameters = next(c.source for c in cells if "parameters" in c.metadata.get("tags", []))
-    line = next(x for x in parameters.splitlines() if x.startswith("headline_targets = "))
-    assert line.startswith('headline_targets = "rounded"  # ')
-    documented = parameters[parameters.index(line) :].split("\n# ---- ")[0]
-    assert all(word in documented for word in ('"rounded"', '"continuous"', "confounded", "same labels"))
-    assert "headline_targets" in plans.assigned_parameters(NOTEBOOK)
+    line = next(x for x in parameters.splitlines() if x.startswith("main_claim_targets = "))
+    assert line.startswith('main_claim_targets = "rounded"  # ')
+    assert '"rounded"' in line.split("#", 1)[1] and '"continuous"' in line
+    prose = "\n".join(c.source for c in cells if c.cell_type == "markdown")
+    assert "`main_claim_targets" in prose and "confounded" in prose and "same labels" in prose
+    assert "main_claim_targets" in plans.assigned_parameters(NOTEBOOK)
     code = "\n".join(c.source for c in cells if c.cell_type == "code")
-    assert "reg.isolates(task, headline_targets, table1_losses)" in code and "task=task" in code
+    assert "reg.isolates(task, main_claim_targets, table1_losses)" in code and "task=task" in code
 
 
 def test_every_notebook_20_quote_is_printed_in_the_paper():

@@ -8,13 +8,14 @@
 - ``scoring``: the test pairs every model of a comparison is scored on; our averages named truthfully.
 - ``sweeps``: the runs behind Tables 5 and 6, which of them a Table 1 run already answers, their comparison rows and
   claims.
-- ``claims``: the paper's Table 1 and Table 3 claims on our runs, with their preconditions, paired intervals and
-  verdicts (``stsnb.evaluation.claims``), and the dev-only choice of the best loss; ``sweep_claims``: those of Tables 5
-  and 6; ``conclusions``: the headline row, the takeaway sentence and whether levels compare.
+- ``claims``: the paper's Table 1 and Table 3 claims on our runs, with their dev gates, smallest effects, paired
+  intervals and verdicts (``stsnb.evaluation.claims``), and the dev-only choice of the best loss; ``sweep_claims``:
+  those of Tables 5 and 6; ``conclusions``: the takeaway sentence (opening with the main claim's verdict), the
+  findings and whether levels compare.
 - ``quotes``: the paper's sentence each claim tests, with its section and table.
 - ``backbones``: the paper profile's encoders (Jina / Nomic need the Hub's remote code, loaded in a guarded step:
   one that fails is recorded as not run and its tables skipped).
-- ``table1``: the Table 1 runs: which arms on which seed (the headline's Smooth K2 on cross entropy's labels too),
+- ``table1``: the Table 1 runs: which arms on which seed (the main claim's Smooth K2 on cross entropy's labels too),
   one run as a job, what the notebook keeps of each.
 - ``tasks``: what Table 1 trains on: NLI, the STS analogue, or the analogue with regression on the rounded classes.
 - ``memory``: Table 4, peak training memory of regression vs InfoNCE, and the sanity check on it; the notebook's
@@ -61,7 +62,7 @@ from .recipes import (
     train_head_frozen,
     train_siamese,
 )
-from .reported import REPORTED, headlines
+from .reported import REPORTED, key_numbers
 from .scoring import Evaluation, compare
 from .step import inside_buffer, scored_batch, step_optimizer
 from .sweeps import (
@@ -80,9 +81,9 @@ from .table1 import (
     arm_loss,
     arm_task,
     arms_on_seed,
-    headline_labels_note,
     isolates,
     losses_on_seed,
+    main_claim_labels_note,
     plan_line,
     table1_job,
 )

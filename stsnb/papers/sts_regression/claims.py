@@ -1,36 +1,33 @@
 """STS-Regression's claims checked on our runs: paired differences of STS predictions with bootstrap intervals,
-each built by ``stsnb.evaluation.claims.claim`` with the paper's sentence it tests (``quotes``) and the preconditions it
-needs to be tested at all.
+each built by ``stsnb.evaluation.claims.claim`` with the paper's sentence it tests (``quotes``), the dev gates of its
+own arms and, for a claim of the paper with a direction, its smallest effect of interest.
 
 Every claim is a difference ``a - b`` of seven-task (or ``eval_tasks``) average Spearman x100 on the same test
 pairs, one interval per training seed; its direction is the paper's words ("a beats b": +1), and the paper's own
 difference (``REPORTED``) is shown beside it.
 
-Preconditions: each claim is gated on its own arms (``stsnb.evaluation.claims.own_arms_trained``); a failed one makes
-the verdict ``not tested``, with the reason.
+**Dev gates, per seed, on the claim's own arms** (``stsnb.evaluation.dev_gates``, :func:`dev_gate`): an arm trained
+on a seed when STS-B dev selection kept a step past 0, its selected dev score is above the untrained encoder's on the
+same dev pairs, and a weight changed. A seed on which one of a claim's two arms did not train is left out ("k of n
+seeds"); with fewer than two seeds left (or a one-seed claim's seed left out) the claim is **not tested**. The test
+pairs a claim is scored on never gate it. Cross entropy gates only the claims it is an arm of.
 
-- Table 1 (Section 4.1): both losses of the claim left their start (dev selection kept a step > 0 and the weights
-  changed, ``stsnb.evaluation.claims.left_start``); a claim with cross entropy as an arm (the headline) also needs cross
-  entropy, the paper's baseline, to have moved the encoder above the untrained one. Cross entropy gates no claim
-  it is not an arm of ("Translated ReLU beats L1" is tested on Translated ReLU and L1 alone).
-- Table 1's headline on the STS analogue (``tasks``): regression on the gold score against cross entropy on its 6
-  rounded classes is confounded with label resolution, so it is a **check** of the analogue (:data:`CONFOUNDED`,
-  ``confounded_with`` names the confound), never a claim of the paper; the paper's headline is tested on the same
-  labels for both objectives, Smooth K2 trained on cross entropy's class ids (:data:`ISOLATED`, arm
-  :data:`ROUNDED_K2`), gated on those two arms. On NLI both learn the same three labels and the headline is
-  :data:`HEADLINE` itself.
-- "Fine-tuning improves the raw encoder" is a check of our setting (``kind="check"``), not a claim of the paper.
-- Table 3 (Section 4.2): +Ours left its start. A +Contrast run that kept its step-0 checkpoint is what Section 4.2
-  reports ("may even lead to model collapse"), so its staying put is recorded as the finding; but it then *is* the
-  encoder it started from, and "+Ours beats +Contrast" would repeat "+Ours improves the encoder": one comparison
-  counted twice, so that claim is not tested (``same_comparison_as``).
-- Table 5 (Section 4.4, "minor fluctuations ... robustness"): a robustness claim, judged by equivalence within a
-  margin (``stsnb.evaluation.stats.equivalence_verdict``: each side at 2.5% with 95% intervals) whose reason is the
-  paper's own numbers (:func:`table5_margin_reason`); not tested when the margin contains the smallest gain Section 4.1
-  reads as real. Its reference setting changed the encoder and both settings left their start (otherwise two
-  copies of one model are trivially "equivalent").
-- Table 6 (Section 4.5): the full head input's run left its start; the other head's run staying put is the finding
-  (Table 6 puts it 20 points below the full head), recorded with the paper's numbers, never a reason to skip it.
+- Table 1 (Section 4.1): both losses of each claim. The paper's main claim (:data:`MAIN_CLAIMS`, from the abstract:
+  regression beats classification) is Table 1's Smooth K2 against cross entropy on the same labels: on NLI
+  (:data:`MAIN_PAIR`), or on the STS analogue with Smooth K2 trained on cross entropy's class ids (:data:`ISOLATED`,
+  arm :data:`ROUNDED_K2`; on the ``sts_rounded`` task every regression loss learns them, :data:`ROUNDED_MAIN`). The
+  analogue's Smooth K2 on the gold score against cross entropy is confounded with label resolution: a **check**
+  (:data:`CONFOUNDED`), never the paper's claim.
+- "Fine-tuning improves the raw encoder" is a check of our setting (``kind="check"``), gated on its arm's dev gate.
+- Table 3 (Section 4.2): "+Ours improves the encoder" on +Ours (stage 2); "+Ours beats +Contrast" on both. A +Contrast
+  that kept its step-0 checkpoint *is* the encoder it started from: that claim is then not tested, and the run says so
+  from what was measured (``same_comparison_as`` names the claim it would repeat).
+- Tables 5 and 6: ``sweep_claims``.
+
+**Smallest effect of interest** (:func:`smallest_effect`): half the smaller of the paper's two differences for the
+same comparison (two backbones in Tables 1 and 6, two encoders in Table 3), both of which the paper reads as real; a
+direction claim whose every interval lies inside it reads "no meaningful effect", and "contradicted" needs the
+estimate beyond it (``stsnb.evaluation.verdict_rules.sized_verdict``).
 
 The one choice made among runs, "the best loss" of the did-training-help check, is made on STS-B dev scores only
 (:func:`best_by_dev`); test pairs only ever give the intervals.
@@ -43,7 +40,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...evaluation import claims, stats
+from ...evaluation import claims, dev_gates, stats
 from ...evaluation.evaluate import TaskPredictions
 from ...evaluation.main_claims import MainClaim
 from ...training.config import TrainResult
@@ -59,7 +56,8 @@ BASELINE = "cross_entropy"  # Table 1's baseline: Sentence-BERT's 3-way classifi
 class PairClaim:
     """ "``a`` beats ``b``" in one of the paper's tables (settings named as in ``REPORTED``, or ``paper_a`` where our
     arm ``a`` stands for another of the paper's rows), the paper's sentence it tests (``quote``), the direction its
-    words give (+1: a beats b) and its kind (a claim of the paper, or a check of our setting)."""
+    words give (+1: a beats b), its kind (a claim of the paper, or a check of our setting) and whether it tests the
+    paper's main claim (``main``)."""
 
     text: str
     a: str
@@ -68,6 +66,7 @@ class PairClaim:
     direction: int = +1
     kind: claims.Kind = claims.PAPER
     paper_a: str = ""
+    main: bool = False
 
     @property
     def reported_a(self) -> str:
@@ -75,9 +74,15 @@ class PairClaim:
         return self.paper_a or self.a
 
 
-# Section 4.1's reading of Table 1 (losses by the names of ``recipes.LOSSES``); the first is the paper's headline
+# Section 4.1's reading of Table 1 (losses by the names of ``recipes.LOSSES``); the first is the paper's main claim
 TABLE1_CLAIMS: tuple[PairClaim, ...] = (
-    PairClaim("regression (Smooth K2) beats classification (cross entropy)", "smooth_k2", BASELINE, quotes.HEADLINE),
+    PairClaim(
+        "regression (Smooth K2) beats classification (cross entropy)",
+        "smooth_k2",
+        BASELINE,
+        quotes.TABLE1_K2,
+        main=True,
+    ),
     PairClaim("the zero-gradient buffer helps: Translated ReLU beats L1", "translated_relu", "l1", quotes.BUFFER_L1),
     PairClaim("the zero-gradient buffer helps: Smooth K2 beats MSE", "smooth_k2", "mse", quotes.BUFFER_MSE),
     PairClaim(
@@ -85,21 +90,18 @@ TABLE1_CLAIMS: tuple[PairClaim, ...] = (
     ),
     PairClaim("the adaptive gradient helps: MSE beats L1", "mse", "l1", quotes.ADAPTIVE),
 )
-HEADLINE = TABLE1_CLAIMS[0]
-HEADLINE_LOSSES: tuple[str, ...] = (HEADLINE.b, HEADLINE.a)  # the losses the headline's extra seeds train
-# The STS analogue (tasks.STS_TASK): the headline on the same labels for both objectives, and what its continuous
+MAIN_PAIR = TABLE1_CLAIMS[0]  # the main claim where both objectives learn the same labels as they are (NLI)
+MAIN_CLAIM_LOSSES: tuple[str, ...] = (MAIN_PAIR.b, MAIN_PAIR.a)  # the losses the main claim's extra seeds train
+# The STS analogue (tasks.STS_TASK): the main claim on the same labels for both objectives, and what its continuous
 # comparison is instead (module docstring).
 ROUNDED_K2 = "smooth_k2_rounded"  # the arm: Smooth K2 trained on cross entropy's class ids (tasks.STS_ROUNDED_TASK)
-ISOLATED = PairClaim(
-    "regression (Smooth K2) beats classification (cross entropy) on the same rounded labels",
-    ROUNDED_K2,
-    BASELINE,
-    quotes.HEADLINE,
-    paper_a=HEADLINE.a,
-)
+SAME_ROUNDED = MAIN_PAIR.text + " on the same rounded labels"
+ISOLATED = PairClaim(SAME_ROUNDED, ROUNDED_K2, BASELINE, quotes.TABLE1_K2, paper_a=MAIN_PAIR.a, main=True)
+# the same comparison on the sts_rounded task, where Table 1's Smooth K2 itself learns the rounded labels
+ROUNDED_MAIN = PairClaim(SAME_ROUNDED, MAIN_PAIR.a, BASELINE, quotes.TABLE1_K2, main=True)
 CONFOUNDED = PairClaim(
     "Smooth K2 on the gold score beats cross entropy on its rounded classes (confounded with label resolution)",
-    HEADLINE.a,
+    MAIN_PAIR.a,
     BASELINE,
     quotes.NLI_LABELS,
     kind=claims.CHECK,
@@ -120,29 +122,70 @@ TABLE6_CLAIMS: tuple[PairClaim, ...] = (
     PairClaim("the head input (u,v,|u-v|) beats (u,v)", FULL_HEAD, "(u,v)", quotes.TABLE6),
     PairClaim("the head input (u,v,|u-v|) beats |u-v|", FULL_HEAD, "|u-v|", quotes.TABLE6),
 )
+# the paper's two rows of each table a smallest effect is read from (:func:`smallest_effect`)
+PAPER_ROWS: dict[str, tuple[str, str]] = {
+    "Table 1": ("BERT-base", "RoBERTa-base"),
+    "Table 3": ("Jina v2", "Nomic Embed v1"),
+    "Table 6": ("BERT-base", "RoBERTa-base"),
+}
 
 
 @dataclass(frozen=True)
 class Trained:
     """One training run as its claims see it: the STS predictions of the kept weights and what dev selection kept
     (``best_step`` 0: the untrained start; ``weight_change``: the largest change of any trained weight between the
-    start and the kept weights, ``TrainResult.weight_change``)."""
+    start and the kept weights, ``TrainResult.weight_change``; ``dev_score``: the kept checkpoint's STS-B dev
+    Spearman x100, the selection score; ``total_steps``: the optimizer steps the run took)."""
 
     predictions: TaskPredictions
     best_step: int
     weight_change: float | None = None
-    dev_score: float | None = None  # the STS-B dev Spearman of the kept checkpoint (the selection score)
+    dev_score: float | None = None
+    total_steps: int | None = None
 
     @classmethod
     def of(cls, predictions: TaskPredictions, result: TrainResult) -> Trained:
         """From a ``fit`` result; without dev selection (``best_step`` None) the last step is what is kept."""
         step = result.steps if result.best_step is None else result.best_step
-        return cls(predictions, int(step), result.weight_change, result.best_score)
+        return cls(predictions, int(step), result.weight_change, result.best_score, int(result.steps))
+
+
+def dev_gate(arm: str, runs: Mapping[int, Trained], untrained_dev: float) -> dev_gates.DevGate:
+    """Whether ``arm`` trained on each training seed of ``runs`` (``{seed: Trained}``), on STS-B dev only: the step dev
+    selection kept, its dev score minus ``untrained_dev`` (the untrained encoder's Spearman x100 on the same dev
+    pairs) and the largest weight change (``stsnb.evaluation.dev_gates.trained_on_dev``; labels "seed N")."""
+    ordered = sorted(runs.items())
+    label = {s: f"seed {s}" for s, _ in ordered}
+    changes = None
+    if all(r.weight_change is not None for _, r in ordered):
+        changes = {label[s]: r.weight_change for s, r in ordered}
+    totals = None
+    if all(r.total_steps is not None for _, r in ordered):
+        totals = {label[s]: r.total_steps for s, r in ordered}
+    return dev_gates.trained_on_dev(
+        arm,
+        {label[s]: r.best_step for s, r in ordered},
+        {label[s]: dev_gates.dev_gain(r.dev_score, untrained_dev) for s, r in ordered},
+        total_steps=totals,
+        weight_changes=changes,
+    )
+
+
+def smallest_effect(table: str, a: str, b: str) -> tuple[float, str]:
+    """A direction claim's smallest effect of interest and its reason: half the smaller of the paper's two ``a - b``
+    differences in ``table`` (its rows :data:`PAPER_ROWS`: BERT and RoBERTa, or Jina and Nomic), both of which the
+    paper reads as real. Raises where the paper's smaller difference is not on the side its words claim."""
+    differences = {row: paper_difference(table, row, a, b) for row in PAPER_ROWS[table]}
+    smallest = min(differences.values())
+    if smallest <= 0:
+        raise ValueError(f"{table}: the paper's {a} - {b} is {differences}: no effect of the paper's side to halve")
+    listed = ", ".join(f"{row} {value:+.2f}" for row, value in differences.items())
+    return smallest / 2, f"half the smaller of the paper's two {table} differences ({listed}), both read as real"
 
 
 def stayed_at_start(runs: Mapping[object, Trained]) -> list[str]:
     """One sentence for each run that dev selection left at its start (kept step 0, or no weight changed): that run
-    *is* the model it started from, and any claim on it is not tested (``left``)."""
+    *is* the model it started from (its dev gate fails, :func:`dev_gate`)."""
     return [
         f"{' '.join(map(str, key)) if isinstance(key, tuple) else key}: dev selection kept step {r.best_step} "
         f"(largest weight change {r.weight_change or 0.0:.1e}): this run is its untrained starting point"
@@ -202,39 +245,6 @@ def seed_intervals(
     }
 
 
-def left(what: str, runs: Mapping[int, Trained]) -> claims.Precondition:
-    """ "<what> is not its starting point" on every training seed of ``runs``."""
-    changes = [r.weight_change for r in runs.values()]
-    return claims.left_start(
-        what,
-        {f"seed {s}": r.best_step for s, r in sorted(runs.items())},
-        None if any(c is None for c in changes) else {f"seed {s}": r.weight_change for s, r in sorted(runs.items())},
-    )
-
-
-def moved(what: str, after: Mapping[int, Trained], before: TaskPredictions, n_resamples: int) -> claims.Precondition:
-    """ "<what> moved the encoder": above the untrained encoder on the same test pairs, every seed."""
-    after_predictions = {s: r.predictions for s, r in after.items()}
-    return claims.baseline_moved(seed_intervals(after_predictions, {s: before for s in after}, n_resamples), what)
-
-
-def changed(what: str, after: Mapping[int, Trained], before: TaskPredictions, n_resamples: int) -> claims.Precondition:
-    """ "<what> changed the encoder": its interval against the starting encoder excludes 0 on either side, every
-    seed (a robustness claim needs a setting that did something; a worse encoder is still a change)."""
-    after_predictions = {s: r.predictions for s, r in after.items()}
-    intervals = seed_intervals(after_predictions, {s: before for s in after}, n_resamples)
-    holds = all(low > 0 or high < 0 for _, low, high in intervals.values())
-    evidence = f"{what} minus its start: " + "; ".join(
-        f"{label}: {d:+.2f} [{lo:+.2f}, {hi:+.2f}]" for label, (d, lo, hi) in intervals.items()
-    )
-    return claims.precondition(f"{what} changed the encoder", holds, evidence)
-
-
-def missing(what: str, seeds: Sequence[int]) -> claims.Precondition:
-    """A precondition that fails because the run it needs was not made."""
-    return claims.precondition(f"{what} was run", False, f"no run on seed(s) {list(seeds)}")
-
-
 def _opening(table: str, backbone: str = "") -> str:
     """A claim's opening, "Table 1, " or, with a ``backbone``, "Table 1, roberta-base: ": the notebook names the
     backbone when it runs several (the ``paper`` profile's BERT and RoBERTa), so that no two claims read alike."""
@@ -256,17 +266,23 @@ def pair_claim(
     names: tuple[str, str] = ("a", "b"),
     paper_quote: str,
     kind: claims.Kind = claims.PAPER,
-    preconditions: Sequence[claims.Precondition] = (),
+    gates: Sequence[dev_gates.DevGate] = (),
+    effect: tuple[float, str] | None = None,
     n_resamples: int = 2000,
     direction: int = +1,
     margin: float | None = None,
     margin_reason: str | None = None,
     paper_effect: float | None = None,
+    preconditions: Sequence[claims.Precondition] = (),
+    main_claim: bool = False,
     **extra,
 ) -> dict:
     """One claim row (``stsnb.evaluation.claims.claim``): ``a - b`` per training seed, the paper's sentence and
-    difference, the direction the paper's words give, ``margin`` (with its reason and the paper's own effect) for a
-    robustness claim, ``kind`` ("check" for a check of our setting), and the preconditions."""
+    difference, the direction the paper's words give, the dev gates of its arms (``gates``, :func:`dev_gate`), the
+    smallest effect of interest with its reason (``effect``, :func:`smallest_effect`), ``margin`` (with its reason and
+    the paper's own effect) for a robustness claim, ``kind`` ("check" for a check of our setting) and whether it tests
+    the paper's main claim (``main_claim``)."""
+    size, why = effect if effect is not None else (None, None)
     return claims.claim(
         text,
         seed_intervals(a, b, n_resamples),
@@ -277,7 +293,11 @@ def pair_claim(
         margin_reason=margin_reason,
         paper_effect=paper_effect,
         preconditions=preconditions,
+        dev_gates=gates,
+        smallest_effect=size,
+        smallest_effect_reason=why,
         paper_difference=paper_diff,
+        main_claim=main_claim,
         table=table,
         a=names[0],
         b=names[1],
@@ -299,22 +319,15 @@ def predictions_by_seed(runs: Mapping[int, Trained]) -> dict[int, TaskPrediction
     return {s: r.predictions for s, r in runs.items()}
 
 
-def nli_moved(
-    runs: Mapping[tuple[str, int], Trained], before: TaskPredictions, seeds: Sequence[int], n_resamples: int
-) -> claims.Precondition:
-    """ "The cross-entropy baseline moved the encoder" on ``seeds`` (Table 1's baseline, NLI fine-tuning)."""
-    what = "the cross-entropy baseline"
-    if not all((BASELINE, s) in runs for s in seeds):
-        return missing(what, seeds)
-    return moved(what, runs_of(runs, BASELINE, seeds), before, n_resamples)
-
-
 def table1_claim_list(task: Table1Task = NLI_TASK) -> tuple[PairClaim, ...]:
-    """Table 1's comparisons on ``task``: :data:`ISOLATED` (the headline on the same labels, where its arm ran),
-    then :data:`TABLE1_CLAIMS`, whose headline becomes the check :data:`CONFOUNDED` where regression learns a finer
-    score than cross entropy's classes (``task.same_labels`` false: the STS analogue)."""
-    first = HEADLINE if task.same_labels else CONFOUNDED
-    return (ISOLATED, first, *TABLE1_CLAIMS[1:])
+    """Table 1's comparisons on ``task``, the main claim first: :data:`MAIN_PAIR` where regression learns the labels
+    cross entropy learns as they are (NLI); on the STS analogue :data:`ISOLATED` (Smooth K2 on the rounded labels, where
+    that arm ran) and the check :data:`CONFOUNDED` (Smooth K2 on the score); on the rounded task :data:`ROUNDED_MAIN`.
+    Then the other claims of :data:`TABLE1_CLAIMS`."""
+    first: tuple[PairClaim, ...] = {"classes": (MAIN_PAIR,), "score": (ISOLATED, CONFOUNDED)}.get(
+        task.targets, (ROUNDED_MAIN,)
+    )
+    return (*first, *TABLE1_CLAIMS[1:])
 
 
 def table1_claims(
@@ -322,72 +335,52 @@ def table1_claims(
     before: TaskPredictions,
     row: str,
     *,
+    untrained_dev: float,
     n_resamples: int = 2000,
     backbone: str = "",
     task: Table1Task = NLI_TASK,
-    headline: bool = True,
+    main_claim: bool = True,
 ) -> list[dict]:
     """Section 4.1's claims on our Table 1 runs ``{(arm, seed): Trained}`` (arms: the losses, and
-    :data:`ROUNDED_K2`), the paper's differences from its ``row`` ("BERT-base" or "RoBERTa-base"). Each claim
-    stands on the seeds where both its arms ran (the headline on more seeds than the rest when the notebook runs
-    them); a claim whose arms never ran together is left out, not guessed. Preconditions on its own arms only
-    (:func:`table1_gates`). The headline (``headline``: True) is :data:`ISOLATED` where it ran, else
-    :data:`HEADLINE` where ``task`` gives both objectives the same labels; on a ``task`` where it does not, the
-    continuous comparison is the check :data:`CONFOUNDED` (``confounded_with``: :data:`CONFOUND`).
-    ``before``: the untrained encoder's predictions on the same pairs. ``backbone``, when given, is named in each
-    claim's text and stored in its row (``_opening``). ``headline=False`` marks no row (a backbone after the first:
-    a notebook has one headline, ``stsnb.evaluation.claims.headline_of``)."""
-    rows = pair_claim_rows(
-        runs,
-        "Table 1",
-        table1_claim_list(task),
-        row,
-        lambda c, seeds, a, b: table1_gates(c, runs, before, seeds, a, b, n_resamples),
-        n_resamples,
-        backbone,
-    )
-    isolated = any(r["a"] == ISOLATED.a for r in rows)
+    :data:`ROUNDED_K2`), the paper's differences from its ``row`` ("BERT-base" or "RoBERTa-base"). Each claim stands on
+    the seeds where both its arms ran (the main claim on more seeds than the rest when the notebook runs them) and is
+    gated on the dev gates of its two arms (``untrained_dev``: the untrained encoder's STS-B dev Spearman x100); a claim
+    whose arms never ran together is left out, not guessed. The main claim's row (:func:`table1_claim_list`) is marked
+    ``main_claim`` when ``main_claim`` is True (False for a backbone after the first: one main-claim row per notebook).
+    ``before`` is kept for the signature the notebook calls (the untrained encoder's test predictions gate nothing).
+    ``backbone``, when given, is named in each claim's text and stored in its row (``_opening``)."""
+    del before  # the test pairs never gate a claim
+    rows = pair_claim_rows(runs, "Table 1", table1_claim_list(task), row, n_resamples, backbone, untrained_dev)
     for r in rows:
-        r["headline"] = headline and (
-            r["a"] == ISOLATED.a or (not isolated and (r["a"], r["b"]) == (HEADLINE.a, HEADLINE.b))
-        )
-        if r["a"] == ISOLATED.a:
+        r["main_claim"] = main_claim and r["main_claim"]
+        if r["a"] == ROUNDED_K2 or r["claim"].endswith(SAME_ROUNDED):
             r.update(labels=SAME_LABELS, mechanism_quote=quotes.MECHANISM)
         elif r["kind"] == claims.CHECK:
-            r.update(headline=False, confounded_with=CONFOUND)
+            r.update(confounded_with=CONFOUND)
     return rows
 
 
-def table1_gates(
-    c: PairClaim,
-    runs: Mapping[tuple[str, int], Trained],
-    before: TaskPredictions,
-    seeds: Sequence[int],
-    a: Mapping[int, Trained],
-    b: Mapping[int, Trained],
-    n_resamples: int,
-) -> list[claims.Precondition]:
-    """A Table 1 claim's gates on its own arms (``stsnb.evaluation.claims.own_arms_trained``): both losses left their
-    start; where cross entropy, the baseline, is an arm, it also moved the encoder (every seed). Cross entropy's
-    movement gates only the claims it is an arm of."""
-    gates: dict[str, list[claims.Precondition]] = {c.a: [left(c.a, a)], c.b: [left(c.b, b)]}
-    if BASELINE in gates:
-        gates[BASELINE].insert(0, nli_moved(runs, before, seeds, n_resamples))
-    return claims.own_arms_trained(gates, [c.a, c.b])
-
-
 def pair_claim_rows(
-    runs, table: str, listed, row: str, preconditions_of, n_resamples: int, backbone: str = ""
+    runs: Mapping[tuple[str, int], Trained],
+    table: str,
+    listed: Iterable[PairClaim],
+    row: str,
+    n_resamples: int,
+    backbone: str,
+    untrained_dev: float,
+    gate_name=str,
 ) -> list[dict]:
     """The claims of ``listed`` on the seeds where both settings of each ran (a claim whose settings never ran
-    together is left out, not guessed); ``preconditions_of(claim, seeds, a_runs, b_runs)`` gives its
-    preconditions; ``backbone`` (when given) is named in each text (``_opening``)."""
+    together is left out, not guessed), each gated on its two arms' dev gates (:func:`dev_gate`, the arm named
+    ``gate_name(setting)``), a claim of the paper sized by :func:`smallest_effect`; ``backbone`` (when given) is named
+    in each text (``_opening``)."""
     out = []
     for c in listed:
         seeds = seeds_of(runs, c.a, c.b)
         if not seeds:
             continue
         a, b = runs_of(runs, c.a, seeds), runs_of(runs, c.b, seeds)
+        sized = c.kind == claims.PAPER and c.direction != 0
         out.append(
             pair_claim(
                 _opening(table, backbone) + c.text,
@@ -399,8 +392,10 @@ def pair_claim_rows(
                 paper_quote=c.quote,
                 kind=c.kind,
                 direction=c.direction,
-                preconditions=preconditions_of(c, seeds, a, b),
+                gates=[dev_gate(gate_name(c.a), a, untrained_dev), dev_gate(gate_name(c.b), b, untrained_dev)],
+                effect=smallest_effect(table, c.reported_a, c.b) if sized else None,
                 n_resamples=n_resamples,
+                main_claim=c.main,
                 **backbone_fields(backbone),
             )
         )
@@ -408,12 +403,19 @@ def pair_claim_rows(
 
 
 def improvement_claim(
-    text: str, what: str, after: Mapping[int, Trained], before: TaskPredictions, *, table: str, n_resamples: int = 2000
+    text: str,
+    what: str,
+    after: Mapping[int, Trained],
+    before: TaskPredictions,
+    *,
+    untrained_dev: float,
+    table: str,
+    n_resamples: int = 2000,
 ) -> dict:
     """ "Training improves the encoder": a **check of our setting** (``kind="check"``), not a claim of the paper,
     which trains from raw BERT/RoBERTa and reports no untrained score (no paper difference): ``after - before`` per
-    seed, expected positive; its ``paper_quote`` is Section 4.1's sentence on the setting. Precondition: ``what``
-    left its start (a run that kept step 0 is the untrained encoder: its difference is 0 by construction)."""
+    seed on the test pairs, expected positive; its ``paper_quote`` is Section 4.1's sentence on the setting. Gated on
+    the dev gate of ``what`` (a run that kept step 0 is the untrained encoder: its difference is 0 by construction)."""
     return pair_claim(
         text,
         predictions_by_seed(after),
@@ -423,7 +425,7 @@ def improvement_claim(
         names=("after", "before"),
         paper_quote=quotes.SETTING,
         kind=claims.CHECK,
-        preconditions=[left(what, after)],
+        gates=[dev_gate(what, after, untrained_dev)],
         n_resamples=n_resamples,
         direction=+1,
     )
@@ -434,8 +436,8 @@ ROUNDED_K2_CHECK = "Smooth K2 (Eq. 2) on cross entropy's rounded labels improves
 
 def rounded_k2_runs(runs: Mapping[tuple[str, int], Trained], task: Table1Task) -> dict[int, Trained]:
     """Smooth K2's runs on the rounded labels cross entropy learns, ``{seed: Trained}`` of ``runs = {(arm, seed):
-    Trained}``: the headline's own arm (:data:`ROUNDED_K2`), or Table 1's Smooth K2 where ``task`` itself is the
-    rounded one (``"sts_rounded"``: the class profile trains that arm alone)."""
+    Trained}``: the main claim's own arm (:data:`ROUNDED_K2`), or Table 1's Smooth K2 where ``task`` itself is the
+    rounded one (``"sts_rounded"``: the class profile)."""
     name = "smooth_k2" if task.name == STS_ROUNDED_TASK.name else ROUNDED_K2
     return {s: r for (n, s), r in runs.items() if n == name}
 
@@ -447,37 +449,25 @@ def raw_encoder_checks(
     seeds: Sequence[int],
     *,
     backbone: str,
+    untrained_dev: float,
     n_resamples: int = 2000,
 ) -> list[dict]:
     """Table 1's checks of our setting ("training improved the raw encoder", :func:`improvement_claim`): the loss
     best on STS-B dev over ``seeds`` (:func:`best_by_dev`), and Smooth K2 on the rounded labels over every seed it
-    ran (:func:`rounded_k2_runs`; the cpu profile's three headline seeds), the same text in every profile so a class
+    ran (:func:`rounded_k2_runs`; the cpu profile's three main-claim seeds), the same text in every profile so a class
     run finds the cpu run's row. The first is left out where it would repeat the second's runs."""
     opening, rows = f"Table 1, {backbone}:", []
     rounded = rounded_k2_runs(runs, task)
     losses = {k: r for k, r in runs.items() if k[0] != ROUNDED_K2}
     best = best_by_dev(losses, seeds) if seeds and losses else None
+    dev = {"untrained_dev": untrained_dev, "table": "Table 1", "n_resamples": n_resamples}
     if best is not None and not (best == "smooth_k2" and task.name == STS_ROUNDED_TASK.name):
         after = {s: r for (n, s), r in losses.items() if n == best}
         text = f"{opening} {task.name.upper()} fine-tuning with the loss best on dev ({best}) improves the raw encoder"
-        rows.append(improvement_claim(text, best, after, before, table="Table 1", n_resamples=n_resamples))
+        rows.append(improvement_claim(text, best, after, before, **dev))
     if rounded:
-        text = f"{opening} {ROUNDED_K2_CHECK}"
-        rows.append(improvement_claim(text, ROUNDED_K2, rounded, before, table="Table 1", n_resamples=n_resamples))
+        rows.append(improvement_claim(f"{opening} {ROUNDED_K2_CHECK}", ROUNDED_K2, rounded, before, **dev))
     return rows
-
-
-def lead_with_check(rows: Sequence[dict]) -> dict | None:
-    """Where a run has no headline of the paper (the class profile trains no cross entropy), mark Smooth K2 on the
-    rounded labels improving the raw encoder (:data:`ROUNDED_K2_CHECK`, a check) as the run's headline: the effect
-    the cpu profile shows on its three seeds. Returns the headline row, None when neither is there."""
-    marked = claims.headline_of(rows)
-    if marked is not None:
-        return marked
-    check = next((r for r in rows if str(r["claim"]).endswith(ROUNDED_K2_CHECK)), None)
-    if check is not None:
-        check["headline"] = True
-    return check
 
 
 def same_predictions(a: TaskPredictions, b: TaskPredictions) -> bool:
@@ -495,71 +485,58 @@ def table3_claims(
     ours: Mapping[int, Trained],
     row: str,
     *,
+    untrained_dev: float,
     n_resamples: int = 2000,
     backbone: str = "",
 ) -> list[dict]:
     """Table 3 on a contrastive encoder: "+Ours improves it" and "+Ours beats +Contrast" (Section 4.2; the paper's
-    differences from its ``row``, "Jina v2" or "Nomic Embed v1").
+    differences from its ``row``, "Jina v2" or "Nomic Embed v1"), each gated on its own arms' dev gates
+    (``untrained_dev``: the encoder's STS-B dev score before any training) and sized by :func:`smallest_effect`.
 
-    Both need +Ours (stage 2) to have left its start. +Contrast keeping its start is what Section 4.2 reports
-    (contrastive learning "may even lead to model collapse"), so it is recorded as the finding
-    (``stsnb.evaluation.claims.staying_put``); but such a +Contrast is the encoder it started from, and "+Ours beats
-    +Contrast" would count the first comparison a second time (``same_comparison_as`` names it, and that claim is not
-    tested). ``backbone``, when given, is named in both texts and stored in the rows (``_opening``)."""
+    A +Contrast run that kept its step-0 checkpoint did not train on dev: "+Ours beats +Contrast" is then not tested
+    (it would repeat the first comparison on the same pairs; ``same_comparison_as`` names it where +Contrast's test
+    predictions are the starting encoder's). ``backbone``, when given, is named in both texts (``_opening``)."""
     first = _opening("Table 3", backbone) + "+Ours (two stages) improves the contrastive encoder"
-    ours_left = left("+Ours (stage 2)", ours)
+    ours_gate = dev_gate("+Ours (stage 2)", ours, untrained_dev)
     duplicate = all(same_predictions(r.predictions, before) for r in contrast.values())
-    distinct = claims.precondition(
-        "+Contrast differs from the encoder it started from",
-        not duplicate,
-        "its test predictions equal the starting encoder's on every seed: the same comparison as the claim above"
-        if duplicate
-        else "its test predictions differ from the starting encoder's",
-    )
-    gates = claims.own_arms_trained(
-        {"+Ours": ours_left, "+Contrast": left("+Contrast", contrast)},
-        staying_put_is_the_finding={"+Contrast": f"the paper, {quotes.TABLE3_CONTRAST}"},
-    )
+    common = {"table": "Table 3", "n_resamples": n_resamples, **backbone_fields(backbone)}
     return [
         pair_claim(
             first,
             predictions_by_seed(ours),
             {s: before for s in ours},
             paper_difference("Table 3", row, "+Ours", ""),
-            table="Table 3",
             names=("+Ours", "before"),
             paper_quote=quotes.TABLE3_OURS,
-            preconditions=[ours_left],
-            n_resamples=n_resamples,
-            **backbone_fields(backbone),
+            gates=[ours_gate],
+            effect=smallest_effect("Table 3", "+Ours", ""),
+            **common,
         ),
         pair_claim(
             _opening("Table 3", backbone) + "+Ours beats +Contrast",
             predictions_by_seed(ours),
             predictions_by_seed(contrast),
             paper_difference("Table 3", row, "+Ours", "+Contrast"),
-            table="Table 3",
             names=("+Ours", "+Contrast"),
             paper_quote=quotes.TABLE3_CONTRAST,
-            preconditions=[*gates, distinct],
-            n_resamples=n_resamples,
+            gates=[ours_gate, dev_gate("+Contrast", contrast, untrained_dev)],
+            effect=smallest_effect("Table 3", "+Ours", "+Contrast"),
             same_comparison_as=first if duplicate else None,
-            **backbone_fields(backbone),
+            **common,
         ),
     ]
 
 
-# ---- reading the claims: the takeaway, comparability, the conclusions -----------------------------------------
-
-
-# The paper's main claim, from its abstract (decided before any run; every profile's summary leads with it)
+# The paper's main claim, from its abstract (decided before any run; every profile's summary leads with it). Its row is
+# Table 1's Smooth K2 against cross entropy on the same labels (table1_claim_list): MAIN_PAIR on NLI, "... on the same
+# rounded labels" on the STS analogue; the wording fragment is in both.
 MAIN_CLAIMS = (
     MainClaim(
         "20_sts_regression",
         quotes.MAIN_CLAIM,
         "Table 1",
         "regression (Smooth K2)",
-        "classification (cross entropy) on the same rounded labels",
-        ("regression (Smooth K2) beats classification (cross entropy) on the same rounded labels",),
+        "classification (cross entropy) on the same labels",
+        (MAIN_PAIR.text,),
     ),
 )

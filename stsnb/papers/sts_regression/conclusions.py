@@ -1,13 +1,16 @@
-"""What notebook 20 concludes from its claim rows: the headline row, the takeaway sentence, the findings and how far
-our levels compare with the paper's."""
+"""What notebook 20 concludes from its claim rows: the takeaway sentence, which opens with the verdict of the paper's
+main claim (``claims.MAIN_CLAIMS``, whatever it is), the findings written from what the run measured, and how far our
+levels compare with the paper's."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
 from ...evaluation import claims, verdict_rules
-from .claims import CONFOUND, HEADLINE, TABLE1_CLAIMS
+from ...evaluation.main_claims import main_claim_text
+from .claims import CONFOUND, MAIN_CLAIMS, MAIN_PAIR, TABLE1_CLAIMS
 
+MAIN = MAIN_CLAIMS[0]  # Table 1: regression (Smooth K2) beats classification (cross entropy) on the same labels
 PAPER_MODELS: dict[str, str] = {  # the paper's backbone of each row we compare with
     "BERT-base": "bert-base-uncased",
     "RoBERTa-base": "roberta-base",
@@ -31,18 +34,17 @@ def _short(row: Mapping) -> str:
     return f"{row['difference']:+.2f} [{row['low']:+.2f}, {row['high']:+.2f}]"
 
 
-def headline(rows: Iterable[Mapping]) -> Mapping | None:
-    """The headline claim's row (Table 1: Smooth K2 vs cross entropy, the first of several backbones; in a run
-    without cross entropy the check :func:`lead_with_check` marks; ``stsnb.evaluation.claims.headline_of``)."""
-    return claims.headline_of(rows)
+def main_claim_row(rows: Iterable[Mapping]) -> Mapping | None:
+    """The row that tests the paper's main claim (marked ``main_claim``, :data:`MAIN`), None where it did not run."""
+    return MAIN.row_in(rows)
 
 
 def _controls(rows: Iterable[Mapping], top: Mapping) -> dict[str, list[str]]:
-    """The headline's controls on its backbone, by what they isolate (Table 1's other claims: the zero-gradient
+    """The main claim's controls on its backbone, by what they isolate (Table 1's other claims: the zero-gradient
     buffer, the adaptive gradient): "Translated ReLU beats L1 +0.44 [+0.14, +0.74] supported" each."""
     out: dict[str, list[str]] = {}
     for c in TABLE1_CLAIMS:
-        if c == HEADLINE or " helps: " not in c.text:
+        if c == MAIN_PAIR or " helps: " not in c.text:
             continue
         what, versus = c.text.split(" helps: ")
         for r in rows:
@@ -53,31 +55,22 @@ def _controls(rows: Iterable[Mapping], top: Mapping) -> dict[str, list[str]]:
 
 
 def takeaway(rows: Sequence[Mapping], cpu: str = "") -> str:
-    """One sentence for the overview: the paper's headline (Table 1) with our difference, its interval, the verdict
-    with its seeds (and, when not tested, the first precondition that failed), then what our controls attribute it
-    to: the zero-gradient buffer and the adaptive gradient claims, each with its interval and verdict. ``cpu``: the
-    committed cpu run's result on the headline's claim, set beside ours in another profile's run
-    (``stsnb.runs.committed.cpu_result``)."""
-    top = headline(rows)
-    beside = f" ({cpu})" if cpu else ""
-    if top is not None and top.get("kind") == claims.CHECK:  # the run trained no comparison of the paper's headline
-        return (
-            f"Headline of this run, a check of our setting (not a claim of the paper): "
-            f"{top['claim'].removeprefix('Table 1, ')}: ours {_short(top)}, {claims.verdict_text(top)}{beside}. The "
-            f"paper's headline ({HEADLINE.text}) was not run in this profile; {len(rows) - 1} other claims were "
-            "checked."
-        )
+    """The run's takeaway: it opens with the paper's main claim and its verdict, whatever it is ("The paper's main
+    claim: Table 1: ...: supported (3 seeds), +1.63 [+0.08, +3.46]", ``main_claim_text``), with ``cpu``, the committed
+    cpu run's result on the same claim, beside it in another profile's run (``stsnb.runs.committed.cpu_result``); when
+    not tested, the first precondition that failed; then what our controls attribute it to (the zero-gradient buffer
+    and the adaptive gradient claims, each with its interval and verdict), or what this run checked instead."""
+    rows = list(rows)
+    top = main_claim_row(rows)
+    text = "The paper's main claim: " + main_claim_text(MAIN, rows) + (f" ({cpu})" if cpu else "")
     if top is None:
         confounded = next((r for r in rows if r.get("confounded_with")), None)
         if confounded is not None:  # the STS analogue without the arm on the same labels
-            return (
-                f"The paper's headline ({HEADLINE.text}) was not tested: its only comparison here, "
-                f"{confounded['claim'].removeprefix('Table 1, ')} ({_short(confounded)}), is a check confounded with "
-                f"{CONFOUND.split(':')[0]}; {len(rows) - 1} other claims were checked."
+            text += (
+                f"; its only comparison here, {confounded['claim'].removeprefix('Table 1, ')} ({_short(confounded)}), "
+                f"is a check confounded with {CONFOUND.split(':')[0]}"
             )
-        return f"The paper's headline ({HEADLINE.text}) was not run; {len(rows)} other claims were checked."
-    text = f"Paper's headline (Section 4.1): {top['claim'].removeprefix('Table 1, ')}: ours {_short(top)}, "
-    text += claims.verdict_text(top) + beside
+        return text + f"; {len(rows)} other claim(s) and check(s) were run."
     failed = claims.failed_preconditions(top)
     if failed:
         text += f", because '{failed[0]['name']}' does not hold"
@@ -88,21 +81,64 @@ def takeaway(rows: Sequence[Mapping], cpu: str = "") -> str:
     return text + ". What our controls attribute it to: " + ", ".join(parts) + "."
 
 
-def _finding_lines(rows: Iterable[Mapping]) -> list[str]:
-    """One bullet per arm whose staying put was recorded as the paper's finding (``claims.staying_put``)."""
+def row_notes(row: Mapping) -> list[str]:
+    """Lines a notebook prints under a claim (``claims.describe`` gives the claim itself): a decisive verdict on one
+    seed marked provisional, the smallest effect of interest with its reason, whether an equivalence margin is
+    reachable, and the seeds the dev gates left out of a claim tested on the others."""
+    out = []
+    if claims.provisional(row):
+        out.append(f"verdict: {claims.verdict_text(row, mark_provisional=True)}")
+    if row.get("smallest_effect") is not None:
+        out.append(f"smallest effect of interest: {row['smallest_effect']:.2f} ({row['smallest_effect_reason']})")
+    if row.get("reachability"):
+        out.append(str(row["reachability"]))
+    if row.get("verdict") != verdict_rules.NOT_TESTED:  # a claim not tested says why in its own line
+        out += [f"left out: {seed} ({reason})" for seed, reason in (row.get("seeds_left_out") or {}).items()]
+    return out
+
+
+def _gate_of(row: Mapping, arm: str) -> Mapping | None:
+    return next((g for g in row.get("dev_gates") or [] if g.get("arm") == arm), None)
+
+
+def _entry_text(entry: Mapping) -> str:
+    of = f" of {entry['total_steps']}" if entry.get("total_steps") is not None else ""
+    return f"{entry['seed']}: selected step {entry['selected_step']}{of}, dev {entry['dev_gain']:+.2f} over untrained"
+
+
+def _measured_lines(rows: Iterable[Mapping]) -> list[str]:
+    """Bullets written from what the run measured on dev: the seeds each claim left out and why, and whether
+    +Contrast trained (Section 4.2 says contrastive learning on these pairs may not)."""
     out = []
     for r in rows:
-        for p in r.get("preconditions") or []:
-            if str(p.get("name", "")).endswith(claims.STAYED_PUT):
-                measured = str(p.get("evidence", "")).split("; measured: ", 1)[-1]
-                out.append(f"- {r['claim']}: {p['name']}; measured: {measured}.")
+        if r.get("seeds_left_out") and r["verdict"] != verdict_rules.NOT_TESTED:  # it stands on the seeds left
+            why = "; ".join(f"{seed} ({reason})" for seed, reason in r["seeds_left_out"].items())
+            out.append(f"- {r['claim']}: on {claims.seeds_text(r)}; left out, not trained on dev: {why}.")
+        contrast = _gate_of(r, "+Contrast")
+        if contrast is None:
+            continue
+        entries = "; ".join(_entry_text(e) for e in contrast["seeds"])
+        if all(e.get("trained") for e in contrast["seeds"]):
+            out.append(f"- +Contrast trained on STS-B dev ({entries}), so {r['claim']} compares two trained arms.")
+        else:
+            out.append(
+                f"- +Contrast did not train on STS-B dev ({entries}): it never scored above the encoder it started "
+                f"from, so {r['claim']} is not tested on that seed (Section 4.2 says contrastive learning on these "
+                'pairs "yields little improvement and may even lead to model collapse").'
+            )
     return out
+
+
+def _unreachable(row: Mapping) -> bool:
+    """Whether an equivalence row says "equivalent" is out of reach with its intervals (``reachability``)."""
+    return str(row.get("reachability", "")).startswith("equivalence not reachable")
 
 
 def conclusions(rows: Sequence[Mapping], *, profile: str, scope: str) -> str:
     """The Markdown summary of a run, written from its claim rows: the checks of our setting (did fine-tuning move
-    the encoder), then the claims of the paper by verdict (each with its interval and seeds), the arms whose
-    staying put is the paper's finding, the reasons for "not tested", the AdamW check."""
+    the encoder), then the claims of the paper by verdict (each with its interval and seeds), the
+    seeds left out on dev and whether +Contrast trained, the reasons for "not tested", the AdamW check, and each
+    equivalence claim whose margin this run's intervals cannot reach."""
     paper, checks = claims.split_by_kind(rows)
 
     def listed(verdict: str) -> str:
@@ -114,27 +150,30 @@ def conclusions(rows: Sequence[Mapping], *, profile: str, scope: str) -> str:
     counts = claims.verdict_counts(paper)
     check_text = "; ".join(f"{r['claim']}: {_short(r)}, **{claims.verdict_text(r)}**" for r in checks) or "none run"
     reasons = dict.fromkeys(
-        p["name"] for r in rows if r["verdict"] == verdict_rules.NOT_TESTED for p in claims.failed_preconditions(r)
+        p["name"] for r in paper if r["verdict"] == verdict_rules.NOT_TESTED for p in claims.failed_preconditions(r)
     )
     k_only = [r for r in rows if claims.is_equivalence(r) and r["a"].split(" x0=")[-1] == r["b"].split(" x0=")[-1]]
     lines = [
         f"**What this run shows** (profile `{profile}`, {scope}).",
+        "",
+        f"**The paper's main claim:** {main_claim_text(MAIN, list(rows))}.",
         "",
         f"**Checks of our setting** (not claims of the paper): {check_text}.",
         "",
         f"**Claims of the paper** ({len(paper)}; each quotes its sentence in Section 6):",
         "",
         *(f"- **{v.capitalize()}** ({counts[v]}): {listed(v)}." for v in verdict_rules.VERDICTS),
-        *_finding_lines(paper),
+        *_measured_lines(paper),
         "- Preconditions that failed (their claims are not tested): "
         + ("; ".join(f"'{name}'" for name in reasons) or "none")
         + ".",
         f"- The AdamW argument (Section 1) predicts no change from $k$ alone: of {len(k_only)} such row(s), "
         f"{sum(r['low'] <= 0 <= r['high'] for r in k_only)} have an interval containing 0.",
+        *(f"- {r['claim']}: {r['reachability']}." for r in paper if _unreachable(r)),
     ]
     for r in (r for r in rows if r.get("same_comparison_as")):
         lines.append(
-            f"- {r['claim']} is the same comparison as '{r['same_comparison_as']}' here (+Contrast kept the "
-            "encoder it started from), so it is counted once, as not tested."
+            f"- {r['claim']} is the same comparison as '{r['same_comparison_as']}' here (+Contrast's test "
+            "predictions are those of the encoder it started from), so it is counted once, as not tested."
         )
     return "\n".join(lines)

@@ -1,8 +1,8 @@
 """Notebook 20's fits for ``stsnb run --check``'s time and disk estimate (``stsnb.gpu.cost_estimate``): what the
 notebook trains with given parameters, counted as its cells count them.
 
-- Table 1: every loss of ``table1_losses`` on ``seeds``, the headline's two arms on ``headline_seeds`` too (on
-  the STS analogue with ``headline_targets = "rounded"``: cross entropy and Smooth K2 on its rounded labels, on
+- Table 1: every loss of ``table1_losses`` on ``seeds``, the main claim's two arms on ``main_claim_seeds`` too (on
+  the STS analogue with ``main_claim_targets = "rounded"``: cross entropy and Smooth K2 on its rounded labels, on
   every seed; ``table1.arms_on_seed``), per backbone.
 - Tables 5-6: ``sweeps.nli_sweep_plan`` on ``seeds``, without the settings a Table 1 run already answers
   (``sweeps.answered_by_table1``).
@@ -69,7 +69,7 @@ def fit_plan(params: Mapping[str, Any]) -> list[FitRow]:
     p = params
     cap = int(p.get("max_length", 64))
     batch, accumulation = int(p.get("batch_size", 16)), int(p.get("grad_accum", 1))
-    seeds, headline = list(p.get("seeds") or [0]), list(p.get("headline_seeds") or [])
+    seeds, main = list(p.get("seeds") or [0]), list(p.get("main_claim_seeds") or [])
     losses = list(p.get("table1_losses") or [])
     heldout = int(p.get("heldout_pairs") or 0)
     sts_total, positives = _sts_pairs(str(p.get("dedup_text", "raw")), float(p.get("contrast_threshold", 4.0)))
@@ -100,12 +100,12 @@ def fit_plan(params: Mapping[str, Any]) -> list[FitRow]:
         **common,
     )
     task = table1_task(str(p.get("table1_task", "sts")))
-    isolated = isolates(task, str(p.get("headline_targets", "rounded")), losses)  # the headline's rounded arm
+    isolated = isolates(task, str(p.get("main_claim_targets", "rounded")), losses)  # the main claim's rounded arm
     rows = []
     for backbone in p.get("backbones") or []:
         row = (p.get("paper_rows") or {}).get(backbone, "BERT-base")
         frozen = _frozen(backbone, bool(p.get("freeze_embeddings", False)))
-        runs = sum(len(arms_on_seed(losses, s, seeds, isolated)) for s in dict.fromkeys([*seeds, *headline]))
+        runs = sum(len(arms_on_seed(losses, s, seeds, isolated)) for s in dict.fromkeys([*seeds, *main]))
         rows.append(FitRow("Table 1", backbone, runs, frozen_parameters=frozen, **table1))
         plan = nli_sweep_plan(row, losses, p.get("sweep") or [], p.get("ablation_concatenations") or [])
         new = [v for v in plan if not answered_by_table1(v, row, losses)]

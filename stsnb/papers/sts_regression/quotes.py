@@ -10,7 +10,7 @@ SETTING = quote(
     "Our experimental setup here closely mirrors that of Sentence-BERT, leveraging fine-tuning on BERT or RoBERTa "
     "with a composite corpus derived from the SNLI and MNLI datasets.",
 )
-HEADLINE = quote(
+TABLE1_K2 = quote(
     "Section 4.1, Table 1",
     "Our regression framework, particularly when utilizing Smooth K2 Loss, yields an average Spearman correlation of "
     "76.03 for BERT_{base} and 76.04 for RoBERTa_{base}. These figures significantly outstrip those attained through "

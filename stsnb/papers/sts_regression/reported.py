@@ -78,8 +78,8 @@ for _backbone, _values in {"BERT-base": (53.30, 54.84, 76.03), "RoBERTa-base": (
 REPORTED = ReportedNumbers("sts-regression", _NUMBERS)
 
 
-def headlines() -> str:
-    """The paper's headline numbers as text (Tables 1 and 3, Section 4.2), for the top of a notebook."""
+def key_numbers() -> str:
+    """The paper's key numbers as text (Tables 1 and 3, Section 4.2), for the top of a notebook."""
     losses = ("cross_entropy", "l1", "translated_relu", "mse", "smooth_k2")
     lines = ["Table 1, average Spearman x100 over the seven STS tasks (NLI fine-tuning):"]
     for row in ("BERT-base", "RoBERTa-base"):

@@ -4,8 +4,8 @@ dev curve and training history, the head's outputs and accuracy on held-out pair
 entry and printed line).
 
 An arm is a Table 1 loss trained on the notebook's task, or ``claims.ROUNDED_K2``: Smooth K2 trained on the class
-ids cross entropy learns (``tasks.same_labels_task``), the headline's regression arm on the STS analogue when
-``headline_targets = "rounded"`` (:func:`isolates`).
+ids cross entropy learns (``tasks.same_labels_task``), the main claim's regression arm on the STS analogue when
+``main_claim_targets = "rounded"`` (:func:`isolates`).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from torch import Tensor
 
 from ... import data as stsdata
-from .claims import BASELINE, HEADLINE, HEADLINE_LOSSES, ROUNDED_K2, Trained, with_flag
+from .claims import BASELINE, MAIN_CLAIM_LOSSES, MAIN_PAIR, ROUNDED_K2, Trained, with_flag
 from .recipes import LossSpec, Table1Run, dev_curve, table1_run, table2_loss
 from .scoring import Evaluation, compare
 from .tasks import NLI_TASK, Table1Task, heldout_accuracy, same_labels_task
@@ -28,26 +28,26 @@ Key = tuple[str, str, int]  # (backbone, loss name, training seed)
 
 def losses_on_seed(losses: Sequence[str], seed: int, seeds: Sequence[int]) -> list[str]:
     """The Table 1 losses trained on ``seed``: every one of ``losses`` on the ``seeds`` of the table, only the
-    headline pair (cross entropy and Smooth K2, ``HEADLINE_LOSSES``) on the headline's extra seeds."""
-    return [name for name in losses if seed in seeds or name in HEADLINE_LOSSES]
+    main claim's pair (cross entropy and Smooth K2, ``MAIN_CLAIM_LOSSES``) on the main claim's extra seeds."""
+    return [name for name in losses if seed in seeds or name in MAIN_CLAIM_LOSSES]
 
 
-HEADLINE_TARGETS = ("rounded", "continuous")  # notebook 20's ``headline_targets``
+MAIN_CLAIM_TARGETS = ("rounded", "continuous")  # notebook 20's ``main_claim_targets``
 
 
-def isolates(task: Table1Task, headline_targets: str, losses: Sequence[str]) -> bool:
-    """Whether the headline trains its own regression arm on cross entropy's labels (:data:`claims.ROUNDED_K2`):
-    ``headline_targets`` is "rounded", ``task`` gives regression a finer score than the classes (the STS analogue;
-    on NLI both already learn the same labels) and both headline losses are among ``losses``."""
-    if headline_targets not in HEADLINE_TARGETS:
-        raise ValueError(f"headline_targets must be one of {HEADLINE_TARGETS}, got {headline_targets!r}")
-    both = all(name in losses for name in HEADLINE_LOSSES)
-    return headline_targets == "rounded" and not task.same_labels and both
+def isolates(task: Table1Task, main_claim_targets: str, losses: Sequence[str]) -> bool:
+    """Whether the main claim trains its own regression arm on cross entropy's labels (:data:`claims.ROUNDED_K2`):
+    ``main_claim_targets`` is "rounded", ``task`` gives regression a finer score than the classes (the STS analogue;
+    on NLI both already learn the same labels) and both of the main claim's losses are among ``losses``."""
+    if main_claim_targets not in MAIN_CLAIM_TARGETS:
+        raise ValueError(f"main_claim_targets must be one of {MAIN_CLAIM_TARGETS}, got {main_claim_targets!r}")
+    both = all(name in losses for name in MAIN_CLAIM_LOSSES)
+    return main_claim_targets == "rounded" and not task.same_labels and both
 
 
 def arms_on_seed(losses: Sequence[str], seed: int, seeds: Sequence[int], isolated: bool = False) -> list[str]:
     """The Table 1 arms trained on ``seed``: every one of ``losses`` on the ``seeds`` of the table and the
-    headline's two arms on every seed (the headline's extra seeds too). ``isolated``: those two arms are cross
+    main claim's two arms on every seed (the main claim's extra seeds too). ``isolated``: those two arms are cross
     entropy and Smooth K2 on its labels (:data:`claims.ROUNDED_K2`, after Table 1's losses), and Smooth K2 on the
     score trains on ``seeds`` only; else cross entropy and Smooth K2 (``losses_on_seed``)."""
     if not isolated:
@@ -57,7 +57,7 @@ def arms_on_seed(losses: Sequence[str], seed: int, seeds: Sequence[int], isolate
 
 def arm_loss(name: str, row: str) -> LossSpec:
     """The loss an arm trains with, Table 2's ``k``, ``x0`` for ``row`` (the rounded arm: Smooth K2's)."""
-    return table2_loss(HEADLINE.a if name == ROUNDED_K2 else name, row)
+    return table2_loss(MAIN_PAIR.a if name == ROUNDED_K2 else name, row)
 
 
 def arm_label(name: str, row: str) -> str:
@@ -66,55 +66,56 @@ def arm_label(name: str, row: str) -> str:
 
 
 def runs_per_backbone(
-    losses: Sequence[str], seeds: Sequence[int], headline_seeds: Sequence[int], isolated: bool
+    losses: Sequence[str], seeds: Sequence[int], main_claim_seeds: Sequence[int], isolated: bool
 ) -> int:
-    """Table 1's runs on one backbone: :func:`arms_on_seed` over ``seeds`` and ``headline_seeds``."""
-    return sum(len(arms_on_seed(losses, s, seeds, isolated)) for s in dict.fromkeys([*seeds, *headline_seeds]))
+    """Table 1's runs on one backbone: :func:`arms_on_seed` over ``seeds`` and ``main_claim_seeds``."""
+    return sum(len(arms_on_seed(losses, s, seeds, isolated)) for s in dict.fromkeys([*seeds, *main_claim_seeds]))
 
 
-def headline_labels_note(
+def main_claim_labels_note(
     losses: Sequence[str],
     seeds: Sequence[int],
-    headline_seeds: Sequence[int],
+    main_claim_seeds: Sequence[int],
     task: Table1Task,
-    headline_targets: str,
+    main_claim_targets: str,
     table1_seconds: float,
     runs_trained: int,
 ) -> str:
-    """Markdown on how this run's headline compares the objectives and what that cost, from the run's numbers:
+    """Markdown on how this run's main claim compares the objectives and what that cost, from the run's numbers:
     the Table 1 runs per backbone of this design and of the design without the rounded arm, and the seconds the
     difference took at this run's mean time per run (``table1_seconds`` over ``runs_trained``)."""
-    isolated = isolates(task, headline_targets, losses)
-    missing = [name for name in HEADLINE_LOSSES if name not in losses]
+    isolated = isolates(task, main_claim_targets, losses)
+    missing = [name for name in MAIN_CLAIM_LOSSES if name not in losses]
     if missing:  # a run of one loss (the class profile): no comparison of the objectives at all
         return (
-            f"**The headline's labels.** This run trains no {', no '.join(missing)} (`table1_losses`), so it compares "
-            "no regression with classification: the paper's headline is **not run** here, whatever the labels."
+            f"**The main claim's labels.** This run trains no {', no '.join(missing)} (`table1_losses`), so it "
+            "compares no regression with classification: the paper's main claim is **not run** here, whatever the "
+            "labels."
         )
     if task.same_labels:
         return (
-            f"**The headline's labels.** On `{task.name}` regression and cross entropy learn the same labels, so the "
-            "headline compares the objectives as it is: no extra arm."
+            f"**The main claim's labels.** On `{task.name}` regression and cross entropy learn the same labels, so the "
+            "main claim compares the objectives as it is: no extra arm."
         )
     if not isolated:
         return (
-            f"**The headline's labels.** `headline_targets = {headline_targets!r}`: no Smooth K2 run learnt the "
+            f"**The main claim's labels.** `main_claim_targets = {main_claim_targets!r}`: no Smooth K2 run learnt the "
             "rounded labels, so the only regression-against-classification comparison is confounded with label "
-            "resolution (a check of the analogue) and the paper's headline is **not tested** in this run."
+            "resolution (a check of the analogue) and the paper's main claim is **not tested** in this run."
         )
-    now = runs_per_backbone(losses, seeds, headline_seeds, True)
-    before = runs_per_backbone(losses, seeds, headline_seeds, False)
+    now = runs_per_backbone(losses, seeds, main_claim_seeds, True)
+    before = runs_per_backbone(losses, seeds, main_claim_seeds, False)
     per_run = table1_seconds / max(1, runs_trained)
     extra = (now - before) * per_run
     return (
-        f"**What isolating the headline cost.** Smooth K2 on the rounded labels trained on "
-        f"{len(dict.fromkeys([*seeds, *headline_seeds]))} seed(s) beside cross entropy, and Smooth K2 on the score on "
-        f"`seeds` only: {now} Table 1 runs per backbone against {before} for the confounded headline, "
+        f"**What isolating the main claim cost.** Smooth K2 on the rounded labels trained on "
+        f"{len(dict.fromkeys([*seeds, *main_claim_seeds]))} seed(s) beside cross entropy, and Smooth K2 on the score "
+        f"on `seeds` only: {now} Table 1 runs per backbone against {before} for the confounded design, "
         f"{now - before:+d} run(s), about {extra:.0f} s at this run's {per_run:.0f} s a run ({runs_trained} runs in "
         f'{table1_seconds:.0f} s). Switching every loss to the rounded labels (`table1_task = "sts_rounded"`) '
         f"would take the confounded design's {before} runs, but would move the four other Table 1 claims and Tables "
         "5-6, whose arms already learn the same labels as each other, onto coarser labels they do not need, and "
-        "would drop the confounded comparison; so only the headline gets the arm."
+        "would drop the confounded comparison; so only the main claim gets the arm."
     )
 
 
@@ -226,13 +227,17 @@ class Table1Runs:
 
 
 def plan_line(
-    task: Table1Task, headline_targets: str, losses: Sequence[str], seeds: Sequence[int], headline_seeds: Sequence[int]
+    task: Table1Task,
+    main_claim_targets: str,
+    losses: Sequence[str],
+    seeds: Sequence[int],
+    main_claim_seeds: Sequence[int],
 ) -> str:
     """One line on what this run's Table 1 trains: each arm on which seeds (``arms_on_seed``), how many runs, and
     which comparison of classification with regression it makes, if any (a profile may train one loss alone)."""
-    isolated = isolates(task, headline_targets, losses)
+    isolated = isolates(task, main_claim_targets, losses)
     groups: dict[tuple[str, ...], list[int]] = {}
-    for seed in dict.fromkeys([*seeds, *headline_seeds]):
+    for seed in dict.fromkeys([*seeds, *main_claim_seeds]):
         groups.setdefault(tuple(arms_on_seed(losses, seed, seeds, isolated)), []).append(seed)
     runs = sum(len(arms) * len(on) for arms, on in groups.items())
     trained = "; ".join(
@@ -242,18 +247,18 @@ def plan_line(
     if BASELINE not in losses or not regression:
         missing = "no cross entropy (classification)" if BASELINE not in losses else "no regression loss"
         compared = (
-            f"it trains {missing}, so this run compares no classification with regression: the headline is not run, "
+            f"it trains {missing}, so this run compares no classification with regression: the main claim is not run, "
             "and the section shows what fine-tuning does to the raw backbone"
         )
     elif isolated:
-        compared = f"the headline compares {ROUNDED_K2} with {BASELINE} on the same rounded labels"
-    elif all(name in losses for name in HEADLINE_LOSSES) and task.same_labels:
-        compared = f"the headline compares {HEADLINE.a} with {BASELINE} on the same labels"
-    elif all(name in losses for name in HEADLINE_LOSSES):
+        compared = f"the main claim compares {ROUNDED_K2} with {BASELINE} on the same rounded labels"
+    elif all(name in losses for name in MAIN_CLAIM_LOSSES) and task.same_labels:
+        compared = f"the main claim compares {MAIN_PAIR.a} with {BASELINE} on the same labels"
+    elif all(name in losses for name in MAIN_CLAIM_LOSSES):
         compared = (
-            f"{HEADLINE.a} on the score is compared with {BASELINE} on its classes, a check confounded with label "
-            "resolution: the paper's headline is not tested"
+            f"{MAIN_PAIR.a} on the score is compared with {BASELINE} on its classes, a check confounded with label "
+            "resolution: the paper's main claim is not tested"
         )
     else:
-        compared = f"{BASELINE} is compared with {', '.join(regression)}; the headline's Smooth K2 is not trained"
+        compared = f"{BASELINE} is compared with {', '.join(regression)}; the main claim's Smooth K2 is not trained"
     return f"This run's Table 1 ({runs} run{'s' * (runs != 1)}): {trained}; {compared}."

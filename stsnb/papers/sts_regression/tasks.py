@@ -15,7 +15,7 @@ run's small raw backbone, trained for minutes; notebook 20 prints the deltas); d
 it can speak to.
 
 **The analogue's confound, and the task that removes it.** On NLI both objectives see the same three labels, so
-Table 1's headline (Smooth K2 beats cross entropy, Section 4.1) isolates the objective: a regression that knows the
+Table 1's main claim (Smooth K2 beats cross entropy, Section 4.1) isolates the objective: a regression that knows the
 labels' order (Section 3.1) against a classifier that does not. On the ``"sts"`` task they do not: regression learns
 the continuous score, cross entropy its 6 rounded classes, so "order-aware objective" is confounded with label
 resolution. The ``"sts_rounded"`` task gives regression the very class ids cross entropy learns (the score rounded,
