@@ -33,9 +33,7 @@ def memory_plan(params: Mapping[str, Any]) -> list[MemoryPlanRow]:
     """The larger of each arm's forward (Section 4.1, Appendix A.1, A.3): the baselines encode every sentence whole,
     padded to the longest of the batch and cut at SimCSE's 32 tokens under ``truncation="paper"`` (else at
     ``max_length``); +HiCL encodes every segment of at most L tokens. Two views each (SimCSE, ESimCSE), three with
-    SNCSE's prompt around each (its negation). ESimCSE's momentum copy (weights only, no gradient) is not counted.
-    Under the paper's truncation, Table 12's equal-truncation timing (``table12``) also runs SimCSE whole at
-    ``max_length``."""
+    SNCSE's prompt around each (its negation). ESimCSE's momentum copy (weights only, no gradient) is not counted."""
     batch = int(params.get("batch_size", 32))
     cap = int(params.get("max_length", 128))
     slice_length = int(params.get("slice_length", 32))
@@ -44,8 +42,7 @@ def memory_plan(params: Mapping[str, Any]) -> list[MemoryPlanRow]:
     prompt = 0
     if "sncse" in methods:
         prompt = measured_length(lambda: [SNCSE_ANCHOR_PROMPT.replace("[X]", "")], "minilm-l6", 1, 10**6) - 2
-    whole = measured_length(lambda: data.load_wiki(2000), "minilm-l6", batch, cap + 2)
-    length = whole
+    length = measured_length(lambda: data.load_wiki(2000), "minilm-l6", batch, cap + 2)
     if str(params.get("truncation", "paper")) == "paper":
         length = min(length, int(params.get("baseline_max_length", 32)))
     try:
@@ -57,16 +54,12 @@ def memory_plan(params: Mapping[str, Any]) -> list[MemoryPlanRow]:
         dropout=0.1,
         gradient_checkpointing=params.get("gradient_checkpointing", False) is True,  # "auto": checkpointing()
     )
-    backbone = str(params.get("backbone", "smollm2-135m-l6"))
-    rows = [
-        (f"baselines, {views} views", backbone, TrainingSetup(views * batch, length + prompt, **common)),
-        (f"+HiCL segments, {views} views", backbone,
+    return [
+        (f"baselines, {views} views", str(params.get("backbone", "smollm2-135m-l6")),
+         TrainingSetup(views * batch, length + prompt, **common)),
+        (f"+HiCL segments, {views} views", str(params.get("backbone", "smollm2-135m-l6")),
          TrainingSetup(views * segments, slice_length + 2 + prompt, **common)),
     ]  # fmt: skip
-    if length < whole and params.get("efficiency_train_batches", 1) != 0:  # Table 12's timing: SimCSE whole at cap
-        rows.append(("SimCSE whole at max_length (Table 12 timing), 2 views", backbone,
-                     TrainingSetup(2 * batch, whole, **common)))  # fmt: skip
-    return rows
 
 
 def checkpointing(params: Mapping[str, Any], gpu_gib: float | None = None) -> tuple[bool, str]:
@@ -89,4 +82,31 @@ def checkpointing(params: Mapping[str, Any], gpu_gib: float | None = None) -> tu
     return on, (
         f'gradient_checkpointing = "auto": {"on" if on else "off"} on this {gpu_gib:.0f} GiB GPU (estimated peak '
         f"per GPU, stsnb.gpu.memory_estimate: {figures}; it must fit within 90% less 1 GiB of CUDA context)"
+    )
+
+
+def timing_checkpointing(params: Mapping[str, Any], gpu_gib: float | None = None) -> tuple[bool, str]:
+    """Gradient checkpointing for Table 12's equal-truncation timing (``table12.timed_steps``), whose SimCSE step
+    reads each sentence whole up to ``max_length``, which no training run does under the paper's truncation (so the
+    rows of :func:`memory_plan` leave it out and ``"auto"`` is not decided on it): on where the training runs have it
+    on (:func:`checkpointing`), or where the estimated peak of that step without it does not fit this process's GPU
+    (``gpu_gib``); off on the CPU. Both modes of the timing share it, so their comparison stays like for like."""
+    training, _ = checkpointing(params, gpu_gib)
+    if training:
+        return True, "Table 12's timing: gradient checkpointing on, as in the training runs"
+    gpu_gib = gpu_gib if gpu_gib is not None else gpu_memory_gib()
+    if gpu_gib is None:
+        return False, "Table 12's timing: gradient checkpointing off (no GPU)"
+    from ...gpu.memory_estimate import estimate, fits
+    from ...gpu.plan_costs import model_shape
+
+    shape = model_shape(str(params.get("backbone", "smollm2-135m-l6")))
+    batch, cap = int(params.get("batch_size", 32)), int(params.get("max_length", 128))
+    length = measured_length(lambda: data.load_wiki(2000), "minilm-l6", batch, cap + 2)
+    setup = TrainingSetup(2 * batch, length, activation_bytes=activation_bytes(params), dropout=0.1)
+    on = shape is not None and not fits(estimate(shape, setup).total, gpu_gib)
+    state = "on: SimCSE whole" if on else "off: SimCSE whole"
+    return (
+        on,
+        f"Table 12's timing: gradient checkpointing {state} at up to {length} tokens on this {gpu_gib:.0f} GiB GPU",
     )
