@@ -433,7 +433,7 @@ def test_smallest_effect_is_half_the_papers_gain_but_never_under_the_marginal_te
     assert size == 0.1 and "calls marginal" in why and "+0.13" in why
     from stsnb.papers.hicl.claims import MAIN_CLAIMS
 
-    assert [m.statement.split(":")[0] for m in MAIN_CLAIMS] == ["Table 1", "Section 3.3, Table 12"]
+    assert [m.statement.split(":")[0] for m in MAIN_CLAIMS] == ["Table 1", "Section 3.3"]
 
 
 def test_an_arm_that_did_not_train_on_dev_leaves_its_seed_out_and_a_one_seed_claim_untested(gold_by_task):
@@ -496,7 +496,7 @@ def test_the_main_claims_find_their_rows_and_open_the_takeaway(gold_by_task):
     assert effectiveness.row_in(rows) is simcse and speed.row_in(rows) is efficiency_row
     opening = hicl.main_claims_opening(rows)
     assert opening.startswith("The paper's main claim: Table 1: SimCSE+HiCL beats SimCSE: supported (1 seed, ")
-    assert "The paper's main claim: Section 3.3, Table 12: a SimCSE training step in segments is faster than" in opening
+    assert "The paper's main claim: Section 3.3: a SimCSE training step in segments is faster than" in opening
     assert hicl.main_claims_opening([]).count("not run in this profile") == 2
 
 
