@@ -347,11 +347,13 @@ def _noisy(gold_by_task, noise: float, seed: int) -> dict:
     return {t: (g, g + rng.normal(0, noise * g.std(), len(g))) for t, g in gold_by_task.items()}
 
 
-def _run(predictions, *, seed=0, best_step=20, weight_change=1e-3, method="simcse", on=False):
-    """A scored run with given predictions on real test pairs (the claim logic under test needs nothing else)."""
+def _run(predictions, *, seed=0, best_step=20, weight_change=1e-3, method="simcse", on=False, dev_gain=0.5):
+    """A scored run with given predictions on real test pairs and a dev curve from the untrained encoder's 60.0 (step
+    0) to the selected ``60 + dev_gain`` (the claim logic under test needs nothing else)."""
     from stsnb.training.config import TrainResult
 
-    result = TrainResult(40, 60.0, best_step, 10.0, weight_change=weight_change)
+    history = [{"step": 0, "epoch": 0, "dev": 60.0}, {"step": best_step, "epoch": 0, "dev": 60.0 + dev_gain}]
+    result = TrainResult(40, 60.0 + dev_gain, best_step, 10.0, history, weight_change=weight_change)
     scores = hicl.spearman_scores(predictions)
     return hicl.RunOutcome(method, on, seed, predictions, scores, result, [], 12.0, 9.0)
 
@@ -375,11 +377,11 @@ def test_histories_are_grouped_by_method_and_labelled_by_arm_and_seed():
 
 
 def test_methods_line_names_what_runs_and_what_does_not():
-    assert hicl.methods_line(["simcse"], "simcse", [0], [0]) == (
+    assert hicl.methods_line(["simcse"], [0], [0]) == (
         "Table 1 in this run, each baseline without and with HiCL: SimCSE on seed 0; not run: ESimCSE, SNCSE "
         "(`methods`)."
     )
-    line = hicl.methods_line(["simcse", "esimcse", "sncse"], "simcse", [0, 1, 2], [0])
+    line = hicl.methods_line(["simcse", "esimcse", "sncse"], [0, 1, 2], [0])
     assert line.endswith("SimCSE on seeds 0, 1, 2; ESimCSE on seed 0; SNCSE on seed 0.")
 
 
@@ -400,50 +402,102 @@ def test_every_table1_direction_is_the_sign_of_the_papers_own_row():
         hicl.paper_row("simcse", "BERT-huge")
 
 
-def test_a_negative_paper_row_is_supported_when_plus_hicl_trails(gold_by_task):
-    before = _noisy(gold_by_task, 3.0, 0)
+def test_a_negative_paper_row_is_equivalence_within_the_papers_marginal_tenth(gold_by_task):
+    """Section 4.2 (iii): the -base rows where HiCL is lower "marginally underperform (<= 0.1)": no direction claim,
+    equivalence within +-0.1, which says it is unreachable with intervals as wide as ours; a gain row is a direction
+    claim with half the paper's gain as its smallest effect, and is the main claim for SimCSE only."""
     baseline = {0: _run(_noisy(gold_by_task, 0.5, 1), method="sncse")}
     worse = {0: _run(_noisy(gold_by_task, 1.5, 2), method="sncse", on=True)}
-    sncse = hicl.plus_hicl_claim("sncse", "BERT-base", before, baseline, worse, n_resamples=300)
-    assert sncse["paper_direction"] == -1 and sncse["paper_difference"] == pytest.approx(-0.10)
-    assert sncse["claim"] == "Table 1 (SNCSE-BERT-base): +HiCL trails SNCSE"
-    assert sncse["high"] < 0 and sncse["verdict"] == "supported"  # the paper's row says +HiCL is lower
-    assert sncse["seeds_and_pairs"] is None  # one seed: the per-seed interval is the whole story
+    sncse = hicl.plus_hicl_claim("sncse", "BERT-base", baseline, worse, n_resamples=300)
+    assert sncse["claim"] == "Table 1 (SNCSE-BERT-base): +HiCL is within 0.1 of SNCSE"
+    assert sncse["test"] == "equivalence" and sncse["margin"] == hicl.MARGINAL == 0.1
+    assert sncse["paper_difference"] == pytest.approx(-0.10) and "marginally underperforms" in sncse["margin_reason"]
+    assert sncse["high"] < -0.1 and sncse["verdict"] == "contradicted"  # wholly below -0.1: more than marginal
+    assert sncse["reachability"].startswith("equivalence not reachable at this size")
+    assert not sncse["main_claim"] and sncse["seeds_and_pairs"] is None  # one seed: the per-seed interval is all
     assert all(p["holds"] for p in sncse["preconditions"])
-    simcse = hicl.plus_hicl_claim("simcse", "BERT-base", before, baseline, worse, n_resamples=300)
+    simcse = hicl.plus_hicl_claim("simcse", "BERT-base", baseline, worse, n_resamples=300)
     assert simcse["paper_direction"] == +1 and simcse["paper_difference"] == pytest.approx(1.54)
-    assert simcse["claim"] == "Table 1 (SimCSE-BERT-base): +HiCL beats SimCSE"
-    assert simcse["verdict"] == "contradicted"  # the same runs against a positive row
+    assert simcse["claim"] == "Table 1 (SimCSE-BERT-base): +HiCL beats SimCSE" and simcse["main_claim"]
+    assert (
+        simcse["smallest_effect"] == pytest.approx(0.77) and "half Table 1's +1.54" in simcse["smallest_effect_reason"]
+    )
+    assert simcse["verdict"] == "contradicted"  # the same runs against a gain row, the estimate beyond 0.77
+    esimcse = hicl.plus_hicl_claim("esimcse", "BERT-base", baseline, worse, n_resamples=300)
+    assert esimcse["smallest_effect"] == 0.1 and not esimcse["main_claim"]  # half of +0.13 is under the marginal 0.1
 
 
-def test_plus_hicl_is_not_tested_when_the_baseline_did_not_move_the_backbone(gold_by_task):
+def test_smallest_effect_is_half_the_papers_gain_but_never_under_the_marginal_tenth():
+    assert hicl.smallest_effect(1.54)[0] == pytest.approx(0.77)
+    size, why = hicl.smallest_effect(0.13)
+    assert size == 0.1 and "calls marginal" in why and "+0.13" in why
+    from stsnb.papers.hicl.claims import MAIN_CLAIMS
+
+    assert [m.statement.split(":")[0] for m in MAIN_CLAIMS] == ["Table 1", "Section 3.3"]
+
+
+def test_an_arm_that_did_not_train_on_dev_leaves_its_seed_out_and_a_one_seed_claim_untested(gold_by_task):
     before = _noisy(gold_by_task, 1.0, 0)
-    stuck = {0: _run(before, best_step=0, weight_change=0.0)}  # selection kept step 0: the untrained model
+    stuck = {0: _run(before, best_step=0, weight_change=0.0, dev_gain=0.0)}  # selection kept step 0: untrained
     better = {0: _run(_noisy(gold_by_task, 0.3, 3), on=True)}
-    row = hicl.plus_hicl_claim("simcse", "BERT-base", before, stuck, better, n_resamples=300)
+    row = hicl.plus_hicl_claim("simcse", "BERT-base", stuck, better, n_resamples=300)
     assert row["low"] > 0  # its interval alone would read "supported"
-    assert row["verdict"] == "not tested"
-    assert "'SimCSE moved the encoder' does not hold" in row["not_tested_because"]
-    assert "'SimCSE is not its starting point' does not hold" in row["not_tested_because"]
-    assert [p["holds"] for p in row["preconditions"]] == [False, False, True]
-    assert row["baseline_minus_untrained"]["difference"] == 0.0
+    assert row["verdict"] == "not tested" and row["seeds_left_out"] == {"seed 0": ANY_TEXT}
+    assert "'SimCSE trained on dev' does not hold" in row["not_tested_because"]
+    assert "selected step 0 of 40" in row["not_tested_because"]
+    assert [p["name"] for p in row["preconditions"] if not p["holds"]][0] == "SimCSE trained on dev"
+    check = hicl.untrained_check("simcse", before, stuck, n_resamples=300)  # a check, never a gate
+    assert check["kind"] == "check" and check["difference"] == 0.0 and check["preconditions"] == []
+    assert check["claim"] == "SimCSE minus the untrained backbone on the test pairs"
+    assert check["paper_quote"] == hicl.quotes.BASELINES
 
 
-def test_every_training_seed_gets_an_interval_and_all_must_agree(gold_by_task):
-    before = _noisy(gold_by_task, 3.0, 0)
+class _AnyText(str):
+    def __eq__(self, other):
+        return isinstance(other, str) and bool(other)
+
+    __hash__ = str.__hash__
+
+
+ANY_TEXT = _AnyText("any reason")
+
+
+def test_every_kept_training_seed_gets_an_interval_and_all_must_agree(gold_by_task):
     baseline = {s: _run(_noisy(gold_by_task, 1.0, 10 + s), seed=s) for s in (0, 1, 2)}
     plus = {s: _run(_noisy(gold_by_task, 0.4, 20 + s), seed=s, on=True) for s in (0, 1, 2)}
-    row = hicl.plus_hicl_claim("simcse", "BERT-base", before, baseline, plus, n_resamples=300)
+    row = hicl.plus_hicl_claim("simcse", "BERT-base", baseline, plus, n_resamples=300)
     assert row["seeds"] == 3 and [e["seed_run"] for e in row["per_seed"]] == ["seed 0", "seed 1", "seed 2"]
     assert row["verdict"] == "supported" and stsnb_claims.verdict_text(row) == "supported (3 seeds)"
-    assert row["kind"] == "paper" and row["paper_quote"] == hicl.quotes.TABLE1
+    assert row["kind"] == "paper" and row["paper_quote"] == hicl.quotes.TABLE1 and row["main_claim"]
     both = row["seeds_and_pairs"]  # the seeds-and-pairs interval beside the per-seed rule
     assert both["seeds"] == 3 and both["difference"] == pytest.approx(row["difference"]) and both["low"] > 0
-    assert row["preconditions"][0]["evidence"].count("seed") == 3
-    plus[2] = _run(_noisy(gold_by_task, 1.6, 32), seed=2, on=True)  # one seed on the other side: no verdict
-    assert hicl.plus_hicl_claim("simcse", "BERT-base", before, baseline, plus, 300)["verdict"] == "unresolved"
+    assert [g["arm"] for g in row["dev_gates"]] == ["SimCSE", "SimCSE+HiCL"]
+    plus[1] = _run(_noisy(gold_by_task, 0.4, 21), seed=1, on=True, dev_gain=-0.2)  # +HiCL below untrained on dev
+    kept = hicl.plus_hicl_claim("simcse", "BERT-base", baseline, plus, n_resamples=300)
+    assert kept["seeds"] == 2 and kept["seeds_run"] == 3 and stsnb_claims.seeds_text(kept) == "2 of 3 seeds"
+    assert list(kept["seeds_left_out"]) == ["seed 1"] and "SimCSE+HiCL" in kept["seeds_left_out"]["seed 1"]
+    assert kept["seeds_and_pairs"]["seeds"] == 2  # over the kept seeds only
+    plus[2] = _run(_noisy(gold_by_task, 1.6, 32), seed=2, on=True)  # one kept seed on the other side: no verdict
+    assert hicl.plus_hicl_claim("simcse", "BERT-base", baseline, plus, 300)["verdict"] == "unresolved"
     with pytest.raises(ValueError, match="same seeds"):
-        hicl.plus_hicl_claim("simcse", "BERT-base", before, baseline, {0: plus[0]}, 300)
+        hicl.plus_hicl_claim("simcse", "BERT-base", baseline, {0: plus[0]}, 300)
+
+
+def test_the_main_claims_find_their_rows_and_open_the_takeaway(gold_by_task):
+    from stsnb.evaluation import main_claims
+
+    baseline = {0: _run(_noisy(gold_by_task, 1.0, 10))}
+    plus = {0: _run(_noisy(gold_by_task, 0.4, 20), on=True)}
+    simcse = hicl.plus_hicl_claim("simcse", "BERT-base", baseline, plus, n_resamples=300)
+    timing = _timing([[3.0, 3.1], [2.9, 3.2]], [[1.5, 1.6], [1.4, 1.7]])
+    efficiency_row = hicl.table12.efficiency_claim(timing)
+    rows = [efficiency_row, simcse]
+    effectiveness, speed = main_claims.main_claims_of("30_hicl")
+    assert effectiveness.row_in(rows) is simcse and speed.row_in(rows) is efficiency_row
+    opening = hicl.main_claims_opening(rows)
+    assert opening.startswith("The paper's main claim: Table 1: SimCSE+HiCL beats SimCSE: supported (1 seed, ")
+    assert "The paper's main claim: Section 3.3: a SimCSE training step in segments is faster than" in opening
+    assert hicl.main_claims_opening([]).count("not run in this profile") == 2
 
 
 def test_training_speedup_is_per_seed_time_over_time_and_table12_whole_over_segments():
@@ -490,8 +544,11 @@ def test_a_real_run_records_training_time_apart_from_its_dev_evaluations(data_di
     assert [step for step, _ in outcome.dev_curve] == [0, 1, 2]  # three dev evaluations, step 0 included
     assert 0 < outcome.train_seconds < outcome.result.seconds < outcome.seconds
     assert outcome.result.weight_change is not None
-    moved = hicl.left_start("SimCSE+HiCL", {0: outcome})
-    assert moved.holds == (outcome.result.best_step > 0 and outcome.result.weight_change > 0)
+    gate = hicl.dev_gate("SimCSE+HiCL", {0: outcome})  # read from the fit's own dev curve, step 0 the untrained
+    (seed,) = gate.seeds
+    assert seed.selected_step == outcome.result.best_step and seed.total_steps == 2
+    assert seed.dev_gain == pytest.approx(outcome.result.best_score - hicl.untrained_dev(outcome))
+    assert seed.trained == (seed.selected_step > 0 and seed.dev_gain > 0 and outcome.result.weight_change > 0)
 
 
 def test_surprises_and_takeaway_are_written_from_the_run(gold_by_task):
@@ -503,20 +560,25 @@ def test_surprises_and_takeaway_are_written_from_the_run(gold_by_task):
     assert hicl.results.surprises(_run(_noisy(gold_by_task, 1.0, 0))) == []
     row = {"method": "simcse", "interval": "+0.10 [-0.20, +0.40]", "verdict": "unresolved", "seeds": 3}
     row.update(paper_difference=1.54, paper_row="SimCSE-BERT-base", preconditions=[])
-    text = hicl.results.takeaway(row, "b", "100 pairs", {"unresolved": 1, "not tested": 2}, {"mean": 1.8}, 1.26)
+    verdicts = {"unresolved": 1, "not tested": 2}
+    text = hicl.results.takeaway("The paper's main claim: X.", row, "b", "100 pairs", verdicts, {"mean": 1.8}, 1.26)
     assert text == (
-        "SimCSE+HiCL minus SimCSE on b (100 pairs): +0.10 [-0.20, +0.40] seven-task Spearman x100, unresolved "
-        "(3 seeds), against +1.54 in Table 1's SimCSE-BERT-base; SimCSE / SimCSE+HiCL training time 1.80x (paper's "
-        "Table 12: 1.26x); 2 of 3 claims not tested."
+        "The paper's main claim: X. Table 1 in detail: SimCSE+HiCL minus SimCSE on b (100 pairs): +0.10 [-0.20, "
+        "+0.40] seven-task Spearman x100, unresolved (3 seeds), against +1.54 in Table 1's SimCSE-BERT-base; SimCSE / "
+        "SimCSE+HiCL training time 1.80x (paper's Table 12: 1.26x). 2 of 3 claims not tested."
     )
     row["seeds_and_pairs"] = {"difference": 0.1, "low": -0.5, "high": 0.7}
-    text = hicl.results.takeaway(row, "b", "100 pairs", {"unresolved": 1}, None, 1.26)
+    text = hicl.results.takeaway("M.", row, "b", "100 pairs", {"unresolved": 1}, {"mean": 0.65}, 1.26, 32)
     assert "+0.10 [-0.20, +0.40] (seeds and pairs [-0.50, +0.70]) seven-task" in text
+    assert "SimCSE cut at 32 tokens / SimCSE+HiCL, 0.65x (the paper's protocol, not Table 12's" in text
     del row["seeds_and_pairs"]
-    row.update(verdict="not tested", preconditions=[{"name": "SimCSE moved the encoder", "holds": False}])
-    text = hicl.results.takeaway(row, "b", "100 pairs", {"not tested": 1}, None, 1.26)
-    assert "not tested (3 seeds; does not hold: SimCSE moved the encoder), against +1.54" in text
+    row.update(verdict="not tested", preconditions=[{"name": "SimCSE trained on dev", "holds": False}])
+    text = hicl.results.takeaway("M.", row, "b", "100 pairs", {"not tested": 1}, None, 1.26)
+    assert "not tested (3 seeds; does not hold: SimCSE trained on dev), against +1.54" in text
     assert "Table 12" not in text
+    assert hicl.results.takeaway("M.", None, "b", "100 pairs", {"supported": 1}, None, 1.26) == (
+        "M. 0 of 1 claims not tested."
+    )
 
 
 def test_step_predictions_and_table_on_synthetic_timings():
@@ -535,10 +597,16 @@ def test_step_predictions_and_table_on_synthetic_timings():
     assert math.isnan(cost[512]["fitted_ratio"]) and math.isnan(cost[512]["fit_a"])
     table = efficiency.step_table(cost).splitlines()
     assert len(table) == 3 and table[2].split()[:6] == ["512", "8.000", "2.000", "4.00", "16.0", "-"]
-    assert efficiency.step_sentence(cost) == (
-        "one step at 512 tokens: 4.00x faster in segments, measured; 16x by Section 3.3's pure-quadratic reading; "
-        "no fit: 2 lengths would fix its two terms exactly, so it would predict nothing it was not given (3 or more "
-        "lengths are needed)"
+    assert efficiency.step_sentence(cost, longest_training=128) == (
+        "one step, whole over in segments, measured at 128 tokens: segments 1.25x slower (n / L = 4); 512 tokens "
+        "(longer than any training sentence): 4.00x faster in segments (n / L = 16); no fit: 2 lengths would fix its "
+        "two terms exactly, so it would predict nothing it was not given (3 or more lengths are needed)"
+    )
+    grown = efficiency.growth(cost)
+    assert grown["exponent"] == pytest.approx(1.5) and grown["between"] == {(128, 512): pytest.approx(1.5)}
+    assert efficiency.growth_sentence(cost) == (
+        "whole-sequence time grew as n^1.50 from 128 to 512 tokens (128-512 tokens n^1.50): slower than quadratic (a "
+        "pure quadratic is n^2, work linear in the tokens n^1); in segments it grew as n^0.34"
     )
     assert efficiency.step_surprises(cost) == [
         "at 128 tokens the segments' step took 1.250 s against 1.000 s whole (each the median of the timed steps)",
@@ -551,9 +619,11 @@ def test_step_predictions_and_table_on_synthetic_timings():
     fitted = efficiency.predictions(three)
     a, b = fitted[512]["fit_a"], fitted[512]["fit_b"]
     assert fitted[512]["fitted_ratio"] == pytest.approx((a * 512 + b * 512**2) / (a * 512 + b * 512 * 32))
-    assert "by the linear + quadratic fit" in efficiency.step_sentence(fitted)
-    slower = efficiency.step_sentence({256: fitted[256]})
-    assert slower.startswith("one step at 256 tokens: the segments took 1.07x as long as the whole sequences")
+    assert "the linear + quadratic fit gives" in efficiency.step_sentence(fitted)
+    assert "256 tokens: segments 1.07x slower (n / L = 8)" in efficiency.step_sentence(fitted)
+    quadratic = {n: {"whole_s": (n / 64) ** 2, "segments_s": n / 64} for n in (64, 128, 256)}
+    assert "about quadratic" in efficiency.growth_sentence(quadratic)
+    assert efficiency.growth(quadratic)["between"][(128, 256)] == pytest.approx(2.0)
     assert "(each the median of 2 timed steps)" in efficiency.step_surprises(fitted)[2]
 
 
@@ -572,53 +642,80 @@ def test_the_step_figure_has_plain_ticks_and_no_fit_through_two_lengths():
     assert plots.figure_problems(fig) == []
 
 
-def _timed(n, whole, segments):
-    return [
-        {
-            "n_tokens": n,
-            "mode": m,
-            "seconds": sorted(t)[len(t) // 2],
-            "seconds_all": t,
-            "slice_length": 32,
-            "peak_added_mb": 1.0,
-        }
-        for m, t in (("whole", whole), ("segments", segments))
-    ]
-
-
-def test_the_efficiency_headline_is_a_claim_on_the_range_of_the_timed_steps():
-    """Section 3.3 at the longest length: whole minus segments seconds, the range of the timed steps; supported
-    only when the whole range is above 0, and not tested with a single timed step per mode."""
-    rows = _timed(128, [0.93, 0.95], [0.64, 0.66]) + _timed(512, [6.2, 6.3], [2.7, 2.8])
-    row = efficiency.step_claim(efficiency.predictions(rows), rows)
-    assert row["headline"] is True and row["claim"] == efficiency.STEP_CLAIM and row["n_tokens"] == 512
-    assert (row["low"], row["high"]) == (pytest.approx(6.2 - 2.8), pytest.approx(6.3 - 2.7))
-    assert row["verdict"] == "supported" and row["paper_quote"].startswith("Section 3.3:")
-    assert efficiency.step_claim_line(row).startswith("one SimCSE step at 512 tokens took 2.")
-    once = _timed(128, [0.94], [0.67]) + _timed(256, [2.01], [2.10])
-    slower = efficiency.step_claim(efficiency.predictions(once), once)
-    assert slower["verdict"] == "not tested" and "each mode timed at least twice" in slower["not_tested_because"]
-    assert "took 1.04x as long in segments of L = 32 as whole" in efficiency.step_claim_line(slower)
-
-
-def test_the_accuracy_headline_says_plainly_whether_the_cpu_seeds_reproduce_it():
-    row = {
-        "claim": "Table 1 (SimCSE-BERT-base): +HiCL beats SimCSE",
-        "difference": 0.44,
-        "low": 0.24,
-        "high": 0.64,
-        "verdict": "supported",
-        "seeds": 1,
-        "paper_difference": 1.54,
+def _timing(whole, segments, longest=(20, 70), counts=(32, 60)):
+    """A ``table12.timed_steps`` result: per mode a list of passes, each the seconds of its batches."""
+    return {
+        "seconds": {"whole": whole, "segments": segments},
+        "batch_longest": list(longest),
+        "batch_segments": list(counts),
+        "batch_size": 32,
+        "n_batches": len(longest),
+        "repeats": len(whole),
+        "max_length": 128,
+        "slice_length": 32,
     }
-    unresolved = {**row, "difference": 0.15, "low": -0.19, "high": 0.64, "verdict": "unresolved", "seeds": 3}
-    line = hicl.accuracy_headline_line(row, unresolved, "cpu: +0.15 [-0.19, +0.64], unresolved (3 seeds)")
-    assert "was **not reproduced** at this scale: this run +0.44 [+0.24, +0.64], supported (1 seed)" in line
-    assert "cpu: +0.15 [-0.19, +0.64], unresolved (3 seeds)" in line and "one training seed" in line
-    supported = {**row, "difference": 1.2, "low": 0.4, "high": 2.0, "seeds": 3}
-    held = hicl.accuracy_headline_line(row, supported, "cpu: +1.20 [+0.40, +2.00], supported (3 seeds)")
-    assert "holds at cpu scale (cpu: +1.20" in held and "not reproduced" not in held
-    missing = hicl.accuracy_headline_line(row, None, "cpu: no committed run of this claim")
-    assert "not reproduced" in missing
-    one_seed = hicl.accuracy_headline_line(row, row, "cpu: +0.44 [+0.24, +0.64], supported (1 seed), this run")
-    assert "not reproduced" in one_seed  # one supported seed is not the cpu profile's multi-seed support
+
+
+def test_the_efficiency_main_claim_is_the_range_of_the_timed_passes_at_equal_truncation():
+    """Table 12 on the training batches: median pass whole minus in segments, the range over the passes, the
+    smallest effect half Table 12's saving of the median whole pass; not tested with one pass per mode."""
+    from stsnb.papers.hicl import table12
+
+    timing = _timing([[3.0, 3.1], [2.9, 3.2]], [[1.5, 1.6], [1.4, 1.7]])  # passes of 6.1 s whole, 3.1 s in segments
+    row = table12.efficiency_claim(timing, "BERT-base")
+    assert row["claim"] == table12.EFFICIENCY_CLAIM and row["main_claim"] and row["kind"] == "paper"
+    assert (row["difference"], row["low"], row["high"]) == pytest.approx((3.0, 3.0, 3.0))
+    assert row["verdict"] == "supported" and row["paper_quote"] == hicl.quotes.EQUAL_TRUNCATION
+    saving = 1 - 69.4 / 87.5
+    assert (
+        row["smallest_effect"] == pytest.approx(6.1 * saving / 2)
+        and "21% of SimCSE's time" in row["smallest_effect_reason"]
+    )
+    assert row["ratio"] == pytest.approx(6.1 / 3.1) and row["paper_ratio"] == pytest.approx(87.5 / 69.4)
+    assert stsnb_claims.is_timing_range(row) and stsnb_claims.interval_counts([row]).timing_ranges == 1
+    assert table12.efficiency_line(row).startswith(
+        "SimCSE training steps on 2 batches of 32 training sentences, both modes cut at 128 tokens, took 1.97x less "
+        "time in segments of L = 32 than whole (+3.00 s [+3.00, +3.00] per pass"
+    )
+    table = table12.batch_table(timing).splitlines()
+    assert table[1].split() == ["0", "20", "32", "2.95", "1.45", "2.03"]
+    same = table12.efficiency_claim(_timing([[3.0, 3.1], [3.0, 3.1]], [[3.0, 3.09], [3.0, 3.12]]), "BERT-base")
+    assert same["verdict"] == "no meaningful effect"  # within half Table 12's saving either way
+    once = table12.efficiency_claim(_timing([[3.0, 3.1]], [[3.2, 3.4]]), "BERT-base")
+    assert once["verdict"] == "not tested" and "at least two passes" in once["not_tested_because"]
+    assert "as long in segments of L = 32 as whole" in table12.efficiency_line(once)
+    with pytest.raises(ValueError, match="Table 12 has"):
+        table12.table12_saving("GPT-2")
+
+
+def test_the_timed_batches_are_drawn_as_an_epoch_deals_them():
+    from stsnb.papers.hicl import table12
+
+    batches = table12._batches(list(range(100)), 32, 2, seed=0)
+    assert [len(b) for b in batches] == [32, 32] and len({x for b in batches for x in b}) == 64
+    assert len(table12._batches(list(range(100)), 32, None, seed=0)) == 3  # every full batch
+    with pytest.raises(ValueError, match="n_batches must be 1..3"):
+        table12._batches(list(range(100)), 32, 4, seed=0)
+
+
+@pytest.mark.slow
+def test_timed_steps_run_both_modes_on_the_same_batches(data_dir):
+    from stsnb import data
+    from stsnb.papers.hicl import table12
+
+    sentences = data.sample(data.load_wiki(), 16, 0)
+    timing = table12.timed_steps(
+        hicl.BackboneSettings("tiny-random-bert", dropout=None),
+        sentences,
+        max_length=48,
+        batch_size=4,
+        n_batches=2,
+        repeats=2,
+        hicl=hicl.HiclSettings(True, 8),
+        objective=hicl.ObjectiveSettings(alpha=0.15),
+        lr=1e-4,
+    )
+    assert [len(p) for p in timing["seconds"]["whole"]] == [2, 2] and len(timing["seconds"]["segments"]) == 2
+    assert all(t > 0 for mode in timing["seconds"].values() for p in mode for t in p)
+    assert all(c >= 4 for c in timing["batch_segments"]) and max(timing["batch_longest"]) <= 48
+    assert table12.efficiency_claim(timing)["verdict"] != "not tested"

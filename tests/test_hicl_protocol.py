@@ -396,3 +396,37 @@ def test_one_hicl_step_with_the_same_dropout_masks_is_what_changes_the_loss():
     with training_step.same_dropout(3), torch.no_grad():
         assert model.loss(batch).item() < first.item()
     assert hicl.terms_text({"global": 3.1}, 0.15) == "L_g 3.1000"  # a baseline's loss has no local term
+
+
+def test_notebook_30_opens_short_states_its_main_claims_after_the_setup_and_ends_with_its_appendix():
+    """At most 150 words of markdown before the parameters cell; the first code cell after the setup draws the pipeline
+    figure and prints both main claims; the takeaway opens with them (the package's); no headline left; the
+    departures table is computed, the protocol notes are an appendix after the last code cell."""
+    from pathlib import Path
+
+    import nbformat
+
+    path = Path(__file__).resolve().parents[1] / "notebooks" / "30_hicl.ipynb"
+    cells = nbformat.read(path, as_version=4).cells
+    parameters = next(i for i, c in enumerate(cells) if "parameters" in c.metadata.get("tags", []))
+    assert sum(len(c.source.split()) for c in cells[:parameters] if c.cell_type == "markdown") <= 150
+    setup = next(i for i, c in enumerate(cells) if c.cell_type == "code" and "runs.start(" in c.source)
+    after = next(c.source for c in cells[setup + 1 :] if c.cell_type == "code")
+    assert "pipeline_figure(" in after and 'print(main_claim_intro("30_hicl"))' in after
+    sources = [c.source for c in cells]
+    takeaway = 'metrics["takeaway"] = hicl.results.takeaway('
+    assert any("hicl.main_claims_opening(" in s and takeaway in s for s in sources)
+    assert any("hicl.table12.efficiency_claim(" in s for s in sources)  # the efficiency main claim's row
+    assert not [i for i, c in enumerate(cells) if "headline" in c.source.lower()]
+    assert cells[-1].cell_type == "markdown" and cells[-1].source.startswith("## Appendix")
+
+
+def test_the_class_plan_runs_both_main_claims_at_the_training_datas_lengths():
+    """The class profile keeps the effectiveness main claim (the SimCSE pair) and the efficiency one (Table 12's
+    timing on training batches), and its fixed lengths are lengths the training sentences have (up to max_length)."""
+    params = _notebook_params("class")
+    assert "simcse" in params["methods"] and params["main_claim_seeds"]
+    assert params["efficiency_train_batches"] >= 1 and params["efficiency_repeats"] >= 2  # a range needs two passes
+    assert max(params["efficiency_lengths"]) <= params["max_length"]
+    batches = params["train_sentences"] // params["batch_size"]
+    assert params["efficiency_train_batches"] <= batches

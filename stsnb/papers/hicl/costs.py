@@ -1,7 +1,7 @@
 """Notebook 30's fits for ``stsnb run --check``'s time and disk estimate (``stsnb.gpu.cost_estimate``): each method of
-``methods`` on its seeds (``headline_seeds`` for ``headline_method``, ``seeds`` for the others), baseline and
-+HiCL arm, then one +HiCL fit of ``ablation_method`` per entry of ``ablations``; the untrained backbone scored
-(plain, and with SNCSE's prompt). Every fit runs in the notebook's kernel: one process, one GPU.
+``methods`` on its seeds (``main_claim_seeds`` for SimCSE, the main claim's pair; ``seeds`` for the others),
+baseline and +HiCL arm, then one +HiCL fit of ``ablation_method`` per entry of ``ablations``; the untrained backbone
+scored (plain, and with SNCSE's prompt). Every fit runs in the notebook's kernel: one process, one GPU.
 
 Views per sentence (Section 4.1): SimCSE 2, ESimCSE 2 plus its momentum encoder's forward on the positives (no
 backward), SNCSE 3, each inside SNCSE's prompt. The baselines encode each sentence whole, padded to the longest of
@@ -10,7 +10,8 @@ the batch and cut at ``baseline_max_length`` under ``truncation="paper"``; +HiCL
 [CLS] and [SEP], so a sentence costs its mean segment count x (L + 2) tokens. Lengths are measured on the data
 folder's Wikipedia sentences (MiniLM's WordPiece, bert-base-uncased's vocabulary) standing in for the whole corpus;
 the Hub's corpus has 1M sentences. An ablation with ``full_segments`` trains the baseline on every segment as a
-sentence: the same tokens as a +HiCL arm. Not counted: the efficiency probe and the queue-fill probe (a few steps).
+sentence: the same tokens as a +HiCL arm. Not counted: the efficiency probes (a few steps at fixed lengths, and
+``efficiency_train_batches`` training steps per mode and pass at equal truncation) and the queue-fill probe.
 """
 
 from __future__ import annotations
@@ -64,7 +65,6 @@ def fit_plan(params: Mapping[str, Any]) -> list[FitRow]:
     cap, slice_length = int(p.get("max_length", 128)), int(p.get("slice_length", 32))
     n = _corpus(str(p.get("corpus_source", "sample")), p.get("train_sentences"))
     methods = list(p.get("methods") or ["simcse", "esimcse", "sncse"])
-    headline = str(p.get("headline_method", "simcse"))
     prompt = measured_length(lambda: [SNCSE_ANCHOR_PROMPT.replace("[X]", "")], TOKENIZER, 1, 10**6) - 2
     baseline_cap = int(p.get("baseline_max_length", 32)) if p.get("truncation", "paper") == "paper" else cap + 2
     whole = measured_or_cap(lambda: data.load_wiki(2000), TOKENIZER, batch, baseline_cap)
@@ -99,7 +99,7 @@ def fit_plan(params: Mapping[str, Any]) -> list[FitRow]:
 
     rows = []
     for method in methods:
-        seeds = list(p.get("headline_seeds") or [0]) if method == headline else list(p.get("seeds") or [0])
+        seeds = list(p.get("main_claim_seeds") or [0]) if method == "simcse" else list(p.get("seeds") or [0])
         rows.append(arm(f"{method} baseline", method, len(seeds), False))
         rows.append(arm(f"{method} +HiCL", method, len(seeds), True))
     ablation_method = str(p.get("ablation_method", "simcse"))

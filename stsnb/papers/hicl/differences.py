@@ -144,15 +144,16 @@ def protocol_differences(
     dev = "all 1,500" if p["dev_pairs"] is None else f"{p['dev_pairs']}"
     add("checkpoint selection", "STS-B dev (1,500 pairs) every 125 steps (from step 125)",
         f"{dev} STS-B dev pairs every {p['eval_every']} of {steps} steps, step 0 included",
-        "step 0 as a candidate lets a run that only hurts return the backbone, and makes 'the baseline left its "
-        "start' checkable" + ("" if p["eval_every"] >= 125 else f"; {steps} steps in all"))  # fmt: skip
+        "step 0 as a candidate lets a run that only hurts return the backbone, and gives each arm's dev gate its "
+        "untrained score" + ("" if p["eval_every"] >= 125 else f"; {steps} steps in all"))  # fmt: skip
     if p["eval_max_pairs"] is not None or p["eval_tasks"] != "all":
         pairs = "every pair" if p["eval_max_pairs"] is None else f"the same {p['eval_max_pairs']} pairs per task"
         add("test sets", "every pair of STS12-16, STS-B, SICK-R", f"{p['eval_tasks']} tasks, {pairs}", BUDGET)
-    if len(p["headline_seeds"]) != 1 or len(p["seeds"]) != 1:
+    if len(p["main_claim_seeds"]) != 1 or len(p["seeds"]) != 1:
         add("training seeds", "one run (Table 1; Table 15: three seeds)",
-            f"{PAPER_METHODS[p['headline_method']]}: {len(p['headline_seeds'])}, the others {len(p['seeds'])}",
-            "one paired interval per seed; a verdict needs every seed's interval on one side")  # fmt: skip
+            f"SimCSE (the main claim): {len(p['main_claim_seeds'])}, the others {len(p['seeds'])}",
+            "one paired interval per seed on which both arms trained on dev; a verdict needs every such seed's "
+            "interval on one side")  # fmt: skip
     if sorted(p["methods"]) != sorted(METHODS):
         add("baselines", "SimCSE, ESimCSE, SNCSE", ", ".join(PAPER_METHODS[m] for m in p["methods"]), BUDGET)
     if not p["ablations"]:

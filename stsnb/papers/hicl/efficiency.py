@@ -2,22 +2,22 @@
 
 Two different quantities, never set side by side:
 
-- **Whole training** (:func:`training_speedup`), Table 12's quantity: the training time of SimCSE over that of
-  SimCSE +HiCL on the same corpus at the same truncation size ("training with identical information", Appendix
-  A.1), here our measured optimizer time of the same Table 1 runs (``RunOutcome.train_seconds``: ``fit`` without its
-  dev evaluations), one ratio per training seed. The paper's corpus is mostly short sentences (Table 2: three in
-  four within 32 tokens), so its Table 12 ratios (``reported.table12_speedup``) are not ratios at 512 tokens.
-- **One step at a fixed length** (:func:`step_cost`): the mechanism of Section 3.3, compared only with that
-  section's own reading. Encoding ``n`` tokens costs ``O(n^2)`` whole but ``O(L^2 (l - 1) + |seg_l|^2)`` in
-  segments, "``(l_i - 1)`` times" less. That counts self-attention only; every transformer layer also has work
-  linear in ``n`` (projections, MLP), which slicing does not reduce. ``step_cost`` measures one forward + backward
-  of a SimCSE step (two dropout views, Eq. 1) on ``batch_size`` sequences of exactly ``n_tokens`` tokens, whole or
-  sliced, on the same backbone; ``measure`` runs each (length, mode) in a fresh process (``stsnb.gpu.memory``) so that
-  each peak memory is its own. ``predictions`` sets the measurements beside (a) the pure-quadratic reading of
-  Section 3.3 and (b) a fit ``t(n) = a n + b n^2`` of the whole-sequence times, whose segment prediction is
-  ``a n + b n L`` (from three lengths on: through two it is exact). The paper reports no per-step time.
-  ``step_sentence`` and ``step_surprises`` put the measurement in words; ``step_claim`` makes it the notebook's
-  headline claim (at its scale HiCL's accuracy gain of Table 1 is not reproduced; its efficiency is measured).
+- **Whole training** (:func:`training_speedup`), the runs' own quantity: the training time of SimCSE over that of
+  SimCSE +HiCL, our measured optimizer time of the Table 1 runs (``RunOutcome.train_seconds``: ``fit`` without its
+  dev evaluations), one ratio per training seed. Under the paper's protocol the baseline reads each sentence cut at
+  32 tokens, so this is not Table 12's equal-truncation quantity (``table12`` measures that one, the main claim).
+- **One step at a fixed length** (:func:`step_cost`): the mechanism of Section 3.3, at lengths of our choosing.
+  Encoding ``n`` tokens costs ``O(n^2)`` whole but ``O(L^2 (l - 1) + |seg_l|^2)`` in segments, "``(l_i - 1)``
+  times" less. That counts self-attention only; every transformer layer also has work linear in ``n``
+  (projections, MLP), which slicing does not reduce. ``step_cost`` measures one forward + backward of a SimCSE step
+  (two dropout views, Eq. 1) on ``batch_size`` sequences of exactly ``n_tokens`` tokens, whole or sliced, on the
+  same backbone; ``measure`` runs each (length, mode) in a fresh process (``stsnb.gpu.memory``) so that each peak
+  memory is its own. ``predictions`` sets the measurements beside (a) the pure-quadratic reading of Section 3.3 and
+  (b) a fit ``t(n) = a n + b n^2`` of the whole-sequence times, whose segment prediction is ``a n + b n L`` (from
+  three lengths on: through two it is exact). The paper reports no per-step time. ``step_sentence`` gives the ratio
+  at every measured length (marking those longer than any training sentence), ``growth`` and ``growth_sentence``
+  how fast the whole-sequence time grew with the length (the exponent of a power law through the measured times),
+  ``step_surprises`` where slicing did not pay.
 """
 
 from __future__ import annotations
@@ -30,9 +30,7 @@ from typing import Literal
 
 import numpy as np
 
-from ...evaluation import claims
 from ...teaching import plots
-from .quotes import SECTION_3_3
 
 Mode = Literal["whole", "segments"]
 
@@ -192,23 +190,65 @@ def predictions(rows: Sequence[dict]) -> dict[int, dict[str, float]]:
     return out
 
 
-def step_sentence(cost: Mapping[int, dict]) -> str:
-    """The longest length's step in words: how much faster (or slower) the segments were, Section 3.3's
-    pure-quadratic reading, and the fit's ratio, or why there is no fit (fewer than ``MIN_FIT_LENGTHS`` lengths)."""
+def step_sentence(cost: Mapping[int, dict], longest_training: int | None = None) -> str:
+    """Every measured length's step in words: how much faster (or slower) the segments were, beside Section 3.3's
+    pure-quadratic ``n / L``; lengths above ``longest_training`` (the longest training sentence, in tokens) are marked
+    as lengths the training data does not have; then the fit's ratio at the longest length, or why there is no fit
+    (fewer than ``MIN_FIT_LENGTHS`` lengths)."""
+    parts = []
+    for n, r in sorted(cost.items()):
+        ratio = r["measured_ratio"]
+        said = f"{ratio:.2f}x faster in segments" if ratio >= 1 else f"segments {1 / ratio:.2f}x slower"
+        beyond = " (longer than any training sentence)" if longest_training is not None and n > longest_training else ""
+        parts.append(f"{n} tokens{beyond}: {said} (n / L = {r['quadratic_ratio']:.0f})")
+    text = "one step, whole over in segments, measured at " + "; ".join(parts)
     n = max(cost)
-    r = cost[n]
-    ratio = r["measured_ratio"]
-    measured = (
-        f"{ratio:.2f}x faster in segments, measured"
-        if ratio >= 1
-        else f"the segments took {1 / ratio:.2f}x as long as the whole sequences, measured (a ratio of {ratio:.2f})"
-    )
-    text = f"one step at {n} tokens: {measured}; {r['quadratic_ratio']:.0f}x by Section 3.3's pure-quadratic reading"
-    if math.isfinite(r["fitted_ratio"]):
-        return text + f"; {r['fitted_ratio']:.2f}x by the linear + quadratic fit"
+    if math.isfinite(cost[n]["fitted_ratio"]):
+        return text + f"; the linear + quadratic fit gives {cost[n]['fitted_ratio']:.2f}x at {n} tokens"
     return text + (
         f"; no fit: {len(cost)} lengths would fix its two terms exactly, so it would predict nothing it was not "
         f"given ({MIN_FIT_LENGTHS} or more lengths are needed)"
+    )
+
+
+def growth(cost: Mapping[int, dict], key: str = "whole_s") -> dict:
+    """How fast a step's time grew with the length: the exponent ``k`` of ``t ~ n^k`` through all measured lengths
+    (least squares on log t against log n) and between each pair of neighbouring lengths. Pure attention cost would
+    give 2 whole (Section 3.3's count), work linear in the tokens 1."""
+    lengths = sorted(cost)
+    if len(lengths) < 2:
+        raise ValueError(f"need two or more lengths for a growth exponent, got {lengths}")
+    logs_n = np.log(np.array(lengths, dtype=float))
+    logs_t = np.log(np.array([cost[n][key] for n in lengths], dtype=float))
+    overall = float(np.polyfit(logs_n, logs_t, 1)[0])
+    steps = {
+        (lengths[i], lengths[i + 1]): float((logs_t[i + 1] - logs_t[i]) / (logs_n[i + 1] - logs_n[i]))
+        for i in range(len(lengths) - 1)
+    }
+    return {"exponent": overall, "between": steps, "lengths": lengths}
+
+
+QUADRATIC_TOLERANCE = 0.1  # an exponent within 2 +- 0.1 reads "about quadratic"
+
+
+def growth_sentence(cost: Mapping[int, dict]) -> str:
+    """The whole-sequence time's growth in words, from :func:`growth`: slower than, about, or faster than the pure
+    quadratic of Section 3.3 (within +-``QUADRATIC_TOLERANCE`` of 2 reads "about"), with each neighbouring pair's
+    exponent, and the segments' overall exponent beside it."""
+    whole, parts = growth(cost, "whole_s"), growth(cost, "segments_s")
+    k = whole["exponent"]
+    shape = (
+        "about quadratic"
+        if abs(k - 2) <= QUADRATIC_TOLERANCE
+        else "slower than quadratic"
+        if k < 2
+        else "faster than quadratic"
+    )
+    pairs = ", ".join(f"{a}-{b} tokens n^{e:.2f}" for (a, b), e in whole["between"].items())
+    lengths = whole["lengths"]
+    return (
+        f"whole-sequence time grew as n^{k:.2f} from {lengths[0]} to {lengths[-1]} tokens ({pairs}): {shape} (a pure "
+        f"quadratic is n^2, work linear in the tokens n^1); in segments it grew as n^{parts['exponent']:.2f}"
     )
 
 
@@ -229,57 +269,6 @@ def step_surprises(cost: Mapping[int, dict]) -> list[str]:
                 f"{r['whole_mb']:.0f} MB whole"
             )
     return out
-
-
-STEP_CLAIM = (
-    "Section 3.3: a SimCSE training step is faster in segments of L tokens than on whole sequences, at the longest "
-    "length measured (seconds whole minus in segments)"
-)
-
-
-def step_claim(cost: Mapping[int, dict], rows: Sequence[dict]) -> dict:
-    """Section 3.3's efficiency as a claim row (``stsnb.evaluation.claims.claim``), the notebook's headline
-    (``headline``: True): at the longest length of ``cost`` (``predictions`` of ``rows``), the median seconds of a step
-    whole minus in segments, with the **range over the timed steps** (lowest whole minus highest segments, highest whole
-    minus lowest segments; not a confidence interval). Supported when the whole range lies above 0. Tested only where
-    each mode was timed at least twice: one timed step has no range, and one interruption would decide it."""
-    n = max(cost)
-    timed = {
-        r["mode"]: [float(v) for v in (r.get("seconds_all") or [r["seconds"]])] for r in rows if r["n_tokens"] == n
-    }
-    whole, parts = timed["whole"], timed["segments"]
-    steps = min(len(whole), len(parts))
-    gap = (cost[n]["whole_s"] - cost[n]["segments_s"], min(whole) - max(parts), max(whole) - min(parts))
-    enough = claims.precondition(
-        "each mode timed at least twice", steps >= 2, f"{len(whole)} whole and {len(parts)} in segments at {n} tokens"
-    )
-    return claims.claim(
-        STEP_CLAIM,
-        {f"{steps} timed step{'s' * (steps != 1)} per mode": gap},
-        paper_quote=SECTION_3_3,
-        preconditions=[enough],
-        headline=True,
-        n_tokens=n,
-        slice_length=int(rows[0]["slice_length"]),
-        measured_ratio=cost[n]["measured_ratio"],
-        quadratic_ratio=cost[n]["quadratic_ratio"],
-        unit="seconds per step",
-    )
-
-
-def step_claim_line(row: Mapping) -> str:
-    """The efficiency headline in one sentence: the length, the seconds whole and in segments as a ratio, the
-    verdict (or why it was not tested)."""
-    verdict = claims.verdict_text(row)
-    if row.get("not_tested_because"):
-        verdict += f": {row['not_tested_because']}"
-    ratio, segments = row["measured_ratio"], f"in segments of L = {row['slice_length']}"
-    took = f"{ratio:.2f}x less time {segments} than" if ratio >= 1 else f"{1 / ratio:.2f}x as long {segments} as"
-    return (
-        f"one SimCSE step at {row['n_tokens']} tokens took {took} whole ({row['difference']:+.2f} s "
-        f"[{row['low']:+.2f}, {row['high']:+.2f}], the range of the timed steps; Section 3.3's attention count: "
-        f"{row['quadratic_ratio']:.0f}x): {verdict}"
-    )
 
 
 def training_speedup(baseline_seconds: Mapping[int, float], hicl_seconds: Mapping[int, float]) -> dict:
@@ -320,8 +309,9 @@ def training_sentence(
         )
     return (
         f"Whole training, SimCSE cut at {baseline_cut} tokens over SimCSE+HiCL on the whole sentences: "
-        f"{speedup['mean']:.2f}x ({seeds}); not Table 12's quantity ({paper_speedup:.2f}x for {paper_backbone} at "
-        "equal truncation; Appendix A.1 expects SimCSE at 32 tokens to be the faster): truncation='alike' measures it."
+        f"{speedup['mean']:.2f}x ({seeds}), the paper's protocol; not Table 12's quantity ({paper_speedup:.2f}x for "
+        f"{paper_backbone} at equal truncation, measured above on the training batches; Appendix A.1 expects SimCSE "
+        "at 32 tokens to be the faster)."
     )
 
 

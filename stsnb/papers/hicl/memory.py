@@ -83,3 +83,30 @@ def checkpointing(params: Mapping[str, Any], gpu_gib: float | None = None) -> tu
         f'gradient_checkpointing = "auto": {"on" if on else "off"} on this {gpu_gib:.0f} GiB GPU (estimated peak '
         f"per GPU, stsnb.gpu.memory_estimate: {figures}; it must fit within 90% less 1 GiB of CUDA context)"
     )
+
+
+def timing_checkpointing(params: Mapping[str, Any], gpu_gib: float | None = None) -> tuple[bool, str]:
+    """Gradient checkpointing for Table 12's equal-truncation timing (``table12.timed_steps``), whose SimCSE step
+    reads each sentence whole up to ``max_length``, which no training run does under the paper's truncation (so the
+    rows of :func:`memory_plan` leave it out and ``"auto"`` is not decided on it): on where the training runs have it
+    on (:func:`checkpointing`), or where the estimated peak of that step without it does not fit this process's GPU
+    (``gpu_gib``); off on the CPU. Both modes of the timing share it, so their comparison stays like for like."""
+    training, _ = checkpointing(params, gpu_gib)
+    if training:
+        return True, "Table 12's timing: gradient checkpointing on, as in the training runs"
+    gpu_gib = gpu_gib if gpu_gib is not None else gpu_memory_gib()
+    if gpu_gib is None:
+        return False, "Table 12's timing: gradient checkpointing off (no GPU)"
+    from ...gpu.memory_estimate import estimate, fits
+    from ...gpu.plan_costs import model_shape
+
+    shape = model_shape(str(params.get("backbone", "smollm2-135m-l6")))
+    batch, cap = int(params.get("batch_size", 32)), int(params.get("max_length", 128))
+    length = measured_length(lambda: data.load_wiki(2000), "minilm-l6", batch, cap + 2)
+    setup = TrainingSetup(2 * batch, length, activation_bytes=activation_bytes(params), dropout=0.1)
+    on = shape is not None and not fits(estimate(shape, setup).total, gpu_gib)
+    state = "on: SimCSE whole" if on else "off: SimCSE whole"
+    return (
+        on,
+        f"Table 12's timing: gradient checkpointing {state} at up to {length} tokens on this {gpu_gib:.0f} GiB GPU",
+    )
