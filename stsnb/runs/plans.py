@@ -8,7 +8,7 @@ A plan is ``papermill_runs/plans/<profile>.yaml``::
     timeouts: {20_sts_regression: 7200}  # optional: per-notebook limits that replace ``timeout``
     checkpoints: true               # optional: every training run checkpoints, so ``stsnb run --resume`` can go on
     notebooks:                      # executed in this order
-      00_contrastive_ceiling: {}    # no overrides: the parameters cell's values (those of the cpu profile)
+      00_contrastive_ceiling: {}    # no overrides: the parameters cell's values (those of the class profile)
       20_sts_regression:            # only what differs from the notebook's parameters cell
         profile: cpu                # required where the cell declares profile (its default "class": JupyterLab's)
         epochs: 1
