@@ -12,7 +12,7 @@ the kept run of that profile is the *previous* one: its line says so ("the run b
 notebook never prints an older run's duration as its own (notebook 40's cpu run printed 1,053 s, its predecessor's,
 for a run of 720 s); where none is kept, its line says "this run is its first" (the first committed class runs,
 each made in a checkout that held no class run yet, printed "no run of this profile yet"). This run's own duration is
-in summary.md and the notebook's last cell, which prints it.
+in summary.md and the cell that finishes the run (``run.finish``), which prints it.
 """
 
 from __future__ import annotations
@@ -85,6 +85,7 @@ def text(notebook: str, root: Path = DEFAULT_OUT, profiles: Sequence[str] = PROF
             continue
         where = "" if shared else (f", on {m.cores} CPU cores" if m.cores else ", cores not recorded")
         commit = f", run at commit {m.commit}" if m.commit else ""
-        before = "the run before this one (this run's own: summary.md and the last cell): " if now else ""
+        own = "this run's own: summary.md and the cell that finishes the run"
+        before = f"the run before this one ({own}): " if now else ""
         lines.append(f"  {profile:<6} {before}{duration(m.seconds)}{where}{commit}")
     return "\n".join(lines)
