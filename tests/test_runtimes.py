@@ -46,7 +46,8 @@ def test_during_a_run_its_profiles_kept_run_is_named_the_previous_one(tmp_path, 
     monkeypatch.setenv(RUN_DIR_ENV, str(tmp_path / "cpu" / ".partial-40_ccl_csts"))
     assert runtimes.running_profile("40_ccl_csts") == "cpu" and runtimes.running_profile("30_hicl") is None
     text = runtimes.text("40_ccl_csts", tmp_path)
-    assert "  cpu    the run before this one (this run's own: summary.md and the cell that finishes the run): 1,053 s" in text
+    own = "this run's own: summary.md and the cell that finishes the run"
+    assert f"  cpu    the run before this one ({own}): 1,053 s" in text
     assert "  class  183 s (about 3 min), run at commit 6753319" in text  # another profile's run: as it was
     monkeypatch.setenv(RUN_DIR_ENV, str(tmp_path / "smoke" / ".partial-40_ccl_csts"))
     assert "  smoke  this run is its first" in runtimes.text("40_ccl_csts", tmp_path)
