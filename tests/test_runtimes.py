@@ -117,7 +117,8 @@ def test_a_class_run_names_the_committed_class_run_it_follows(path, monkeypatch)
     assert "  class  " + kept in runtimes.text(path.stem)  # JupyterLab, or a run of another profile
     monkeypatch.setenv(RUN_DIR_ENV, str(plans.DEFAULT_OUT / "class" / f".partial-{path.stem}"))
     during = runtimes.text(path.stem)
-    assert f"  class  the run before this one (this run's own: summary.md and the cell that finishes the run): {kept}" in during
+    own = "this run's own: summary.md and the cell that finishes the run"
+    assert f"  class  the run before this one ({own}): {kept}" in during
     kept_profiles = [p for p, m in runtimes.measured(path.stem).items() if m is not None]
     assert not [line for line in during.splitlines() if line.split()[0] in kept_profiles and "no run" in line]
 
@@ -130,4 +131,5 @@ def test_the_last_cell_prints_this_runs_own_wall_time(path):
     finishing = [i for i, source in enumerate(code) if "run.finish(" in source]
     assert len(finishing) == 1, "one cell finishes the run"
     assert re.search(r"total \{[^}]+:\.0f\} s", code[finishing[0]]), "it prints the run's total seconds"
-    assert not any(re.search(r"\.fit\(|train_", source) for source in code[finishing[0] + 1 :]), "nothing trains after it"
+    after = code[finishing[0] + 1 :]
+    assert not any(re.search(r"\.fit\(|train_", source) for source in after), "nothing trains after it"
