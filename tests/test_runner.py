@@ -451,8 +451,10 @@ def test_overview_has_one_row_per_notebook_read_from_its_run(fake_profile):
         "contradicted": 0,
         "unresolved": 1,
         "equivalent": 1,
+        "no meaningful effect": 0,
         "not tested": 1,
     }, "the paper's claims only"
+    assert two_stage.one_seed == {**dict.fromkeys(verdict_rules.VERDICTS, 0), "equivalent": 1}, "decisive on 1 seed"
     assert two_stage.checks == {**dict.fromkeys(verdict_rules.VERDICTS, 0), "supported": 1}
     assert two_stage.cells()[len(verdict_rules.VERDICTS) + 4] == "1 supported"
     assert two_stage.cells()[0] == MISSING, "no paper's main claim is registered for a notebook of this name"
@@ -483,7 +485,7 @@ def test_summary_opens_with_the_overview_then_claims_then_averages_only(fake_pro
     assert len(overview) == 6 and list(overview[0]) == list(OVERVIEW_COLUMNS)
     two_stage = overview[2]
     assert md.link(two_stage["notebook"]) == ("10_two_stage", "10_two_stage/10_two_stage.ipynb")
-    assert [two_stage[v] for v in verdict_rules.VERDICTS] == ["1", "0", "1", "1", "1"]
+    assert [two_stage[v] for v in verdict_rules.VERDICTS] == ["1", "0", "1", "1 (1 on one seed)", "0", "1"]
     assert two_stage["checks of our setting"] == "1 supported" and overview[3]["checks of our setting"] == "none"
     assert two_stage["runtime (s)"] == "414" and two_stage["commit"] == "ccccccc-dirty"
     assert two_stage["takeaway"].startswith("Stage 2 beat stage 1") and two_stage["comparable with the paper"] == (
@@ -520,7 +522,7 @@ def test_summary_opens_with_the_overview_then_claims_then_averages_only(fake_pro
     assert not_tested["precondition"] == (
         "does not hold: the baseline moved the encoder (baseline minus untrained: +0.07 [-0.68, +0.78])"
     )
-    assert claim_rows["the template hardly matters"]["verdict"] == "equivalent (margin ±1)"
+    assert claim_rows["the template hardly matters"]["verdict"] == "equivalent (margin ±1) (1 seed, provisional)"
     old = claim_rows["+HiCL beats simcse"]
     assert old["verdict"] == "unresolved" and old["precondition"] == "— (the run predates preconditions)"
     no_seeds = claim_rows["Appendix A: CCL over-estimates less"]
