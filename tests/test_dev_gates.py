@@ -90,3 +90,9 @@ def test_arms_that_trained_on_different_seeds_leave_too_few_seeds_in_common():
     row = claims.claim("a beats b", SEEDS, paper_quote=Q, dev_gates=[a, b])
     assert row["verdict"] == "not tested" and "on the same seeds (at least 2)" in row["not_tested_because"]
     assert row["not_tested_because"].count("does not hold") == 1
+
+
+def test_a_timing_range_is_never_provisional():
+    row = claims.claim("a step is faster in segments", {"seed 0": (1.0, 0.5, 1.5)}, paper_quote=Q, unit="seconds")
+    assert row["verdict"] == "supported" and not claims.provisional(row)
+    assert claims.verdict_text(row, mark_provisional=True) == "supported (1 seed)"

@@ -368,6 +368,8 @@ def provisional(row: Mapping) -> bool:
     """Whether the row's verdict is decisive (supported, contradicted, equivalent, no meaningful effect) but stands on
     one training seed: it is marked "(1 seed, provisional)", since one seed's interval covers the test pairs'
     noise and none of the training variance."""
+    if is_timing_range(row):  # measured seconds of repeated steps, not one seed's interval
+        return False
     return row.get("verdict") in verdict_rules.DECISIVE and int(row.get("seeds") or 0) == 1
 
 
