@@ -10,7 +10,7 @@ import torch
 import torch.nn.functional as F
 
 from stsnb import data
-from stsnb.evaluation import verdict_rules
+from stsnb.evaluation import power, verdict_rules
 from stsnb.models import loading as models
 from stsnb.papers import pcc_tuning
 
@@ -511,7 +511,8 @@ def test_the_takeaway_names_what_the_control_attributes_the_main_claim_to_and_wh
     }
     text = pcc_tuning.claims.attribution(main, unresolved)
     assert text.startswith("the stage-2 gain (+4.98) is not attributed to the Pearson loss by our control")
-    assert "+0.45 [-2.11, +3.05], unresolved (3 seeds)" in text and "detect about +-2.94" in text
+    detectable = power.detectable_of_seeds([(0.5, -2.11, 2.0), (0.9, -1.0, 3.05), (-0.05, -1.5, 2.5)])
+    assert "+0.45 [-2.11, +3.05], unresolved (3 seeds)" in text and f"detect about +-{detectable:.2f}" in text
     supported = {**unresolved, "low": 0.5, "verdict": "supported", "per_seed": []}
     assert pcc_tuning.claims.attribution(main, supported).startswith("our control attributes the stage-2 gain")
     assert "did not run" in pcc_tuning.claims.attribution(main, None)

@@ -398,3 +398,15 @@ def test_chance_exclusions_match_the_expectation_under_no_difference():
         gold, a, b = _task(80, rng, 1.0, 1.0)
         excluded += stats.paired_spearman_difference(gold, a, b, n_resamples=300, seed=trial).excludes_zero
     assert excluded <= 3 * verdict_rules.multiplicity(n).expected_false
+
+
+def test_the_detectable_effect_of_a_claims_seeds_is_the_closed_form_on_one_and_the_simulation_on_several():
+    from stsnb.evaluation import power, verdict_rules
+
+    assert power.detectable_of_seeds([(0.5, -0.5, 1.5)]) == pytest.approx(verdict_rules.detectable_effect(-0.5, 1.5))
+    seeds = [(0.5, -1.5, 2.5), (1.5, -0.5, 3.5), (-0.5, -2.5, 1.5)]  # half-width 2.0, seed sd 1.0
+    pair_se = 2.0 / 1.959964
+    assert power.detectable_of_seeds(seeds, n_sim=4000) == pytest.approx(
+        power.simulated_detectable_effect(1.0, pair_se, 3, n_sim=4000)
+    )
+    assert power.detectable_of_seeds(seeds, n_sim=4000) > verdict_rules.detectable_effect(-1.5, 2.5)

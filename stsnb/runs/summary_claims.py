@@ -7,9 +7,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-import numpy as np
-from scipy.stats import norm
-
 from ..evaluation import power, seed_bootstrap, verdict_rules
 from ..evaluation.claims import (
     PAPER,
@@ -112,12 +109,11 @@ def detectable_text(row: Mapping[str, Any]) -> str:
     widths = seed_intervals(row)
     if kind_of(row) != PAPER or row.get("verdict") != verdict_rules.UNRESOLVED or is_equivalence(row) or not widths:
         return MISSING
-    if len(widths) == 1:  # one seed: the closed form the simulation approximates (no training variance to add)
-        return f"±{verdict_rules.detectable_effect(*widths[0]):.2f}"
-    pair_se = max(hi - lo for lo, hi in widths) / 2 / float(norm.ppf(0.975))  # a 95% interval's half-width / z
-    differences = seed_differences(row)
-    seed_sd = float(np.std(differences, ddof=1)) if len(differences) > 1 else 0.0
-    effect = power.simulated_detectable_effect(seed_sd, pair_se, len(widths), n_sim=20_000)
+    entries = [e for e in row.get("per_seed") or [] if isinstance(e, Mapping)]
+    per_seed = [(float(e["difference"]), float(e["low"]), float(e["high"])) for e in entries if is_number(e.get("low"))]
+    if not per_seed:  # an older run: its envelope as one seed
+        per_seed = [(float(row.get("difference") or 0.0), *widths[0])]
+    effect = power.detectable_of_seeds(per_seed)
     return f"±{effect:.2f}"
 
 

@@ -37,7 +37,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
-from ...evaluation import claims, dev_gates, seed_bootstrap, stats, verdict_rules
+from ...evaluation import claims, dev_gates, power, seed_bootstrap, stats, verdict_rules
 from ...evaluation.evaluate import TaskPredictions
 from ...evaluation.main_claims import MainClaim
 from . import quotes
@@ -305,7 +305,7 @@ def attribution(main: Mapping, control: Mapping | None) -> str:
     """What our control attributes the main claim's gain to, from the two rows: the Pearson loss when the control is
     supported; otherwise that the gain is *not* attributed to the Pearson loss by our control (the Pearson loss and
     the new in-domain pairs stay confounded), with the control's difference, verdict and the smallest difference its
-    widest seed interval could detect (``verdict_rules.detectable_effect``)."""
+    seeds could detect (``power.detectable_of_seeds``, as summary.md)."""
     gain = f"the stage-2 gain ({main['difference']:+.2f})"
     if control is None:
         return f"{gain} is not attributed to the Pearson loss: the control (the same pairs under InfoNCE) did not run"
@@ -315,8 +315,8 @@ def attribution(main: Mapping, control: Mapping | None) -> str:
         return f"our control attributes {gain} to the Pearson loss ({said})"
     if control["verdict"] == verdict_rules.NOT_TESTED:
         return f"{gain} is not attributed to the Pearson loss: the control was not tested ({said})"
-    widths = [(e["low"], e["high"]) for e in control.get("per_seed") or []] or [(control["low"], control["high"])]
-    detectable = max(verdict_rules.detectable_effect(lo, hi) for lo, hi in widths)
+    per_seed = [(e["difference"], e["low"], e["high"]) for e in control.get("per_seed") or []]
+    detectable = power.detectable_of_seeds(per_seed or [(control["difference"], control["low"], control["high"])])
     return (
         f"{gain} is not attributed to the Pearson loss by our control ({said}; its intervals would detect about "
         f"+-{detectable:.2f} at 80% power): the loss and the new in-domain pairs remain confounded"
