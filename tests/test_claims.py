@@ -371,24 +371,33 @@ def test_each_papers_main_claim_is_a_sentence_of_its_abstract():
             assert where == "Abstract" and sentence in abstract, f"{paper}: not in its abstract: {sentence[:60]}"
 
 
-def test_the_committed_cpu_runs_lead_with_each_papers_main_claim():
-    """Every committed cpu run has a row for each main claim, in the paper's direction, and summary.md's overview
-    shows it (whatever its verdict) in the column after the notebook's name."""
+# committed runs not yet redone since the main claims were fixed: they fail the test below, which says so (strict: a
+# rerun makes the test pass and the entry must go)
+PREDATE_MAIN_CLAIMS: set[tuple[str, str]] = set()
+
+
+@pytest.mark.parametrize("profile", ["cpu", "class"])
+@pytest.mark.parametrize("notebook", sorted(MAIN_CLAIM_NOTEBOOKS))
+def test_the_committed_runs_lead_with_each_papers_main_claim(profile, notebook, request):
+    """Every committed cpu and class run marks a row for each main claim, in the paper's direction, and summary.md's
+    overview shows it (whatever its verdict) in the column after the notebook's name."""
     import json
     from pathlib import Path
 
-    root = Path(__file__).resolve().parent.parent / "papermill_runs" / "cpu"
+    if (profile, notebook) in PREDATE_MAIN_CLAIMS:
+        reason = f"the committed {profile} run of {notebook} predates the main claims: stsnb run --profile {profile}"
+        request.applymarker(pytest.mark.xfail(strict=True, reason=reason))
+    root = Path(__file__).resolve().parent.parent / "papermill_runs" / profile
     summary = (root / "summary.md").read_text()
-    for notebook in MAIN_CLAIM_NOTEBOOKS:
-        rows = json.loads((root / notebook / "metrics.json").read_text())["claims"]
-        texts = []
-        for main in main_claims.main_claims_of(notebook):
-            row = main.row_in(rows)
-            assert row is not None, f"{notebook}: no row for its main claim {main.statement}"
-            assert row["paper_direction"] == main.direction and row["kind"] == claims.PAPER
-            texts.append(claims.main_claim_text(main, rows))
-        line = next(line for line in summary.splitlines() if line.startswith(f"| [{notebook}]"))
-        assert line.split(" | ")[1] == "; ".join(texts)
+    rows = json.loads((root / notebook / "metrics.json").read_text())["claims"]
+    texts = []
+    for main in main_claims.main_claims_of(notebook):
+        row = main.row_in(rows)
+        assert row is not None, f"{notebook}: no row for its main claim {main.statement}"
+        assert row["paper_direction"] == main.direction and row["kind"] == claims.PAPER
+        texts.append(main_claims.main_claim_text(main, rows))
+    line = next(line for line in summary.splitlines() if line.startswith(f"| [{notebook}]"))
+    assert line.split(" | ")[1] == "; ".join(texts)
 
 
 def test_a_main_claim_the_run_did_not_make_reads_not_run():
