@@ -104,14 +104,7 @@ def test_verdict_text_shows_seeds_and_counts_cover_six_verdicts():
     counts = claims.verdict_counts(
         [one, three, claims.claim("x", paper_quote=Q, intervals=[UP], margin=1.0, margin_reason=WHY)]
     )
-    assert set(counts) == {
-        "supported",
-        "contradicted",
-        "unresolved",
-        "equivalent",
-        "no meaningful effect",
-        "not tested",
-    }
+    assert set(counts) == set(verdict_rules.VERDICTS)
     assert counts["supported"] == 2 and counts["unresolved"] == 1
 
 

@@ -48,16 +48,7 @@ from .quadruples import Quadruple, scale_label
 from .reported import REPORTED, SIGMAS, setting
 from .training import RunOutcome, pair_id
 
-Runs = RunOutcome | Mapping[int, RunOutcome]
-
-
-def _by_seed(runs: Runs, name: str) -> dict[int, RunOutcome]:
-    if isinstance(runs, RunOutcome):
-        return {runs.seed: runs}
-    out = dict(runs)
-    if not out or not all(isinstance(r, RunOutcome) for r in out.values()):
-        raise ValueError(f"{name} must be a RunOutcome or a non-empty {{seed: RunOutcome}} mapping")
-    return out
+Runs = gates.Runs
 
 
 def _partner(runs: dict[int, RunOutcome], seed: int, name: str) -> RunOutcome:
@@ -110,7 +101,7 @@ def per_seed_text(row: Mapping) -> str:
 def seed_intervals(a: Runs, b: Runs, *, n_resamples: int = 2000, seed: int = 0) -> dict[str, stats.PairedDifference]:
     """One interval per training seed of ``a``: ``{"seed s": a[s] - b[s]}`` (``b`` may be one untrained run whose
     similarities do not depend on the seed)."""
-    a_runs, b_runs = _by_seed(a, "a"), _by_seed(b, "b")
+    a_runs, b_runs = gates.by_seed(a, "a"), gates.by_seed(b, "b")
     return {
         f"seed {s}": spearman_interval(run, _partner(b_runs, s, "b"), n_resamples=n_resamples, seed=seed)
         for s, run in sorted(a_runs.items())
@@ -187,7 +178,7 @@ def spearman_claim(
     (``gates.smallest_effect``); ``main_claim`` marks the row of the paper's main claim (:data:`MAIN_CLAIMS`: Table 3's
     CCL > QuMSE on the bi-encoder). The row also carries both arms' mean Spearman, the Pearson difference (point
     value) and an ``interval`` text."""
-    a_runs, b_runs = _by_seed(a, "a"), _by_seed(b, "b")
+    a_runs, b_runs = gates.by_seed(a, "a"), gates.by_seed(b, "b")
     intervals = seed_intervals(a_runs, b_runs, n_resamples=n_resamples, seed=seed)
     pairs = [(run, _partner(b_runs, s, "b")) for s, run in sorted(a_runs.items())]
     row = claims.claim(

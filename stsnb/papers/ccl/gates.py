@@ -40,7 +40,8 @@ SIGMA_FLOOR_REASON = (
 )
 
 
-def _by_seed(runs: Runs, name: str) -> dict[int, RunOutcome]:
+def by_seed(runs: Runs, name: str) -> dict[int, RunOutcome]:
+    """``{seed: run}`` of one run or a non-empty mapping of them (``name`` in the error)."""
     if isinstance(runs, RunOutcome):
         return {runs.seed: runs}
     out = dict(runs)
@@ -62,7 +63,7 @@ def dev_gate(arm: str, runs: Runs) -> DevGate:
     step past 0, its dev score beats the untrained encoder's on the same selection rows (:func:`untrained_dev`), and a
     weight changed (``stsnb.evaluation.dev_gates.trained_on_dev``)."""
     steps, gains, totals, changes = {}, {}, {}, {}
-    for seed, run in sorted(_by_seed(runs, arm).items()):
+    for seed, run in sorted(by_seed(runs, arm).items()):
         if run.result is None:
             raise ValueError(f"{arm}, seed {seed}: an untrained run has no dev gate (nothing was selected)")
         label = f"seed {seed}"
