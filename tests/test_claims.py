@@ -364,11 +364,6 @@ def test_each_papers_main_claim_is_a_sentence_of_its_abstract():
             assert where == "Abstract" and sentence in abstract, f"{paper}: not in its abstract: {sentence[:60]}"
 
 
-# committed runs not yet redone since the main claims were fixed: they fail the test below, which says so (strict: a
-# rerun makes the test pass and the entry must go)
-PREDATE_MAIN_CLAIMS: set[tuple[str, str]] = set()
-
-
 @pytest.mark.parametrize("profile", ["cpu", "class"])
 @pytest.mark.parametrize("notebook", sorted(MAIN_CLAIM_NOTEBOOKS))
 def test_the_committed_runs_lead_with_each_papers_main_claim(profile, notebook, request):
@@ -377,9 +372,9 @@ def test_the_committed_runs_lead_with_each_papers_main_claim(profile, notebook, 
     import json
     from pathlib import Path
 
-    if (profile, notebook) in PREDATE_MAIN_CLAIMS:
-        reason = f"the committed {profile} run of {notebook} predates the main claims: stsnb run --profile {profile}"
-        request.applymarker(pytest.mark.xfail(strict=True, reason=reason))
+    from pending_reruns import expect_failure_if_pending
+
+    expect_failure_if_pending(request, profile, notebook)
     root = Path(__file__).resolve().parent.parent / "papermill_runs" / profile
     summary = (root / "summary.md").read_text()
     rows = json.loads((root / notebook / "metrics.json").read_text())["claims"]
