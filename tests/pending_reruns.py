@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-PENDING: frozenset[tuple[str, str]] = frozenset()
+PENDING: frozenset[tuple[str, str]] = frozenset(
+    {("cpu", "20_sts_regression"), ("cpu", "30_hicl"), ("cpu", "40_ccl_csts")}  # about 110 minutes on 2 cores
+)
 
 
 def expect_failure_if_pending(request: pytest.FixtureRequest, profile: str, notebook: str) -> None:
