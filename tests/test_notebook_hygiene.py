@@ -151,3 +151,18 @@ def test_the_exercise_check_fails_on_an_exercise_without_runtime_or_hint(tmp_pat
     first, second = exercises(path)
     assert RUNTIME.search(first) and HINT.search(first)
     assert second == "2. Do another. Still it." and not RUNTIME.search(second) and not HINT.search(second)
+
+
+TRAINING = [p for p in NOTEBOOKS if p.stem[:2] in {"10", "20", "30", "40"}]
+
+
+@pytest.mark.parametrize("path", TRAINING, ids=lambda path: path.stem)
+def test_a_training_notebook_opens_short_then_draws_its_pipeline_and_states_its_main_claim(path):
+    """At most 150 words of markdown before the parameters cell; the first code cell after the setup (``runs.start``)
+    draws the pipeline figure and prints the paper's main claim (``main_claim_intro``)."""
+    cells = nbformat.read(path, as_version=4).cells
+    parameters = next(i for i, c in enumerate(cells) if "parameters" in c.metadata.get("tags", []))
+    assert sum(len(c.source.split()) for c in cells[:parameters] if c.cell_type == "markdown") <= 150
+    code = [c.source for c in cells if c.cell_type == "code"]
+    setup = next(i for i, source in enumerate(code) if "runs.start(" in source)
+    assert "pipeline_figure(" in code[setup + 1] and f'main_claim_intro("{path.stem}")' in code[setup + 1]
