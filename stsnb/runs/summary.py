@@ -345,6 +345,11 @@ def _table(columns: Sequence[str], rows: Sequence[Sequence[str]], right: Sequenc
     return lines + ["| " + " | ".join(_cell(c) for c in row) + " |" for row in rows]
 
 
+# profiles whose executed notebooks stay local (.gitignore): summary.md links none of them, so that the committed
+# summary never points at a file a clone lacks, whatever the machine that wrote it had
+NOTEBOOKS_STAY_LOCAL = frozenset({"smoke"})
+
+
 def _link(name: str, folder: Path | None, file: str) -> str:
     return f"[{name}]({folder.name}/{file})" if folder is not None and (folder / file).is_file() else name
 
@@ -376,7 +381,10 @@ def summary_markdown(plan: Plan, outcomes: Sequence[Outcome], profile_dir: Path)
         "paper's (yes / direction only / no).",
         "",
     ]
-    rows = [[_link(row.notebook, row.folder, f"{row.notebook}.ipynb"), *row.cells()] for row in overview]
+    linked = plan.profile not in NOTEBOOKS_STAY_LOCAL
+    rows = [
+        [_link(row.notebook, row.folder if linked else None, f"{row.notebook}.ipynb"), *row.cells()] for row in overview
+    ]
     lines += _table(OVERVIEW_COLUMNS, rows, right=("runtime (s)", *verdict_rules.VERDICTS))
     lines += claims_markdown(overview)
     lines += averages_markdown(overview)
