@@ -86,6 +86,14 @@ def test_cpu_result_of_a_row_is_this_runs_own_in_a_cpu_run_and_the_committed_one
     assert committed.cpu_row_of("10_x", fresh, "cpu", runs_dir=tmp_path) is fresh
     other = claims.claim("another claim", {"seed 0": (1.0, 0.5, 1.5)}, paper_quote=Q)
     assert committed.cpu_row_of("10_x", other, "class", runs_dir=tmp_path) is None
+    against = claims.claim("stage 2 beats stage 1", {"seed 0": (-2.0, -3.0, -1.0)}, paper_quote=Q, main_claim=True)
+    surprise = committed.cpu_result_of("10_x", against, "class", runs_dir=tmp_path)
+    assert surprise.endswith(
+        "point opposite ways (-2.00 on 1 seed against +5.33 on 3 seeds): that this profile's "
+        "smaller training and test sets turn it is a hypothesis neither run tests"
+    )
+    unsided = claims.claim("stage 2 beats stage 1", {"seed 0": (-0.1, -2.0, 1.0)}, paper_quote=Q)
+    assert committed.opposite_ways(unsided, {**unsided, "difference": 0.5, "verdict": "unresolved"}) is None
 
 
 def test_summary_marks_the_main_claim_and_reads_old_rows_as_not_main_claims(tmp_path):

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ..evaluation import verdict_rules
 from ..evaluation.claims import is_equivalence, seeds_text
 from .plans import DEFAULT_OUT
 from .summary import claim_rows
@@ -69,4 +70,24 @@ def cpu_result_of(notebook: str, row: Mapping[str, Any], profile: str, *, runs_d
     replaced), in any other profile the committed cpu run's (``cpu_result``)."""
     if profile == "cpu":
         return f"cpu: {result_text(row)}, this run"
-    return cpu_result(notebook, str(row["claim"]), runs_dir=runs_dir)
+    text = cpu_result(notebook, str(row["claim"]), runs_dir=runs_dir)
+    surprise = opposite_ways(row, find_claim(Path(runs_dir) / "cpu" / notebook, str(row["claim"])))
+    return text + (f"; {surprise}" if surprise else "")
+
+
+SIDED = frozenset({verdict_rules.SUPPORTED, verdict_rules.CONTRADICTED})  # verdicts that take a side
+
+
+def opposite_ways(row: Mapping[str, Any], cpu_row: Mapping[str, Any] | None) -> str | None:
+    """The sentence a surprising pair of results gets: this run's difference and the cpu run's on the same claim have
+    opposite signs and at least one verdict is decisive. None otherwise (or without a cpu row). Why the two differ is
+    not tested by either run, so the sentence names the plan's cuts as a hypothesis only."""
+    if cpu_row is None or not all(isinstance(r.get("difference"), int | float) for r in (row, cpu_row)):
+        return None
+    if row["difference"] * cpu_row["difference"] >= 0 or not {row.get("verdict"), cpu_row.get("verdict")} & SIDED:
+        return None
+    return (
+        f"this run and the cpu run point opposite ways ({row['difference']:+.2f} on {seeds_text(row)} against "
+        f"{cpu_row['difference']:+.2f} on {seeds_text(cpu_row)}): that this profile's smaller training and test sets "
+        "turn it is a hypothesis neither run tests"
+    )
