@@ -269,6 +269,8 @@ def screenshot_at_first_figure(page, path: Path) -> None:
     for i in range(dismiss.count()):
         with contextlib.suppress(Exception):
             dismiss.nth(i).click(timeout=1000)
+    with contextlib.suppress(Exception):  # a toast that would not close stays out of the picture
+        page.add_style_tag(content=".Toastify { display: none !important; }")
     figure = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-OutputArea-output img")
     if figure.count():
         with contextlib.suppress(Exception):
