@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -372,7 +373,9 @@ def test_the_committed_runs_lead_with_each_papers_main_claim(profile, notebook, 
     import json
     from pathlib import Path
 
-    from pending_reruns import expect_failure_if_pending
+    from pending_reruns import PENDING, expect_failure_if_pending
+
+    from stsnb.runs.summary import main_claim_cell
 
     expect_failure_if_pending(request, profile, notebook)
     root = Path(__file__).resolve().parent.parent / "papermill_runs" / profile
@@ -383,7 +386,9 @@ def test_the_committed_runs_lead_with_each_papers_main_claim(profile, notebook, 
         row = main.row_in(rows)
         assert row is not None, f"{notebook}: no row for its main claim {main.statement}"
         assert row["paper_direction"] == main.direction and row["kind"] == claims.PAPER
-        texts.append(main_claims.main_claim_text(main, rows))
+        texts.append(main_claim_cell(main, rows, root))
+        if profile != "cpu" and ("cpu", notebook) not in PENDING:  # the cpu run's verdict beside the class one
+            assert re.search(r"\(cpu: [a-z ]+ \((\d+ of )?\d+ seeds?", texts[-1]), texts[-1]
     line = next(line for line in summary.splitlines() if line.startswith(f"| [{notebook}]"))
     assert line.split(" | ")[1] == "; ".join(texts)
 

@@ -10,14 +10,15 @@ from pathlib import Path
 import markdown_tables as md
 import yaml
 
-from stsnb.evaluation import claims
+from stsnb.evaluation import claims, verdict_rules
+from stsnb.evaluation.main_claims import MainClaim
 from stsnb.runs import committed, summary
 from stsnb.runs.plans import DEFAULT_OUT, load_plan
 
 Q = claims.quote("Section 4.2", "Stage 2 improves on stage 1.")
 RESULT = re.compile(
     r"^cpu: [+-]\d+\.\d\d \[[+-]\d+\.\d\d, [+-]\d+\.\d\d\](, margin ±\S+)?, "
-    r"(supported|contradicted|unresolved|equivalent|not tested) \(\d+ seeds?\)$"
+    rf"({'|'.join(verdict_rules.VERDICTS)}) \((\d+ of )?\d+ seeds?\)$"
 )
 
 
@@ -111,3 +112,16 @@ def test_summary_marks_the_main_claim_and_reads_old_rows_as_not_main_claims(tmp_
     assert "`main claim:` marks the row that tests the paper's main claim" in claims_text
     shown = [row["claim"] for row in md.tables(claims_text)]
     assert shown == ["main claim: stage 2 beats  stage 1", "the template hardly matters", "an old claim"]
+
+
+def test_a_class_summary_shows_the_cpu_runs_verdict_beside_each_main_claim(tmp_path):
+    main = MainClaim("10_x", Q, "Table 4", "stage 2", "stage 1", wording=("stage 2 beats",))
+    write_cpu_run(tmp_path, "10_x", synthetic_rows())
+    one_seed = [claims.claim("stage 2 beats stage 1", {"seed 0": (1.0, 0.5, 1.5)}, paper_quote=Q, main_claim=True)]
+    cell = summary.main_claim_cell(main, one_seed, tmp_path / "class")
+    assert cell == (
+        "Table 4: stage 2 beats stage 1: supported (1 seed, provisional), +1.00 [+0.50, +1.50] "
+        "(cpu: supported (3 seeds), +5.33 [+1.88, +9.49])"
+    )
+    assert summary.main_claim_cell(main, one_seed, tmp_path / "cpu") == cell.split(" (cpu:")[0]  # a cpu run: itself
+    assert summary.main_claim_cell(main, one_seed, tmp_path / "other" / "class").endswith("(cpu: no committed run)")

@@ -41,23 +41,29 @@ class MainClaim:
 
 
 def main_claim_text(main: MainClaim, rows: Iterable[Mapping] | None) -> str:
-    """ "Table 4: stage 2 beats stage 1: supported (3 seeds), +4.98 [+1.86, +8.43]"; "not run in this profile" when the
-    run has no row for it; "no claims recorded" when the run recorded none; "no main-claim row (the run predates main
-    claims)" for a run whose rows carry no ``main_claim`` field."""
+    """ "Table 4: stage 2 beats stage 1: supported (3 seeds), +4.98 [+1.86, +8.43]": the statement, then
+    ``main_claim_result``."""
+    return f"{main.statement}: {main_claim_result(main, rows)}"
+
+
+def main_claim_result(main: MainClaim, rows: Iterable[Mapping] | None) -> str:
+    """ "supported (3 seeds), +4.98 [+1.86, +8.43]"; "not run in this profile" when the run has no row for it; "no
+    claims recorded" when the run recorded none; "no main-claim row (the run predates main claims)" for a run whose
+    rows carry no ``main_claim`` field."""
     if rows is None:
-        return f"{main.statement}: no claims recorded"
+        return "no claims recorded"
     rows = list(rows)
     row = main.row_in(rows)
     if row is None and rows and not any("main_claim" in r for r in rows):
-        return f"{main.statement}: no main-claim row (the run predates main claims)"
+        return "no main-claim row (the run predates main claims)"
     if row is None:
-        return f"{main.statement}: not run in this profile"
+        return "not run in this profile"
     interval = ""
     if all(isinstance(row.get(k), int | float) for k in ("difference", "low", "high")):
         interval = f", {row['difference']:+.2f} [{row['low']:+.2f}, {row['high']:+.2f}]"
     if "verdict" not in row:
-        return f"{main.statement}: no verdict ({seeds_text(row)}){interval}"
-    return f"{main.statement}: {verdict_text(row, mark_provisional=True)}{interval}"
+        return f"no verdict ({seeds_text(row)}){interval}"
+    return f"{verdict_text(row, mark_provisional=True)}{interval}"
 
 
 def main_claims_of(notebook: str) -> tuple[MainClaim, ...]:

@@ -33,7 +33,7 @@ from ..evaluation.claims import (
     provisional,
     verdict_counts,
 )
-from ..evaluation.main_claims import main_claim_text, main_claims_of
+from ..evaluation.main_claims import MainClaim, main_claim_result, main_claim_text, main_claims_of
 from .context import git_sha, write_text_atomic
 from .locks import folder_lock
 from .plans import DEFAULT_OUT, PLANS_DIR, Plan, PlanError, load_plan, plan_path
@@ -282,9 +282,20 @@ def overview_row(outcome: Outcome, profile_dir: Path) -> OverviewRow:
         _text(metrics.get("takeaway")),
         _text(metrics.get("comparable")),
         verdict_counts(rows, CHECK) if recorded else None,
-        "; ".join(main_claim_text(m, rows if recorded else None) for m in mains) or None,
+        "; ".join(main_claim_cell(m, rows if recorded else None, profile_dir) for m in mains) or None,
         verdict_counts([r for r in rows if provisional(r)], PAPER) if recorded else None,
     )
+
+
+def main_claim_cell(main: MainClaim, rows: Sequence[Mapping] | None, profile_dir: Path) -> str:
+    """The overview's main-claim cell: the claim with this run's verdict and, in a profile other than cpu, the
+    committed cpu run's verdict on it beside (its multi-seed result, "(cpu: supported (3 seeds), +4.98 [...])")."""
+    text = main_claim_text(main, rows)
+    if profile_dir.name == CPU:
+        return text
+    cpu_folder = profile_dir.parent / CPU / main.notebook
+    cpu_rows = claim_rows(cpu_folder) if (cpu_folder / "metrics.json").is_file() else None
+    return f"{text} (cpu: {main_claim_result(main, cpu_rows) if cpu_rows is not None else 'no committed run'})"
 
 
 def overview_rows(outcomes: Sequence[Outcome], profile_dir: Path) -> list[OverviewRow]:
@@ -345,6 +356,8 @@ def _table(columns: Sequence[str], rows: Sequence[Sequence[str]], right: Sequenc
     return lines + ["| " + " | ".join(_cell(c) for c in row) + " |" for row in rows]
 
 
+CPU = "cpu"  # the profile whose multi-seed runs every other profile's main claims are shown beside
+
 # profiles whose executed notebooks stay local (.gitignore): summary.md links none of them, so that the committed
 # summary never points at a file a clone lacks, whatever the machine that wrote it had
 NOTEBOOKS_STAY_LOCAL = frozenset({"smoke"})
@@ -374,7 +387,8 @@ def summary_markdown(plan: Plan, outcomes: Sequence[Outcome], profile_dir: Path)
         "## Overview",
         "",
         "The paper's main claim: the claim its abstract makes, fixed in the package before any run (a row for each "
-        "paper, whatever its verdict; HiCL's abstract makes two), with our difference [95% interval envelope]. "
+        "paper, whatever its verdict; HiCL's abstract makes two), with our difference [95% interval envelope]; in a "
+        "profile other than cpu, the committed cpu run's multi-seed verdict on it in brackets. "
         "Commit: the git commit the notebook's run came from; the paper's claims by verdict, then the checks of our "
         "own setting, which are never counted as reproduced claims (see Claims below); the takeaway is the "
         "notebook's own sentence, written from its results; comparable: whether our levels can be set beside the "
