@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 import pytest
@@ -245,3 +246,19 @@ def test_adding_lora_shows_no_library_future_warning():
         warnings.simplefilter("error", FutureWarning)
         models.add_lora(encoder, models.LoraSettings(r=4, alpha=8, dropout=0.0))
     assert any("lora_" in name for name, _ in encoder.backbone.named_parameters())
+
+
+def test_the_gguf_readers_bar_is_quiet_in_a_batch_run_and_shown_otherwise(monkeypatch):
+    """A batch kernel (TQDM_DISABLE=1) saves no "de-quantizing GGUF tensors" widget; elsewhere the bar shows."""
+    from transformers import modeling_gguf_pytorch_utils as gguf_reader
+
+    from stsnb.models.folders import quiet_gguf_bar
+
+    original = gguf_reader.tqdm
+    monkeypatch.setenv("TQDM_DISABLE", "1")
+    with quiet_gguf_bar():
+        assert gguf_reader.tqdm([1], file=io.StringIO()).disable
+    assert gguf_reader.tqdm is original
+    monkeypatch.delenv("TQDM_DISABLE")
+    with quiet_gguf_bar():
+        assert not gguf_reader.tqdm([1], file=io.StringIO()).disable

@@ -8,9 +8,12 @@ imports all three. Nothing here imports another stsnb module.
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import importlib.util
 import os
 import shutil
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
@@ -94,13 +97,30 @@ def convert_gguf(gguf_file: Path, target: Path) -> Path:
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     tokenizer = AutoTokenizer.from_pretrained(gguf_file.parent, gguf_file=gguf_file.name)
-    model = AutoModelForCausalLM.from_pretrained(gguf_file.parent, gguf_file=gguf_file.name)
+    with quiet_gguf_bar():
+        model = AutoModelForCausalLM.from_pretrained(gguf_file.parent, gguf_file=gguf_file.name)
     config = model.config
     if hasattr(config, "quantization_config"):
         del config.quantization_config
     plain = AutoModelForCausalLM.from_config(config)
     plain.load_state_dict(model.state_dict())
     return save_folder(target, plain, tokenizer)
+
+
+@contextlib.contextmanager
+def quiet_gguf_bar() -> Iterator[None]:
+    """transformers' GGUF reader shows its own ``tqdm.auto`` bar ("Converting and de-quantizing GGUF tensors"); in
+    Jupyter that is a widget, which ignores ``TQDM_DISABLE`` and is saved in a batch run's executed notebook at 0%.
+    Inside this block the bar is disabled when ``TQDM_DISABLE=1`` (what ``stsnb run`` sets for its kernels)."""
+    from transformers import modeling_gguf_pytorch_utils as gguf_reader
+
+    bar = gguf_reader.tqdm
+    if os.environ.get("TQDM_DISABLE") == "1":
+        gguf_reader.tqdm = functools.partial(bar, disable=True)
+    try:
+        yield
+    finally:
+        gguf_reader.tqdm = bar
 
 
 def save_folder(target: Path, model: nn.Module, tokenizer) -> Path:
