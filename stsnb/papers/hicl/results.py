@@ -19,8 +19,8 @@ and fewer than two seeds left (or a one-seed claim's seed left out) makes it *no
 pairs. "<baseline> minus the untrained backbone on the test pairs" is printed as a check of our setting
 (:func:`untrained_check`, ``kind="check"``), never a gate. SimCSE's row is the paper's main claim
 (``claims.MAIN_CLAIMS``); a claim on several kept seeds also carries a seeds-and-pairs interval
-(``seed_bootstrap.seeds_and_pairs_predictions_difference``: seeds resampled, then the test pairs), which counts the
-seed-to-seed spread the per-seed intervals leave out.
+(``seed_bootstrap.seeds_and_pairs_predictions_difference``: seeds resampled, then the test pairs, never narrower
+than the t interval of the seed means), which counts the seed-to-seed spread the per-seed intervals leave out.
 """
 
 from __future__ import annotations
@@ -219,6 +219,7 @@ def plus_hicl_claim(
             {s: plus_hicl[s].predictions for s in kept},
             {s: baseline[s].predictions for s in kept},
             n_resamples=n_resamples,
+            t_floor=True,  # never narrower than the t interval of the seed means
         ).to_dict()
     row["interval"] = f"{row['difference']:+.2f} [{row['low']:+.2f}, {row['high']:+.2f}]"
     return row

@@ -78,8 +78,9 @@ def seed_intervals(
 
 def seeds_and_pairs(a: Runs, b: Runs | TaskPredictions, *, n_resamples: int = 2000, seed: int = 0) -> dict | None:
     """``a - b``'s mean over the training seeds of ``a`` with its seeds-and-pairs interval (seeds resampled, then the
-    shared test pairs of every task; ``seed_bootstrap.seeds_and_pairs_predictions_difference``) as a JSON-ready dict;
-    None with one seed (the per-seed interval is then the whole story)."""
+    shared test pairs of every task; ``seed_bootstrap.seeds_and_pairs_predictions_difference``), never narrower than
+    the t interval of the seed means (its t floor), as a JSON-ready dict; None with one seed (the per-seed interval is
+    then the whole story)."""
     a = _runs(a, "a")
     if len(a) < 2:
         return None
@@ -90,7 +91,7 @@ def seeds_and_pairs(a: Runs, b: Runs | TaskPredictions, *, n_resamples: int = 20
     else:
         other = b
     both = seed_bootstrap.seeds_and_pairs_predictions_difference(
-        {s: r.predictions for s, r in a.items()}, other, n_resamples=n_resamples, seed=seed
+        {s: r.predictions for s, r in a.items()}, other, n_resamples=n_resamples, seed=seed, t_floor=True
     )
     return both.to_dict()
 
