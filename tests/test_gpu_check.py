@@ -47,7 +47,9 @@ def test_the_rehearsal_measures_every_paper_fit_and_evaluation(rehearsal):
     assert pcc["model"] == "mistralai/Mistral-7B-v0.1" and pcc["quantize_4bit"] and pcc["gradient_checkpointing"]
     for row in rows.values():
         assert row["status"] == "ok", row
-        assert row["measured_gib"] > 0 and row["estimated_gib"] > 0 and row["measured_seconds_per_step"] > 0
+        # in-process on the CPU, the RSS the steps add can be 0 when an earlier probe already raised the peak (the
+        # rehearsal's memory says nothing either way, by design); the estimate and the step time are always positive
+        assert row["measured_gib"] >= 0 and row["estimated_gib"] > 0 and row["measured_seconds_per_step"] > 0
         assert row["memory_ratio"] == pytest.approx(row["measured_gib"] / row["estimated_gib"])
         assert row["notebook_hours_recomputed"] == pytest.approx(row["notebook_hours_estimated"] * row["time_ratio"])
     evaluation = report["evaluation"]
