@@ -70,9 +70,9 @@ def cpu_result_of(notebook: str, row: Mapping[str, Any], profile: str, *, runs_d
     replaced), in any other profile the committed cpu run's (``cpu_result``)."""
     if profile == "cpu":
         return f"cpu: {result_text(row)}, this run"
-    text = cpu_result(notebook, str(row["claim"]), runs_dir=runs_dir)
-    surprise = opposite_ways(row, find_claim(Path(runs_dir) / "cpu" / notebook, str(row["claim"])))
-    return text + (f"; {surprise}" if surprise else "")
+    cpu_row = find_claim(Path(runs_dir) / "cpu" / notebook, str(row["claim"]))  # read once: text and surprise
+    surprise = opposite_ways(row, cpu_row)
+    return f"cpu: {result_text(cpu_row) if cpu_row is not None else NO_RUN}" + (f"; {surprise}" if surprise else "")
 
 
 SIDED = frozenset({verdict_rules.SUPPORTED, verdict_rules.CONTRADICTED})  # verdicts that take a side
