@@ -45,6 +45,12 @@ from .summary_claims import (
 )
 from .summary_claims import interval_count as interval_count  # notebooks 10 and 30 count their intervals with it
 
+CPU = "cpu"  # the profile whose multi-seed runs every other profile's main claims are shown beside
+
+# profiles whose executed notebooks stay local (.gitignore): summary.md links none of them, so that the committed
+# summary never points at a file a clone lacks, whatever the machine that wrote it had
+NOTEBOOKS_STAY_LOCAL = frozenset({"smoke"})
+
 
 @dataclass
 class Outcome:
@@ -354,13 +360,6 @@ def _table(columns: Sequence[str], rows: Sequence[Sequence[str]], right: Sequenc
     align = ["---:" if column in right else "---" for column in columns]
     lines = ["| " + " | ".join(columns) + " |", "|" + "|".join(align) + "|"]
     return lines + ["| " + " | ".join(_cell(c) for c in row) + " |" for row in rows]
-
-
-CPU = "cpu"  # the profile whose multi-seed runs every other profile's main claims are shown beside
-
-# profiles whose executed notebooks stay local (.gitignore): summary.md links none of them, so that the committed
-# summary never points at a file a clone lacks, whatever the machine that wrote it had
-NOTEBOOKS_STAY_LOCAL = frozenset({"smoke"})
 
 
 def _link(name: str, folder: Path | None, file: str) -> str:
