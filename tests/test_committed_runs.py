@@ -302,6 +302,13 @@ def test_summary_claims_are_those_of_the_runs(profile):
             if both is not None:
                 for cell, key in zip(md.interval(row["seeds and pairs [95% interval]"]), keys, strict=True):
                     _printed(cell, both[key], f"{where} seeds and pairs {key}")
+                recorded_both = claim["seeds_and_pairs"]  # floored in the run, or widened by the summary
+                floored = recorded_both.get("floored") or (both["low"], both["high"]) != (
+                    recorded_both["low"],
+                    recorded_both["high"],
+                )
+                noted = row["seeds and pairs [95% interval]"].endswith(" (t floor)")
+                assert noted == bool(floored), f"{where}: the t floor's note"
             else:
                 assert row["seeds and pairs [95% interval]"] == MISSING, where
             assert row["detectable (80% power)"] == detectable_text(claim), where

@@ -89,7 +89,8 @@ def seeds_and_pairs_shown(row: Mapping[str, Any]) -> dict[str, float] | None:
     """The seeds-and-pairs interval as summary.md shows it: the run's hierarchical bootstrap interval, each end moved
     out where needed to the t interval of the seeds' differences around its point estimate
     (``seed_bootstrap.t_floored``'s rule: with 3 seeds a bootstrap of the seeds understates their spread, where t with
-    2 degrees of freedom applies); ``floored`` says whether it moved. None when the row has none."""
+    2 degrees of freedom applies); ``floored`` says whether the floor widened it, here or already in the run (a run
+    that recorded the floored interval, ``floored`` true, moves no further here). None when the row has none."""
     both = row.get("seeds_and_pairs")
     if not isinstance(both, Mapping) or not all(is_number(both.get(k)) for k in ("difference", "low", "high")):
         return None
@@ -97,7 +98,8 @@ def seeds_and_pairs_shown(row: Mapping[str, Any]) -> dict[str, float] | None:
     differences = seed_differences(row)
     if len(differences) > 1:
         low, high, _ = seed_bootstrap.floored_bounds(shown["difference"], shown["low"], shown["high"], differences)
-        shown.update(low=low, high=high, floored=float((low, high) != (shown["low"], shown["high"])))
+        moved = (low, high) != (shown["low"], shown["high"])
+        shown.update(low=low, high=high, floored=float(moved or bool(both.get("floored"))))
     return shown
 
 
