@@ -8,7 +8,7 @@ every figure loaded, the class plan applied, nothing asked of the network.
 
 Writes ``benchmarks/results/jupyterlab_class.json`` (one row per notebook) and ``.md`` (the table, the commit, the
 machine); README.md and docs/students.md quote their times from it. ``docs/jupyterlab.png``, the screenshot
-docs/students.md shows, is this benchmark's screenshot of ``--docs-screenshot`` (notebook 10 after Run All) when that
+docs/students.md shows, is this benchmark's screenshot of ``--docs-screenshot`` (notebook 20 after Run All) when that
 notebook ran. It is a benchmark, not a test: the suite keeps one
 JupyterLab test of a training notebook (``tests/test_browser.py``). Needs Debian's chromium and playwright, as the
 browser tests do (``scripts/setup.sh``). Run it alone on the cores: JupyterLab and Chromium share them with the kernel.
@@ -100,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=RESULTS, help="results path without suffix (.json and .md)")
     parser.add_argument(
         "--docs-screenshot",
-        default="10_pcc_tuning",
+        default="20_sts_regression",
         choices=NOTEBOOKS,
         help=f"the notebook whose screenshot becomes {DOCS_SCREENSHOT.relative_to(REPO)} (when it runs and is clean)",
     )

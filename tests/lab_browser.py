@@ -264,7 +264,9 @@ def insert_cell_below(page, code_cell_index: int, text: str) -> None:
 
 
 def screenshot_at_first_figure(page, path: Path) -> None:
-    """A screenshot with the notebook scrolled to its first figure (or where it is), news prompt dismissed."""
+    """A screenshot with the notebook scrolled to its first figure (or where it is), news prompt dismissed. JupyterLab
+    draws only the cells in view and draws them after a scroll, so the picture waits for that figure to be drawn
+    (without the wait, notebook 10's picture once showed an empty notebook pane)."""
     dismiss = page.locator(".Toastify__toast button", has_text="No")  # "get notified about Jupyter news?" -> No
     for i in range(dismiss.count()):
         with contextlib.suppress(Exception):
@@ -275,6 +277,8 @@ def screenshot_at_first_figure(page, path: Path) -> None:
     if figure.count():
         with contextlib.suppress(Exception):
             figure.first.scroll_into_view_if_needed(timeout=5000)
+            figure.first.wait_for(state="visible", timeout=5000)
+            page.wait_for_timeout(500)  # the rest of the view, drawn after the figure
     page.screenshot(path=str(path), full_page=False)
 
 
