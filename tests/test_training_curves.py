@@ -92,6 +92,13 @@ def test_describe_says_when_training_never_beat_the_untrained_score():
     assert training_curves.describe({"empty": []}) == "empty: no loss or dev score was logged."
 
 
+def test_describe_says_one_logged_loss_is_a_mean_not_a_loss_that_stayed_put():
+    one_point = [{"step": 0, "epoch": 0, "dev": 50.0}, {"step": 4, "epoch": 0, "loss": 2.96}, {"step": 4, "dev": 57.0}]
+    text = training_curves.describe_one("stage 1", one_point)
+    assert text.startswith("stage 1: training loss 2.96 (mean over steps 1-4: one logged point); dev 50.00 at step 0")
+    assert "->" not in text.split(";")[0]
+
+
 def test_describe_takes_the_first_step_of_a_tied_best():
     text = training_curves.describe_one("tie", _history([1.0, 0.5], [40.0, 60.0, 60.0]))
     assert "best 60.00 at step 10, last 60.00 at step 20" in text

@@ -73,11 +73,17 @@ def _best(devs: Sequence[tuple[int, float]]) -> tuple[int, float]:
 
 
 def describe_one(name: str, history: History) -> str:
-    """One sentence on one run: its loss from the first logged mean to the last, over how many steps, and its dev
-    score at the first evaluation, the best one and its step, and the last (when it differs from the best)."""
+    """One sentence on one run: its loss from the first logged mean to the last, over how many steps (one logged
+    mean, as when the loss is logged only at the one evaluation, is said as the mean over its steps, not as a loss
+    that stayed put), and its dev score at the first evaluation, the best one and its step, and the last (when it
+    differs from the best)."""
     losses, devs = series(history, "loss"), series(history, "dev")
     parts = []
-    if losses:
+    if len(losses) == 1:
+        ((step, mean),) = losses
+        over = "step 1" if step == 1 else f"steps 1-{step}"
+        parts.append(f"training loss {mean:.3g} (mean over {over}: one logged point)")
+    elif losses:
         (_, first), (last_step, last) = losses[0], losses[-1]
         parts.append(f"training loss {first:.3g} -> {last:.3g} over {_steps(last_step)}")
     if devs:
