@@ -50,8 +50,12 @@ def cpu_result(notebook: str, claim: str, *, runs_dir: Path = DEFAULT_OUT) -> st
     matched exactly up to runs of white space: a claim reworded since the cpu run was committed has no committed
     run until that run is redone, and says so rather than showing another claim's result.
     """
-    row = find_claim(Path(runs_dir) / "cpu" / notebook, claim)
-    return f"cpu: {result_text(row) if row is not None else NO_RUN}"
+    return _cpu_text(find_claim(Path(runs_dir) / "cpu" / notebook, claim))
+
+
+def _cpu_text(cpu_row: Mapping[str, Any] | None) -> str:
+    """The text "cpu: <result>" of a committed cpu row, or "cpu: no committed run of this claim" for None."""
+    return f"cpu: {result_text(cpu_row) if cpu_row is not None else NO_RUN}"
 
 
 def cpu_row_of(
@@ -70,9 +74,9 @@ def cpu_result_of(notebook: str, row: Mapping[str, Any], profile: str, *, runs_d
     replaced), in any other profile the committed cpu run's (``cpu_result``)."""
     if profile == "cpu":
         return f"cpu: {result_text(row)}, this run"
-    cpu_row = find_claim(Path(runs_dir) / "cpu" / notebook, str(row["claim"]))  # read once: text and surprise
+    cpu_row = cpu_row_of(notebook, row, profile, runs_dir=runs_dir)  # read once: text and surprise
     surprise = opposite_ways(row, cpu_row)
-    return f"cpu: {result_text(cpu_row) if cpu_row is not None else NO_RUN}" + (f"; {surprise}" if surprise else "")
+    return _cpu_text(cpu_row) + (f"; {surprise}" if surprise else "")
 
 
 SIDED = frozenset({verdict_rules.SUPPORTED, verdict_rules.CONTRADICTED})  # verdicts that take a side
