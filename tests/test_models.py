@@ -113,6 +113,31 @@ def test_last_token_pooling_ignores_left_padding(tiny_llama):
     assert torch.allclose(encoded, alone, atol=1e-4)
 
 
+def test_length_sorted_chunks_keep_each_padded_run_within_the_budget():
+    # lengths 1, 3, 5, 9 in sorted order: 1 and 3 share a run (2 x 3 = 6 <= 8), 5 would make 3 x 5; 9 runs alone
+    assert models.length_sorted_chunks([5, 1, 3, 9], max_tokens=8) == [[1, 2], [0], [3]]
+
+
+@pytest.mark.parametrize("model", ["tiny_llama", "tiny_bert"])  # left padding with rotary positions; right padding
+def test_training_forward_in_chunks_matches_one_padded_batch(model, request, monkeypatch):
+    template = SOMETHING if model == "tiny_llama" else None
+    encoder = models.load_encoder(str(request.getfixturevalue(model)), template=template, device="cpu")
+    sentences = ["a considerably longer sentence with many more tokens in it", "short", "a middling one here", "x"]
+    monkeypatch.setattr(models, "CPU_TRAINING_CHUNK_TOKENS", 24)
+    lengths = [len(i) for i in encoder.tokenizer(encoder.prepare(sentences))["input_ids"]]
+    assert len(models.length_sorted_chunks(lengths, 24)) > 1  # the budget does cut this batch
+    weight = next(p for p in encoder.parameters() if p.requires_grad and p.dim() == 2)
+    outputs, grads = [], []
+    for forward in (lambda: encoder.embed(encoder.tokenize(sentences)), lambda: encoder(sentences)):
+        out = forward()
+        out.pow(2).sum().backward()
+        outputs.append(out.detach())
+        grads.append(weight.grad.clone())
+        weight.grad = None
+    assert torch.allclose(outputs[1], outputs[0], atol=1e-5)  # the same embeddings, in input order
+    torch.testing.assert_close(grads[1], grads[0], rtol=1e-4, atol=1e-4)  # float rounding: largest gradient about 1
+
+
 def test_template_needs_last_token_pooling(tiny_bert):
     with pytest.raises(ValueError, match="pooling='last'"):
         models.load_encoder(str(tiny_bert), pooling="mean", template=SOMETHING, device="cpu")

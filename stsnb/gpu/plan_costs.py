@@ -176,7 +176,8 @@ def cost_assumptions(costs: Sequence[NotebookCost], gpu: str) -> list[str]:
         f"{cost_estimate.WEIGHT_FILE_BYTES_SMALL} below) read at {cost_estimate.MODEL_READ_BYTES_PER_S / 1e9:g} GB/s "
         "(a cold file). Assumed rates, not measured.",
         "Tokens: padded to the longest of a batch, measured on the data folder (95th percentile over random batches) "
-        "where it holds the texts ('measured'), else the cap ('cap', an upper bound).",
+        "where it holds the texts ('measured'), else the cap ('cap', an upper bound); a training batch past "
+        "SentenceEncoder.forward's chunk budget runs in length-sorted chunks with less padding (an upper side).",
         "Disk: last/ = trainable weights + AdamW's 2 fp32 moments + RNG states + the earlier best.pt its link keeps, "
         "best.pt = trainable weights (fp32), "
         "never a frozen base; a finished fit's last/ keeps only a few KiB, so a notebook holds one unfinished fit's "

@@ -228,7 +228,28 @@ class SentenceEncoder(nn.Module):
         return self.pool(output.last_hidden_state, features["attention_mask"]).float()
 
     def forward(self, sentences: Sequence[str]) -> torch.Tensor:
-        return self.embed(self.tokenize(sentences))
+        """Embeddings with the graph kept (training), in input order.
+
+        A batch whose padding would cost more than ``TRAINING_CHUNK_TOKENS`` padded tokens goes through in
+        length-sorted chunks of at most that many, each padded to its own longest: the same embeddings as one padded
+        batch (padding is masked, and a uniform shift of positions leaves rotary attention unchanged), with far less
+        compute spent on padding (``benchmarks/bench_training_chunks.py``).
+        """
+        budget = training_chunk_tokens(self.device)
+        ids = self.tokenizer(
+            self.prepare(sentences), truncation=True, max_length=self.max_length, add_special_tokens=True
+        )["input_ids"]
+        if max(map(len, ids), default=0) * len(ids) <= budget:
+            return self.embed(self._padded(ids))
+        chunks = length_sorted_chunks([len(i) for i in ids], budget)
+        parts = [self.embed(self._padded([ids[i] for i in chunk])) for chunk in chunks]
+        order = torch.tensor([i for chunk in chunks for i in chunk], device=parts[0].device)
+        return torch.cat(parts)[torch.argsort(order)]
+
+    def _padded(self, ids: list[list[int]]) -> dict[str, torch.Tensor]:
+        """Token ids padded (on the tokenizer's side) into a batch on this encoder's device."""
+        features = self.tokenizer.pad({"input_ids": ids}, return_tensors="pt")
+        return {k: features[k].to(self.device) for k in ("input_ids", "attention_mask")}
 
     @torch.inference_mode()
     def encode(self, sentences: Sequence[str], batch_size: int = 128, max_tokens: int = 8192) -> torch.Tensor:
@@ -279,6 +300,32 @@ class SentenceEncoder(nn.Module):
         changed = fingerprint.changed_tensors(self.backbone, self.load_record, strict)
         settings = f"{self.config_key()}|sample={fingerprint.weights_sample(self.backbone)}"
         return fingerprint.key(self.weights_source if not strict else None, settings, changed)
+
+
+# padded tokens per chunk of a training batch (``SentenceEncoder.forward``): on the CPU, chunks of 512 padded to their
+# own longest took the least time of the budgets tried against one batch padded to its longest (ratios in
+# benchmarks/results/training_chunks.md); a GPU gains little from cutting a batch, so there only batches past the
+# evaluation's token budget are cut
+CPU_TRAINING_CHUNK_TOKENS = 512
+ACCELERATOR_TRAINING_CHUNK_TOKENS = 8192
+
+
+def training_chunk_tokens(device: torch.device) -> int:
+    """The padded-token budget of one chunk of a training batch on ``device``."""
+    return CPU_TRAINING_CHUNK_TOKENS if device.type == "cpu" else ACCELERATOR_TRAINING_CHUNK_TOKENS
+
+
+def length_sorted_chunks(lengths: Sequence[int], max_tokens: int) -> list[list[int]]:
+    """Indices of ``lengths`` sorted by length and cut into runs whose padded size (run length x its longest) stays
+    within ``max_tokens`` (a sentence longer than the budget runs alone)."""
+    order = sorted(range(len(lengths)), key=lengths.__getitem__)
+    chunks: list[list[int]] = []
+    for i in order:
+        if chunks and lengths[i] * (len(chunks[-1]) + 1) <= max_tokens:
+            chunks[-1].append(i)
+        else:
+            chunks.append([i])
+    return chunks
 
 
 def evaluation_precision(device: torch.device):

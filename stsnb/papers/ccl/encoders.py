@@ -212,7 +212,7 @@ class TriEncoder(ConditionalEncoder):
 
     def represent_batch(self, sentences: Sequence[str], conditions: Sequence[str]) -> Tensor:
         distinct = list(dict.fromkeys(conditions))  # a batch repeats each condition (s1 and s2 share it)
-        features = self.encoder(list(sentences) + distinct)  # one padded pass, as c-sts stacks s1, s2 and c
+        features = self.encoder(list(sentences) + distinct)  # one pass, as c-sts stacks s1, s2 and c
         sentence, condition = features[: len(sentences)], features[len(sentences) :]
         where = {c: i for i, c in enumerate(distinct)}
         index = torch.tensor([where[c] for c in conditions], device=condition.device)

@@ -70,7 +70,7 @@ class SiameseModel(nn.Module):
     def forward(self, sentences1: Sequence[str], sentences2: Sequence[str]) -> Tensor:
         if len(sentences1) != len(sentences2):
             raise ValueError(f"{len(sentences1)} first sentences for {len(sentences2)} second sentences")
-        both = self.encoder(list(sentences1) + list(sentences2))  # one padded batch through the shared encoder
+        both = self.encoder(list(sentences1) + list(sentences2))  # one forward through the shared encoder
         return self.score(both[: len(sentences1)], both[len(sentences1) :])
 
 

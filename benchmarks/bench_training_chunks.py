@@ -1,0 +1,136 @@
+"""Speed of a training step when ``SentenceEncoder.forward`` cuts the batch into length-sorted chunks.
+
+Baseline (same process, same model, same batches, same threads): the batch padded to its longest sentence in one
+forward, ``encoder.embed(encoder.tokenize(texts))``, as ``forward`` did before it cut batches. Each arm runs the
+forward and the backward of a sum of squared embeddings on the same batches, after one untimed warm-up step; the
+table gives each budget's mean seconds per step and its ratio to the baseline, and the largest difference between the
+two arms' embeddings in eval mode (chunks change no result beyond float rounding).
+
+Workloads: notebook 10's stage-2 batch (smollm2-135m with LoRA r=64 and PromptSTH, 32 STS-B / SICK-R train pairs cut
+at 64 tokens) and notebook 20's Table 1 batch (smollm2-135m-l6, 16 pairs at 64 tokens).
+
+    python benchmarks/bench_training_chunks.py [--batches 3] [--out benchmarks/results/training_chunks]
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import platform
+import random
+import time
+from pathlib import Path
+
+import torch
+
+from stsnb.data.loading import load_sick, load_stsb
+from stsnb.models import loading as models
+from stsnb.papers.pcc_tuning import training as pcc_training
+
+BUDGETS = (256, 512, 1024, 2048)
+
+
+def pair_batches(pairs_per_batch: int, batches: int) -> list[list[str]]:
+    """Shuffled STS-B + SICK-R train pairs, each batch as its first sentences then its second ones."""
+    pairs = list(load_stsb("train")) + list(load_sick("train"))
+    random.Random(0).shuffle(pairs)
+    out = []
+    for b in range(batches):
+        batch = pairs[b * pairs_per_batch : (b + 1) * pairs_per_batch]
+        out.append([p.sent1 for p in batch] + [p.sent2 for p in batch])
+    return out
+
+
+def step_seconds(encoder: models.SentenceEncoder, batches: list[list[str]], forward) -> float:
+    """Mean seconds of forward + backward over ``batches``, after one untimed warm-up step."""
+    encoder.train()
+    forward(batches[0]).pow(2).sum().backward()
+    encoder.zero_grad(set_to_none=True)
+    started = time.perf_counter()
+    for texts in batches:
+        forward(texts).pow(2).sum().backward()
+        encoder.zero_grad(set_to_none=True)
+    return (time.perf_counter() - started) / len(batches)
+
+
+def padding_share(encoder: models.SentenceEncoder, batches: list[list[str]]) -> float:
+    """The share of padded positions when each batch is padded to its longest sentence."""
+    real = padded = 0
+    for texts in batches:
+        lengths = [len(i) for i in encoder.tokenizer(encoder.prepare(texts))["input_ids"]]
+        real, padded = real + sum(lengths), padded + len(lengths) * max(lengths)
+    return 1 - real / padded
+
+
+def measure(name: str, encoder: models.SentenceEncoder, batches: list[list[str]]) -> dict:
+    """The baseline and every budget on ``batches``; the eval-mode difference at the default budget."""
+
+    def one_padded_batch(texts):
+        return encoder.embed(encoder.tokenize(texts))
+
+    baseline = step_seconds(encoder, batches, one_padded_batch)
+    row = {"workload": name, "baseline_s": baseline, "padding_share": padding_share(encoder, batches), "budgets": {}}
+    default = models.CPU_TRAINING_CHUNK_TOKENS
+    for budget in BUDGETS:
+        models.CPU_TRAINING_CHUNK_TOKENS = budget
+        seconds = step_seconds(encoder, batches, encoder)
+        row["budgets"][budget] = {"seconds": seconds, "ratio": seconds / baseline}
+    models.CPU_TRAINING_CHUNK_TOKENS = default
+    encoder.eval()
+    with torch.no_grad():
+        row["max_abs_difference"] = max(float((one_padded_batch(t) - encoder(t)).abs().max()) for t in batches)
+    return row
+
+
+def table(report: dict) -> str:
+    """The report as markdown: seconds per step and the ratio to one padded batch for each budget."""
+    lines = [
+        f"Host `{report['host']}`, {report['threads']} threads, {report['batches']} timed batches per arm "
+        f"(python benchmarks/bench_training_chunks.py, {report['date']}).",
+        "",
+        "| workload | padding in one batch | one padded batch (s/step) | "
+        + " | ".join(f"chunks of {b} tokens" for b in BUDGETS)
+        + " | largest embedding difference |",
+        "|---|---|---|" + "---|" * len(BUDGETS) + "---|",
+    ]
+    for r in report["rows"]:
+        cells = [f"{v['seconds']:.2f} s ({v['ratio']:.2f}x)" for v in r["budgets"].values()]
+        lines.append(
+            f"| {r['workload']} | {r['padding_share']:.0%} | {r['baseline_s']:.2f} s | "
+            + " | ".join(cells)
+            + f" | {r['max_abs_difference']:.1e} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--batches", type=int, default=3, help="timed batches per arm")
+    parser.add_argument("--out", default=None, help="also write OUT.json and OUT.md")
+    args = parser.parse_args()
+    torch.manual_seed(0)
+    rows = []
+    pcc = pcc_training.load_prompt_encoder("smollm2-135m", "sth", lora=models.LoraSettings())
+    texts = [pcc_training.cut(pcc.tokenizer, t, 64) for t in pair_batches(32, args.batches)]
+    rows.append(measure("10 stage 2: smollm2-135m + LoRA, 32 pairs", pcc, texts))
+    del pcc
+    raw = models.load_encoder("smollm2-135m-l6", max_length=64)
+    rows.append(measure("20 Table 1: smollm2-135m-l6, 16 pairs", raw, pair_batches(16, args.batches)))
+    report = {
+        "host": platform.platform(),
+        "threads": torch.get_num_threads(),
+        "batches": args.batches,
+        "date": datetime.date.today().isoformat(),
+        "rows": rows,
+    }
+    print(table(report))
+    if args.out:
+        Path(f"{args.out}.json").write_text(json.dumps(report, indent=1) + "\n")
+        Path(f"{args.out}.md").write_text(
+            "# bench_training_chunks: training batches cut into length-sorted chunks\n\n" + table(report)
+        )
+
+
+if __name__ == "__main__":
+    main()
