@@ -7,7 +7,8 @@ table gives each budget's mean seconds per step and its ratio to the baseline, a
 two arms' embeddings in eval mode (chunks change no result beyond float rounding).
 
 Workloads: notebook 10's stage-2 batch (smollm2-135m with LoRA r=64 and PromptSTH, 32 STS-B / SICK-R train pairs cut
-at 64 tokens) and notebook 20's Table 1 batch (smollm2-135m-l6, 16 pairs at 64 tokens).
+at 64 tokens), notebook 20's Table 1 batch (smollm2-135m-l6, 16 pairs at 64 tokens) and notebook 40's bi-encoder
+batch (minilm-l6, 8 C-STS quadruples: 32 (sentence, condition) inputs).
 
     python benchmarks/bench_training_chunks.py [--batches 3] [--out benchmarks/results/training_chunks]
 """
@@ -20,15 +21,61 @@ import json
 import platform
 import random
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import torch
 
-from stsnb.data.loading import load_sick, load_stsb
+from stsnb.data.loading import load_csts, load_sick, load_stsb
 from stsnb.models import loading as models
+from stsnb.papers import ccl
 from stsnb.papers.pcc_tuning import training as pcc_training
 
 BUDGETS = (256, 512, 1024, 2048)
+
+
+@dataclass
+class Workload:
+    """One notebook's training batches and the two ways of running them through its encoder."""
+
+    name: str
+    encoder: models.SentenceEncoder
+    batches: list
+    one_padded_batch: Callable  # batch -> embeddings, the batch padded to its longest input in one forward
+    chunked: Callable  # batch -> embeddings, through ``SentenceEncoder.embed_unpadded``
+    lengths: Callable  # batch -> token counts of its inputs
+
+
+def sentence_workload(name: str, encoder: models.SentenceEncoder, batches: list[list[str]]) -> Workload:
+    """Batches of sentences through ``SentenceEncoder.forward``."""
+    return Workload(
+        name,
+        encoder,
+        batches,
+        lambda texts: encoder.embed(encoder.tokenize(texts)),
+        encoder,
+        lambda texts: [len(i) for i in encoder.tokenizer(encoder.prepare(texts))["input_ids"]],
+    )
+
+
+def bi_encoder_workload(quadruples: int, batches: int) -> Workload:
+    """Notebook 40's bi-encoder (minilm-l6, mean pooling) on C-STS train rows: each quadruple's two sentences under
+    both its conditions, as CCL's loss encodes them."""
+    bi = ccl.build_encoder("minilm-l6", "bi", pooling="mean", device="cpu")
+    rows = list(load_csts("train"))
+    random.Random(0).shuffle(rows)
+    size = 2 * quadruples  # two rows (conditions) per quadruple
+    chosen = [rows[b * size : (b + 1) * size] for b in range(batches)]
+    batch_inputs = [([r.sent1 for r in b] + [r.sent2 for r in b], [r.condition for r in b] * 2) for b in chosen]
+    return Workload(
+        f"40 bi-encoder: minilm-l6, {quadruples} quadruples",
+        bi.encoder,
+        batch_inputs,
+        lambda b: bi.encoder.embed(bi.tokenize_pairs(*b)),
+        lambda b: bi.represent_batch(*b),
+        lambda b: [len(i) for i in bi.pair_ids(*b)["input_ids"]],
+    )
 
 
 def pair_batches(pairs_per_batch: int, batches: int) -> list[list[str]]:
@@ -42,44 +89,35 @@ def pair_batches(pairs_per_batch: int, batches: int) -> list[list[str]]:
     return out
 
 
-def step_seconds(encoder: models.SentenceEncoder, batches: list[list[str]], forward) -> float:
-    """Mean seconds of forward + backward over ``batches``, after one untimed warm-up step."""
-    encoder.train()
-    forward(batches[0]).pow(2).sum().backward()
-    encoder.zero_grad(set_to_none=True)
-    started = time.perf_counter()
-    for texts in batches:
-        forward(texts).pow(2).sum().backward()
-        encoder.zero_grad(set_to_none=True)
-    return (time.perf_counter() - started) / len(batches)
+def step_seconds(work: Workload, forward: Callable) -> float:
+    """Mean seconds of forward + backward over the workload's batches, after one untimed warm-up step."""
+    work.encoder.train()
+    for i, batch in enumerate([work.batches[0], *work.batches]):
+        if i == 1:
+            started = time.perf_counter()
+        forward(batch).pow(2).sum().backward()
+        work.encoder.zero_grad(set_to_none=True)
+    return (time.perf_counter() - started) / len(work.batches)
 
 
-def padding_share(encoder: models.SentenceEncoder, batches: list[list[str]]) -> float:
-    """The share of padded positions when each batch is padded to its longest sentence."""
+def measure(work: Workload) -> dict:
+    """The baseline and every budget; the largest eval-mode difference at the default budget."""
     real = padded = 0
-    for texts in batches:
-        lengths = [len(i) for i in encoder.tokenizer(encoder.prepare(texts))["input_ids"]]
+    for batch in work.batches:
+        lengths = work.lengths(batch)
         real, padded = real + sum(lengths), padded + len(lengths) * max(lengths)
-    return 1 - real / padded
-
-
-def measure(name: str, encoder: models.SentenceEncoder, batches: list[list[str]]) -> dict:
-    """The baseline and every budget on ``batches``; the eval-mode difference at the default budget."""
-
-    def one_padded_batch(texts):
-        return encoder.embed(encoder.tokenize(texts))
-
-    baseline = step_seconds(encoder, batches, one_padded_batch)
-    row = {"workload": name, "baseline_s": baseline, "padding_share": padding_share(encoder, batches), "budgets": {}}
+    baseline = step_seconds(work, work.one_padded_batch)
+    row = {"workload": work.name, "baseline_s": baseline, "padding_share": 1 - real / padded, "budgets": {}}
     default = models.CPU_TRAINING_CHUNK_TOKENS
     for budget in BUDGETS:
         models.CPU_TRAINING_CHUNK_TOKENS = budget
-        seconds = step_seconds(encoder, batches, encoder)
+        seconds = step_seconds(work, work.chunked)
         row["budgets"][budget] = {"seconds": seconds, "ratio": seconds / baseline}
     models.CPU_TRAINING_CHUNK_TOKENS = default
-    encoder.eval()
+    work.encoder.eval()
     with torch.no_grad():
-        row["max_abs_difference"] = max(float((one_padded_batch(t) - encoder(t)).abs().max()) for t in batches)
+        differences = [(work.one_padded_batch(b) - work.chunked(b)).abs().max() for b in work.batches]
+    row["max_abs_difference"] = float(max(differences))
     return row
 
 
@@ -110,13 +148,15 @@ def main() -> None:
     parser.add_argument("--out", default=None, help="also write OUT.json and OUT.md")
     args = parser.parse_args()
     torch.manual_seed(0)
-    rows = []
     pcc = pcc_training.load_prompt_encoder("smollm2-135m", "sth", lora=models.LoraSettings())
     texts = [pcc_training.cut(pcc.tokenizer, t, 64) for t in pair_batches(32, args.batches)]
-    rows.append(measure("10 stage 2: smollm2-135m + LoRA, 32 pairs", pcc, texts))
+    rows = [measure(sentence_workload("10 stage 2: smollm2-135m + LoRA, 32 pairs", pcc, texts))]
     del pcc
     raw = models.load_encoder("smollm2-135m-l6", max_length=64)
-    rows.append(measure("20 Table 1: smollm2-135m-l6, 16 pairs", raw, pair_batches(16, args.batches)))
+    rows.append(
+        measure(sentence_workload("20 Table 1: smollm2-135m-l6, 16 pairs", raw, pair_batches(16, args.batches)))
+    )
+    rows.append(measure(bi_encoder_workload(8, args.batches)))
     report = {
         "host": platform.platform(),
         "threads": torch.get_num_threads(),

@@ -398,15 +398,19 @@ def test_projection_kinds_and_new_parameters():
 
 
 @pytest.mark.slow
-def test_bi_and_tri_encoders_on_the_real_minilm():
+def test_bi_and_tri_encoders_on_the_real_minilm(monkeypatch):
     bi = ccl.build_encoder("minilm-l6", "bi", pooling="cls", device="cpu")
     features = bi.tokenize_pairs(["A man rides a horse."], ["type of animal"])
     tokens = bi.encoder.tokenizer.convert_ids_to_tokens(features["input_ids"][0])
     assert tokens[0] == "[CLS]" and tokens.count("[SEP]") == 2 and tokens[-3:] == ["of", "animal", "[SEP]"]
     assert features["token_type_ids"][0].tolist()[-4:] == [1, 1, 1, 1]  # the condition is segment B
+    sentences, conditions = ["A man rides a horse.", "A dog.", "Two women sit on a bench in a park."], ["animal"] * 3
+    monkeypatch.setattr(models, "CPU_TRAINING_CHUNK_TOKENS", 24)  # cuts these three inputs into chunks
     with torch.no_grad():
         hidden = bi.encoder.backbone(**features).last_hidden_state[:, 0]
         assert torch.allclose(bi(["A man rides a horse."], ["type of animal"]), hidden, atol=1e-6)
+        whole = bi.encoder.backbone(**bi.tokenize_pairs(sentences, conditions)).last_hidden_state[:, 0]
+        assert torch.allclose(bi(sentences, conditions), whole, atol=1e-5)  # token types padded with each chunk
     tri = ccl.build_encoder("minilm-l6", "tri", pooling="cls", device="cpu").eval()
     with torch.no_grad():
         expected = tri.encoder(["A man rides a horse."]) * tri.encoder(["type of animal"])

@@ -14,7 +14,7 @@ import functools
 import os
 import socket
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlparse
@@ -223,33 +223,38 @@ class SentenceEncoder(nn.Module):
         return hidden[torch.arange(hidden.shape[0], device=hidden.device), last]
 
     def embed(self, features: dict[str, torch.Tensor]) -> torch.Tensor:
-        """Embeddings of already tokenized input (keeps the graph: use under no_grad for inference)."""
-        output = self.backbone(input_ids=features["input_ids"], attention_mask=features["attention_mask"])
+        """Embeddings of already tokenized input (keeps the graph: use under no_grad for inference); the token types
+        go to the backbone where ``features`` has them (a text pair's segments)."""
+        types = {"token_type_ids": features["token_type_ids"]} if "token_type_ids" in features else {}
+        output = self.backbone(input_ids=features["input_ids"], attention_mask=features["attention_mask"], **types)
         return self.pool(output.last_hidden_state, features["attention_mask"]).float()
 
-    def forward(self, sentences: Sequence[str]) -> torch.Tensor:
-        """Embeddings with the graph kept (training), in input order.
+    def pad(self, encoded: Mapping[str, list[list[int]]]) -> dict[str, torch.Tensor]:
+        """Unpadded tokenizer output (``input_ids``, ``attention_mask``, maybe ``token_type_ids``) padded on the
+        tokenizer's side into a batch on this encoder's device."""
+        features = self.tokenizer.pad(dict(encoded), return_tensors="pt")
+        return {k: features[k].to(self.device) for k in encoded}
 
-        A batch whose padding would cost more than ``TRAINING_CHUNK_TOKENS`` padded tokens goes through in
+    def embed_unpadded(self, encoded: Mapping[str, list[list[int]]]) -> torch.Tensor:
+        """Embeddings with the graph kept (training) of unpadded tokenizer output, in input order.
+
+        A batch whose padding would cost more than ``training_chunk_tokens`` padded tokens goes through in
         length-sorted chunks of at most that many, each padded to its own longest: the same embeddings as one padded
         batch (padding is masked, and a uniform shift of positions leaves rotary attention unchanged), with far less
         compute spent on padding (``benchmarks/bench_training_chunks.py``).
         """
-        budget = training_chunk_tokens(self.device)
-        ids = self.tokenizer(
-            self.prepare(sentences), truncation=True, max_length=self.max_length, add_special_tokens=True
-        )["input_ids"]
+        ids, budget = encoded["input_ids"], training_chunk_tokens(self.device)
         if max(map(len, ids), default=0) * len(ids) <= budget:
-            return self.embed(self._padded(ids))
+            return self.embed(self.pad(encoded))
         chunks = length_sorted_chunks([len(i) for i in ids], budget)
-        parts = [self.embed(self._padded([ids[i] for i in chunk])) for chunk in chunks]
+        parts = [self.embed(self.pad({k: [v[i] for i in chunk] for k, v in encoded.items()})) for chunk in chunks]
         order = torch.tensor([i for chunk in chunks for i in chunk], device=parts[0].device)
         return torch.cat(parts)[torch.argsort(order)]
 
-    def _padded(self, ids: list[list[int]]) -> dict[str, torch.Tensor]:
-        """Token ids padded (on the tokenizer's side) into a batch on this encoder's device."""
-        features = self.tokenizer.pad({"input_ids": ids}, return_tensors="pt")
-        return {k: features[k].to(self.device) for k in ("input_ids", "attention_mask")}
+    def forward(self, sentences: Sequence[str]) -> torch.Tensor:
+        """Embeddings with the graph kept (training), in input order (:meth:`embed_unpadded`)."""
+        encoded = self.tokenizer(self.prepare(sentences), truncation=True, max_length=self.max_length)
+        return self.embed_unpadded({k: encoded[k] for k in ("input_ids", "attention_mask")})
 
     @torch.inference_mode()
     def encode(self, sentences: Sequence[str], batch_size: int = 128, max_tokens: int = 8192) -> torch.Tensor:

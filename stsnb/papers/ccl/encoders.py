@@ -151,23 +151,24 @@ class BiEncoder(ConditionalEncoder):
         accepted = inspect.signature(encoder.backbone.forward).parameters
         self.pass_token_types = "token_type_ids" in accepted
 
-    def tokenize_pairs(self, sentences: Sequence[str], conditions: Sequence[str]) -> dict[str, Tensor]:
-        """Token ids of (sentence, condition) pairs: the tokenizer's pair template, or ``s<eos>c`` as text."""
+    def pair_ids(self, sentences: Sequence[str], conditions: Sequence[str]) -> dict[str, list[list[int]]]:
+        """Unpadded token ids of (sentence, condition) pairs: the tokenizer's pair template, or ``s<eos>c`` as text;
+        with the token types where the backbone takes them."""
         tokenizer, length = self.encoder.tokenizer, self.encoder.max_length
         if self.text_separator is None:
-            batch = tokenizer(
-                list(sentences), list(conditions), padding=True, truncation=True, max_length=length, return_tensors="pt"
-            )
+            encoded = tokenizer(list(sentences), list(conditions), truncation=True, max_length=length)
         else:
             joined = [f"{s}{self.text_separator}{c}" for s, c in zip(sentences, conditions, strict=True)]
-            batch = tokenizer(joined, padding=True, truncation=True, max_length=length, return_tensors="pt")
+            encoded = tokenizer(joined, truncation=True, max_length=length)
         keys = ("input_ids", "attention_mask") + (("token_type_ids",) if self.pass_token_types else ())
-        return {k: v.to(self.device) for k, v in batch.items() if k in keys}
+        return {k: encoded[k] for k in keys}
+
+    def tokenize_pairs(self, sentences: Sequence[str], conditions: Sequence[str]) -> dict[str, Tensor]:
+        """:meth:`pair_ids` padded into one batch on the encoder's device."""
+        return self.encoder.pad(self.pair_ids(sentences, conditions))
 
     def represent_batch(self, sentences: Sequence[str], conditions: Sequence[str]) -> Tensor:
-        features = self.tokenize_pairs(sentences, conditions)
-        output = self.encoder.backbone(**features)
-        return self.encoder.pool(output.last_hidden_state, features["attention_mask"]).float()
+        return self.encoder.embed_unpadded(self.pair_ids(sentences, conditions))
 
 
 class TriEncoder(ConditionalEncoder):
