@@ -20,9 +20,11 @@ import argparse
 import datetime as dt
 import json
 import os
+import platform
 import shutil
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import yaml
@@ -74,13 +76,28 @@ def measure(name: str, root: Path, output: Path) -> dict:
     }
 
 
-def markdown(rows: list[dict], commit: str, when: str) -> str:
+def reference_seconds() -> float:
+    """Seconds of a fixed CPU workload (float32 matrix products, all cores), timed before the notebooks: hosts of the
+    same kind differ (about 1.4x between two 2-core workplace hosts), so times of two runs compare only beside it."""
+    import numpy as np
+
+    a = np.random.default_rng(0).standard_normal((1024, 1024), dtype=np.float32)
+    started = time.perf_counter()
+    for _ in range(100):
+        a @ a
+    return time.perf_counter() - started
+
+
+def markdown(rows: list[dict], commit: str, when: str, host: dict) -> str:
     lines = [
         "# Every notebook in JupyterLab, as a student runs it",
         "",
         f"`benchmarks/bench_jupyterlab.py` at {commit}, {when}, on {os.cpu_count()} CPU cores without a GPU, alone on "
         "the cores: each notebook opened in JupyterLab in headless Chromium and run with Run > Run All Cells, nothing "
         f'changed (its default `profile = "class"`). Target: {TARGET_SECONDS} s per notebook, opening included.',
+        "",
+        f"Host `{host['platform']}`; its reference workload (100 products of two 1024 x 1024 float32 matrices) took "
+        f"{host['reference_seconds']:.2f} s: compare times of runs on other hosts beside that figure.",
         "",
         "| notebook | Run All (s) | with opening (s) | within 5 min | errors | figures (not loaded) | class plan |",
         "|---|---:|---:|---|---:|---|---|",
@@ -106,6 +123,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     output = Path(tempfile.mkdtemp(prefix="bench-jupyterlab-"))
+    host = {"platform": platform.platform(), "reference_seconds": reference_seconds()}
     rows = []
     for name in args.notebooks:
         rows.append(measure(name, Path(tempfile.mkdtemp(prefix=f"lab-{name}-")), output))
@@ -113,10 +131,10 @@ def main(argv: list[str] | None = None) -> int:
     commit, when = git_sha()[:7], dt.datetime.now().astimezone().strftime("%Y-%m-%d")
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.with_suffix(".json").write_text(
-        json.dumps({"commit": commit, "date": when, "rows": rows}, indent=1) + "\n"
+        json.dumps({"commit": commit, "date": when, "host": host, "rows": rows}, indent=1) + "\n"
     )
-    args.out.with_suffix(".md").write_text(markdown(rows, commit, when))
-    print(markdown(rows, commit, when))
+    args.out.with_suffix(".md").write_text(markdown(rows, commit, when, host))
+    print(markdown(rows, commit, when, host))
     shot = next((r for r in rows if r["notebook"] == args.docs_screenshot), None)
     if shot is not None and shot["errors"] == 0 and shot["images_not_loaded"] == 0:
         shutil.copyfile(output / f"{args.docs_screenshot}-class.png", DOCS_SCREENSHOT)
