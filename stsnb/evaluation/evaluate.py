@@ -215,7 +215,7 @@ def embed_sentences(
     sentences: Iterable[str],
     cache: EmbeddingCache | None = DEFAULT_CACHE,
     batch_size: int = 128,
-    max_tokens: int = 8192,
+    max_tokens: int | None = None,  # None: the encoder's own per-device budget
 ) -> tuple[dict[str, torch.Tensor], int]:
     """Encode each distinct sentence once (cached); returns (text -> embedding, number newly encoded)."""
     unique = list(dict.fromkeys(sentences))
@@ -245,7 +245,7 @@ def sts(
     data_dir=None,
     cache: EmbeddingCache | None = DEFAULT_CACHE,
     batch_size: int = 128,
-    max_tokens: int = 8192,
+    max_tokens: int | None = None,  # None: the encoder's own per-device budget
     preprocess: Callable[[str], str] | None = None,
 ) -> STSReport:
     """Evaluate an encoder on the STS suite (cosine similarity, SentEval "all" setting, x100).

@@ -241,7 +241,7 @@ class SentenceEncoder(nn.Module):
         A batch whose padding would cost more than ``training_chunk_tokens`` padded tokens goes through in
         length-sorted chunks of at most that many, each padded to its own longest: the same embeddings as one padded
         batch (padding is masked, and a uniform shift of positions leaves rotary attention unchanged), with far less
-        compute spent on padding (``benchmarks/bench_training_chunks.py``).
+        compute spent on padding (``benchmarks/bench_chunk_budgets.py``).
         """
         ids, budget = encoded["input_ids"], training_chunk_tokens(self.device)
         if max(map(len, ids), default=0) * len(ids) <= budget:
@@ -257,11 +257,12 @@ class SentenceEncoder(nn.Module):
         return self.embed_unpadded({k: encoded[k] for k in ("input_ids", "attention_mask")})
 
     @torch.inference_mode()
-    def encode(self, sentences: Sequence[str], batch_size: int = 128, max_tokens: int = 8192) -> torch.Tensor:
+    def encode(self, sentences: Sequence[str], batch_size: int = 128, max_tokens: int | None = None) -> torch.Tensor:
         """Embeddings without gradients, in input order.
 
         Sentences are tokenized once, sorted by token count and cut into batches of at most ``batch_size``
-        sentences and ``max_tokens`` padded tokens, so almost no compute goes to padding. On a GPU that has bf16
+        sentences and ``max_tokens`` padded tokens (None: ``evaluation_chunk_tokens`` of the device), so almost no
+        compute goes to padding. On a GPU that has bf16
         the forward runs under bf16 autocast (the papers evaluate in half precision; the embeddings come back as
         fp32), on the CPU in the weights' own precision.
         """
@@ -271,6 +272,7 @@ class SentenceEncoder(nn.Module):
             ids = self.tokenizer(
                 self.prepare(sentences), truncation=True, max_length=self.max_length, add_special_tokens=True
             )["input_ids"]
+            max_tokens = max_tokens or evaluation_chunk_tokens(self.device)
             order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
             out = torch.empty(len(ids), self.dim)
             start = 0
@@ -307,12 +309,24 @@ class SentenceEncoder(nn.Module):
         return fingerprint.key(self.weights_source if not strict else None, settings, changed)
 
 
+# padded tokens per batch of an evaluation (``SentenceEncoder.encode``): on the CPU, 1,024 scored the STS sentences
+# faster than 8,192 for each packaged model (benchmarks/results/chunk_budgets.md); on a GPU, not measured, the large
+# batches of before
+CPU_EVALUATION_CHUNK_TOKENS = 1024
+ACCELERATOR_EVALUATION_CHUNK_TOKENS = 8192
+
+
+def evaluation_chunk_tokens(device: torch.device) -> int:
+    """The padded-token budget of one batch of an evaluation on ``device``."""
+    return CPU_EVALUATION_CHUNK_TOKENS if device.type == "cpu" else ACCELERATOR_EVALUATION_CHUNK_TOKENS
+
+
 # padded tokens per chunk of a training batch (``SentenceEncoder.forward``): on the CPU, chunks of 512 padded to their
 # own longest took the least time of the budgets tried against one batch padded to its longest (ratios in
-# benchmarks/results/training_chunks.md); a GPU gains little from cutting a batch, so there only batches past the
-# evaluation's token budget are cut
+# benchmarks/results/chunk_budgets.md). Not measured on a GPU: there a batch is cut only past the evaluation's token
+# budget, so a paper-size batch's activations stay within one padded batch's and small batches run as before
 CPU_TRAINING_CHUNK_TOKENS = 512
-ACCELERATOR_TRAINING_CHUNK_TOKENS = 8192
+ACCELERATOR_TRAINING_CHUNK_TOKENS = ACCELERATOR_EVALUATION_CHUNK_TOKENS
 
 
 def training_chunk_tokens(device: torch.device) -> int:

@@ -41,9 +41,10 @@ def memory_plan(params: Mapping[str, Any]) -> list[MemoryPlanRow]:
     each at its largest per-GPU batch x prompt length over the templates and batch sizes the notebook trains (a
     global batch split over the processes as ``protocol.Protocol`` does). With ``quantize_4bit`` and
     ``score_unquantized``, the scoring on the 16-bit copy of the base (``memory_estimate.scoring_estimate``: on
-    the main process only, the training model alive beside it), its batches of at most ``max_tokens`` padded
-    tokens (``evaluate.embed_sentences``) of prompts cut at ``max_length``."""
+    the main process only, the training model alive beside it), its batches of at most a GPU's evaluation budget of
+    padded tokens (``SentenceEncoder.encode``) of prompts cut at ``max_length``."""
     from ...evaluation import evaluate
+    from ...models import loading as models_loading
 
     processes = _processes(params)
     lora_r = int(params.get("lora_r", 64))
@@ -75,7 +76,7 @@ def memory_plan(params: Mapping[str, Any]) -> list[MemoryPlanRow]:
     ]  # fmt: skip
     if quantize and bool(params.get("score_unquantized", True)):
         defaults = inspect.signature(evaluate.embed_sentences).parameters
-        batch, max_tokens = defaults["batch_size"].default, defaults["max_tokens"].default
+        batch, max_tokens = defaults["batch_size"].default, models_loading.ACCELERATOR_EVALUATION_CHUNK_TOKENS
         length = int(params.get("max_length") or 512)
         scoring = ScoringSetup(
             max(1, min(batch, max_tokens // length)), length, lora_r, activation_bytes=activation_bytes(params)

@@ -1,5 +1,6 @@
-"""Speed of a training step when ``SentenceEncoder.forward`` cuts the batch into length-sorted chunks.
+"""Token budgets of a batch on the CPU: training steps cut into length-sorted chunks, and evaluation batches.
 
+Training.
 Baseline (same process, same model, same batches, same threads): the batch padded to its longest sentence in one
 forward, ``encoder.embed(encoder.tokenize(texts))``, as ``forward`` did before it cut batches. Each arm runs the
 forward and the backward of a sum of squared embeddings on the same batches, after one untimed warm-up step; the
@@ -10,7 +11,11 @@ Workloads: notebook 10's stage-2 batch (smollm2-135m with LoRA r=64 and PromptST
 at 64 tokens), notebook 20's Table 1 batch (smollm2-135m-l6, 16 pairs at 64 tokens) and notebook 40's bi-encoder
 batch (minilm-l6, 8 C-STS quadruples: 32 (sentence, condition) inputs).
 
-    python benchmarks/bench_training_chunks.py [--batches 3] [--out benchmarks/results/training_chunks]
+Evaluation: ``SentenceEncoder.encode`` of the distinct sentences of the first 60 pairs of each of the seven STS tasks
+(745 sentences; smollm2-135m with LoRA and PromptSTH cut to 400), each budget timed twice, against 8,192 padded tokens
+per batch (the budget before ``CPU_EVALUATION_CHUNK_TOKENS``), with the largest difference of the embeddings.
+
+    python benchmarks/bench_chunk_budgets.py [--batches 3] [--out benchmarks/results/chunk_budgets]
 """
 
 from __future__ import annotations
@@ -28,11 +33,36 @@ from pathlib import Path
 import torch
 
 from stsnb.data.loading import load_csts, load_sick, load_stsb
+from stsnb.evaluation import evaluate
 from stsnb.models import loading as models
 from stsnb.papers import ccl
 from stsnb.papers.pcc_tuning import training as pcc_training
 
 BUDGETS = (256, 512, 1024, 2048)
+EVALUATION_BUDGETS = (8192, 4096, 2048, 1024)  # the first is the baseline
+
+
+def evaluation_row(name: str, encoder: models.SentenceEncoder, sentences: list[str]) -> dict:
+    """Seconds of ``encode`` at each budget (best of two) and the ratio to the first."""
+    encoder.encode(sentences[:50])  # warm-up
+    row: dict = {"workload": name, "sentences": len(sentences), "budgets": {}}
+    reference = encoder.encode(sentences, max_tokens=EVALUATION_BUDGETS[0])
+    for budget in EVALUATION_BUDGETS:
+        times = []
+        for _ in range(2):
+            started = time.perf_counter()
+            embeddings = encoder.encode(sentences, max_tokens=budget)
+            times.append(time.perf_counter() - started)
+        row["budgets"][budget] = {"seconds": min(times), "difference": float((embeddings - reference).abs().max())}
+    for value in row["budgets"].values():
+        value["ratio"] = value["seconds"] / row["budgets"][EVALUATION_BUDGETS[0]]["seconds"]
+    return row
+
+
+def sts_sentences(pairs_per_task: int = 60) -> list[str]:
+    """The distinct sentences of the first pairs of each STS task."""
+    pairs = [p for task in evaluate.STS_TASKS for p in evaluate.load_task(task)[:pairs_per_task]]
+    return list(dict.fromkeys(s for p in pairs for s in (p.sent1, p.sent2)))
 
 
 @dataclass
@@ -125,7 +155,7 @@ def table(report: dict) -> str:
     """The report as markdown: seconds per step and the ratio to one padded batch for each budget."""
     lines = [
         f"Host `{report['host']}`, {report['threads']} threads, {report['batches']} timed batches per arm "
-        f"(python benchmarks/bench_training_chunks.py, {report['date']}).",
+        f"(python benchmarks/bench_chunk_budgets.py, {report['date']}).",
         "",
         "| workload | padding in one batch | one padded batch (s/step) | "
         + " | ".join(f"chunks of {b} tokens" for b in BUDGETS)
@@ -139,6 +169,16 @@ def table(report: dict) -> str:
             + " | ".join(cells)
             + f" | {r['max_abs_difference']:.1e} |"
         )
+    lines += [
+        "",
+        "Evaluation (`SentenceEncoder.encode`, best of two, ratio to 8,192 padded tokens per batch):",
+        "",
+        "| model | sentences | " + " | ".join(f"{b} tokens" for b in EVALUATION_BUDGETS) + " |",
+        "|---|---|" + "---|" * len(EVALUATION_BUDGETS),
+    ]
+    for r in report["evaluation"]:
+        cells = [f"{v['seconds']:.2f} s ({v['ratio']:.2f}x, {v['difference']:.0e})" for v in r["budgets"].values()]
+        lines.append(f"| {r['workload']} | {r['sentences']} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
 
@@ -151,24 +191,29 @@ def main() -> None:
     pcc = pcc_training.load_prompt_encoder("smollm2-135m", "sth", lora=models.LoraSettings())
     texts = [pcc_training.cut(pcc.tokenizer, t, 64) for t in pair_batches(32, args.batches)]
     rows = [measure(sentence_workload("10 stage 2: smollm2-135m + LoRA, 32 pairs", pcc, texts))]
+    sentences = sts_sentences()
+    evaluation = [evaluation_row("smollm2-135m + LoRA, PromptSTH", pcc, sentences[:400])]
     del pcc
     raw = models.load_encoder("smollm2-135m-l6", max_length=64)
     rows.append(
         measure(sentence_workload("20 Table 1: smollm2-135m-l6, 16 pairs", raw, pair_batches(16, args.batches)))
     )
+    evaluation.append(evaluation_row("smollm2-135m-l6", raw, sentences))
     rows.append(measure(bi_encoder_workload(8, args.batches)))
+    evaluation.append(evaluation_row("minilm-l6", models.load_encoder("minilm-l6"), sentences))
     report = {
         "host": platform.platform(),
         "threads": torch.get_num_threads(),
         "batches": args.batches,
         "date": datetime.date.today().isoformat(),
         "rows": rows,
+        "evaluation": evaluation,
     }
     print(table(report))
     if args.out:
         Path(f"{args.out}.json").write_text(json.dumps(report, indent=1) + "\n")
         Path(f"{args.out}.md").write_text(
-            "# bench_training_chunks: training batches cut into length-sorted chunks\n\n" + table(report)
+            "# bench_chunk_budgets: token budgets of training and evaluation batches on the CPU\n\n" + table(report)
         )
 
 
