@@ -321,10 +321,11 @@ def evaluation_chunk_tokens(device: torch.device) -> int:
     return CPU_EVALUATION_CHUNK_TOKENS if device.type == "cpu" else ACCELERATOR_EVALUATION_CHUNK_TOKENS
 
 
-# padded tokens per chunk of a training batch (``SentenceEncoder.forward``): on the CPU, chunks of 512 padded to their
-# own longest took the least time of the budgets tried against one batch padded to its longest (ratios in
-# benchmarks/results/chunk_budgets.md). Not measured on a GPU: there a batch is cut only past the evaluation's token
-# budget, so a paper-size batch's activations stay within one padded batch's and small batches run as before
+# padded tokens per chunk of a training batch (``SentenceEncoder.forward``): on the CPU, chunks of 256 and of 512 padded
+# to their own longest were the fastest budgets tried against one batch padded to its longest (about half its time;
+# 1,024 and 2,048 slower; benchmarks/results/chunk_budgets.md). Not measured on a GPU: there a batch is cut only past
+# the evaluation's token budget, so a paper-size batch's activations stay within one padded batch's and small batches
+# run as before
 CPU_TRAINING_CHUNK_TOKENS = 512
 ACCELERATOR_TRAINING_CHUNK_TOKENS = ACCELERATOR_EVALUATION_CHUNK_TOKENS
 
