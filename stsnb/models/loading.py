@@ -243,10 +243,9 @@ class SentenceEncoder(nn.Module):
         batch (padding is masked, and a uniform shift of positions leaves rotary attention unchanged), with far less
         compute spent on padding (``benchmarks/bench_chunk_budgets.py``).
         """
-        ids, budget = encoded["input_ids"], training_chunk_tokens(self.device)
-        if max(map(len, ids), default=0) * len(ids) <= budget:
+        chunks = length_sorted_chunks([len(i) for i in encoded["input_ids"]], training_chunk_tokens(self.device))
+        if len(chunks) <= 1:  # the whole batch fits the budget: one padded batch, in input order
             return self.embed(self.pad(encoded))
-        chunks = length_sorted_chunks([len(i) for i in ids], budget)
         parts = [self.embed(self.pad({k: [v[i] for i in chunk] for k, v in encoded.items()})) for chunk in chunks]
         order = torch.tensor([i for chunk in chunks for i in chunk], device=parts[0].device)
         return torch.cat(parts)[torch.argsort(order)]
