@@ -76,7 +76,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Literal, NamedTuple
 
-from . import verdict_rules
+from . import seed_bootstrap, verdict_rules
 from .dev_gates import TRAINED_ON_DEV, DevGate, select_seeds
 from .preconditions import Precondition as Precondition
 from .preconditions import precondition as precondition
@@ -244,6 +244,9 @@ def claim(
     dev_gates: Sequence[DevGate] = (),
     smallest_effect: float | None = None,
     smallest_effect_reason: str | None = None,
+    baseline: str | None = None,
+    paired: Mapping | None = None,
+    paired_sums: Mapping | None = None,
     paper_difference: float | None = None,
     main_claim: bool = False,
     **extra,
@@ -265,6 +268,14 @@ def claim(
     "equivalent" is reachable with intervals as wide as the widest seed's (``reachability``). ``paper_effect``: the
     effect the paper reports as real for this setting; inside +-margin it makes the claim not tested
     (:func:`margin_excludes_paper_effect`).
+    ``baseline``: the arm (as its dev gate names it) the paper says the claim improves on; with a smallest effect its
+    gate also asks a dev gain of at least that effect on every seed (``DevGate.at_least``): a baseline that barely
+    trained makes the claim "not tested: the baseline barely trained (dev +x)".
+    ``paired`` (``{seed label: {task: (gold, pred_a, pred_b[, groups])}}``) or, for a difference of counts,
+    ``paired_sums`` (``{seed label: (a, b, groups)}``): what each seed's interval was computed from. With two or
+    more kept seeds the row gets the seeds-and-pairs interval of the mean over them, never narrower than the t
+    interval of the seed means (``seed_bootstrap``), and **the verdict is decided on that interval**; each seed's
+    own verdict stands beside it (``seed_verdicts``; :func:`seed_sides_text`). A claim on several seeds needs one.
     A failed precondition makes the verdict ``not tested``; ``not_tested_because`` names it and its evidence.
     ``main_claim``: True on the row that tests the paper's main claim (:class:`MainClaim`, one per claim constant).
     """
@@ -274,6 +285,7 @@ def claim(
         raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
     paper_quote = _check_quote(paper_quote, text)
     preconditions = list(preconditions)
+    dev_gates = _with_baseline(list(dev_gates), baseline, smallest_effect, text)
     kept = intervals
     selection = None
     if dev_gates:
@@ -287,25 +299,25 @@ def claim(
         if selection.enough:
             kept = {label: intervals[label] for label in selection.kept}
     row = verdict_rules.claim_row(text, kept, direction or +1)
+    both = _seeds_and_pairs(text, kept, paired, paired_sums)
+    decided_on = [both] if both is not None else kept
+    rule = _rule(text, direction, margin, margin_reason, smallest_effect, smallest_effect_reason)
+    row["verdict"] = rule(decided_on)
+    if both is not None:
+        row["seeds_and_pairs"] = both.to_dict()
+        row["seed_verdicts"] = {e["seed_run"]: rule([(e["difference"], e["low"], e["high"])]) for e in row["per_seed"]}
     if margin is not None:
-        if not isinstance(margin_reason, str) or not margin_reason.strip():
-            raise ValueError(f"claim {text!r}: an equivalence margin needs margin_reason (why +-{margin:g})")
         row.update(test="equivalence", margin=float(margin), margin_reason=margin_reason, paper_direction=0)
-        row["verdict"] = verdict_rules.equivalence_verdict(kept, margin)
         widest = max((e["high"] - e["low"]) / 2 for e in row["per_seed"])
         row["reachability"] = verdict_rules.equivalence_reachable(margin, widest).sentence
         if paper_effect is not None:
             preconditions.append(margin_excludes_paper_effect(margin, paper_effect))
             row["paper_effect"] = float(paper_effect)
     elif direction == 0:
-        row.update(test="no direction", paper_direction=0, verdict=verdict_rules.UNRESOLVED)
+        row.update(test="no direction", paper_direction=0)
     else:
         row["test"] = "direction"
         if smallest_effect is not None:
-            if not isinstance(smallest_effect_reason, str) or not smallest_effect_reason.strip():
-                why = f"why {smallest_effect:g}"
-                raise ValueError(f"claim {text!r}: smallest_effect needs smallest_effect_reason ({why})")
-            row["verdict"] = verdict_rules.sized_verdict(kept, direction, smallest_effect)
             row.update(smallest_effect=float(smallest_effect), smallest_effect_reason=smallest_effect_reason)
     if selection is not None:
         row["seeds_run"] = len(intervals)
@@ -315,13 +327,67 @@ def claim(
     if failed:
         row["verdict"] = verdict_rules.NOT_TESTED
         row["not_tested_because"] = "; ".join(f"{p.name!r} does not hold ({p.evidence})" for p in failed)
+    elif row["verdict"] == verdict_rules.SMALL_EFFECT:
+        row["effect_side"] = verdict_rules.effect_side(both.difference if both else row["difference"], direction)
     row["preconditions"] = [p.to_dict() for p in preconditions]
     row["paper_difference"] = paper_difference
     row["paper_quote"] = paper_quote
     row["kind"] = kind
     row["main_claim"] = bool(main_claim)
+    if baseline is not None:
+        row["baseline"] = baseline
     row.update(extra)
     return row
+
+
+def _with_baseline(gates: list[DevGate], baseline: str | None, smallest_effect: float | None, text: str) -> list:
+    """``gates`` with the baseline's asking a dev gain of at least the smallest effect (``DevGate.at_least``)."""
+    if baseline is None:
+        return gates
+    if smallest_effect is None:
+        raise ValueError(f"claim {text!r}: a baseline's least dev gain is the claim's smallest_effect: give one")
+    if baseline not in [g.arm for g in gates]:
+        raise ValueError(f"claim {text!r}: no dev gate for the baseline {baseline!r} (gates: {[g.arm for g in gates]})")
+    reason = f"the claim's smallest effect {float(smallest_effect):.2f}"
+    return [g.at_least(smallest_effect, reason) if g.arm == baseline else g for g in gates]
+
+
+def _seeds_and_pairs(text: str, kept, paired: Mapping | None, paired_sums: Mapping | None):
+    """The seeds-and-pairs interval (t-floored) over the kept seeds, or None with fewer than two of them."""
+    if not isinstance(kept, Mapping):
+        if len(verdict_rules.interval_list(kept)) > 1:
+            raise ValueError(f"claim {text!r}: several seeds need their intervals keyed by seed label")
+        return None
+    labels = list(kept)
+    if len(labels) < 2:
+        return None
+    if paired is None and paired_sums is None:
+        raise ValueError(
+            f"claim {text!r} stands on {len(labels)} seeds: give what their intervals were computed from (paired= or "
+            "paired_sums=), so the verdict is decided on the seeds-and-pairs interval of their mean"
+        )
+    source = paired if paired is not None else paired_sums
+    if missing := [label for label in labels if label not in source]:
+        raise ValueError(f"claim {text!r}: no paired data for {missing} (it has {sorted(map(str, source))})")
+    if paired is not None:
+        return seed_bootstrap.seeds_and_pairs_difference({s: paired[s] for s in labels}, t_floor=True)
+    return seed_bootstrap.seeds_and_pairs_sum_difference({s: paired_sums[s] for s in labels})
+
+
+def _rule(text, direction, margin, margin_reason, smallest_effect, smallest_effect_reason):
+    """The verdict function of a claim's test (``verdict_rules``), applied to its deciding interval and to each
+    seed's."""
+    if margin is not None:
+        if not isinstance(margin_reason, str) or not margin_reason.strip():
+            raise ValueError(f"claim {text!r}: an equivalence margin needs margin_reason (why +-{margin:g})")
+        return lambda intervals: verdict_rules.equivalence_verdict(intervals, margin)
+    if direction == 0:
+        return lambda intervals: verdict_rules.UNRESOLVED
+    if smallest_effect is not None:
+        if not isinstance(smallest_effect_reason, str) or not smallest_effect_reason.strip():
+            raise ValueError(f"claim {text!r}: smallest_effect needs smallest_effect_reason (why {smallest_effect:g})")
+        return lambda intervals: verdict_rules.sized_verdict(intervals, direction, smallest_effect)
+    return lambda intervals: verdict_rules.verdict(intervals, direction)
 
 
 def kind_of(row: Mapping) -> Kind:
@@ -368,16 +434,51 @@ def provisional(row: Mapping) -> bool:
     """Whether the row's verdict is decisive (supported, contradicted, equivalent, no meaningful effect) but stands on
     one training seed: it is marked "(1 seed, provisional)", since one seed's interval covers the test pairs'
     noise and none of the training variance."""
-    if is_timing_range(row):  # measured seconds of repeated steps, not one seed's interval
-        return False
     return row.get("verdict") in verdict_rules.DECISIVE and int(row.get("seeds") or 0) == 1
+
+
+def verdict_words(row: Mapping) -> str:
+    """The verdict as a reader reads it: a small effect with its side and the bound it lies within ("small effect on
+    the paper's side, below ±0.77"), any other verdict as stored."""
+    verdict = str(row.get("verdict"))
+    if verdict == verdict_rules.SMALL_EFFECT and row.get("effect_side"):
+        bound = row.get("smallest_effect")
+        below = f", below ±{bound:.2f}" if isinstance(bound, int | float) else ""
+        return f"{verdict} {row['effect_side']}{below}"
+    return verdict
 
 
 def verdict_text(row: Mapping, *, mark_provisional: bool = False) -> str:
     """The verdict with its seeds, e.g. "supported (3 seeds)" or "not tested (1 seed)"; with ``mark_provisional``
     a decisive verdict on one seed reads "supported (1 seed, provisional)" (:func:`provisional`)."""
     mark = ", provisional" if mark_provisional and provisional(row) else ""
-    return f"{row['verdict']} ({seeds_text(row)}{mark})"
+    return f"{verdict_words(row)} ({seeds_text(row)}{mark})"
+
+
+def deciding_interval(row: Mapping) -> tuple[float, float, float]:
+    """(difference, low, high) the verdict was decided on: the seeds-and-pairs interval of a claim on several kept
+    seeds, else the row's one interval."""
+    both = row.get("seeds_and_pairs")
+    if isinstance(both, Mapping) and all(isinstance(both.get(k), int | float) for k in ("difference", "low", "high")):
+        return float(both["difference"]), float(both["low"]), float(both["high"])
+    return float(row["difference"]), float(row["low"]), float(row["high"])
+
+
+def seed_sides_text(row: Mapping) -> str | None:
+    """Each kept seed's own verdict beside a verdict decided on the seeds-and-pairs interval, with how many seeds'
+    intervals lie on the paper's side, e.g. "each seed: supported, supported, unresolved (2 of 3 seeds' intervals on
+    the paper's side)"; None for a row without per-seed verdicts (one seed)."""
+    verdicts = row.get("seed_verdicts")
+    if not isinstance(verdicts, Mapping) or not verdicts:
+        return None
+    direction = int(row.get("paper_direction") or 0)
+    entries = [e for e in row.get("per_seed") or [] if isinstance(e, Mapping)]
+    if direction:
+        side = sum(verdict_rules.interval_direction(e["low"], e["high"]) == direction for e in entries)
+        counted = f" ({side} of {len(entries)} seeds' intervals on the paper's side)"
+    else:
+        counted = ""
+    return f"each seed: {', '.join(str(v) for v in verdicts.values())}{counted}"
 
 
 def describe(row: Mapping) -> str:
@@ -388,6 +489,9 @@ def describe(row: Mapping) -> str:
     ours = f"ours {row['difference']:+.2f} [{row['low']:+.2f}, {row['high']:+.2f}]"
     if row.get("difference_std") is not None:
         ours += f", sd {row['difference_std']:.2f}"
+    if isinstance(row.get("seeds_and_pairs"), Mapping):
+        difference, low, high = deciding_interval(row)
+        ours += f"; seeds and pairs {difference:+.2f} [{low:+.2f}, {high:+.2f}]"
     paper = row.get("paper_difference")
     paper_text = f"; paper {paper:+.2f}" if isinstance(paper, int | float) else ""
     margin = ""
@@ -399,16 +503,19 @@ def describe(row: Mapping) -> str:
     line = f"{prefix}{row['claim']}: {ours}{paper_text}{margin} -> {verdict_text(row)}"
     if row.get("not_tested_because"):
         line += f": {row['not_tested_because']}"
+    elif sides := seed_sides_text(row):
+        line += f"; {sides}"
     if row.get("paper_quote"):
         line += f"\n    {'the setting' if kind_of(row) == CHECK else 'the paper'}: {row['paper_quote']}"
     return line
 
 
 def verdict_counts(rows: Iterable[Mapping], kind: Kind | None = None) -> dict[str, int]:
-    """How many claims got each of the six verdicts; ``kind`` "paper" or "check" counts only those rows."""
+    """How many claims got each verdict; ``kind`` "paper" or "check" counts only those rows. Timing rows (measured
+    seconds, :func:`is_timing_range`) are no tests and are counted apart (:func:`timing_rows`)."""
     if kind is not None and kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS} or None, got {kind!r}")
-    rows = [r for r in rows if kind is None or kind_of(r) == kind]
+    rows = [r for r in rows if (kind is None or kind_of(r) == kind) and not is_timing_range(r)]
     return {v: sum(r.get("verdict") == v for r in rows) for v in verdict_rules.VERDICTS}
 
 
@@ -496,6 +603,11 @@ def interval_counts(rows: Iterable[Mapping]) -> IntervalCounts:
         if isinstance(p, Mapping)
     }
     return IntervalCounts(claim_count, sum(len(_INTERVAL_TEXT.findall(e)) for _, e in seen), len(timing))
+
+
+def timing_rows(rows: Iterable[Mapping]) -> list[Mapping]:
+    """The rows that are timings (ranges of measured seconds, not tests), counted apart from the claims' verdicts."""
+    return [r for r in rows if is_timing_range(r)]
 
 
 def failed_preconditions(row: Mapping) -> list[dict]:

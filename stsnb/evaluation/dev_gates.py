@@ -1,49 +1,140 @@
 """Whether an arm trained, decided per training seed on dev data, never on the test pairs a claim is scored on.
 
 A claim "a beats b" only says something about the paper where a and b themselves trained. That is decided here from
-what checkpoint selection saw on dev data (``stsnb.training.train.fit`` evaluates before its first step and keeps the
-best dev score): an arm trained on a seed when dev selection kept a step past 0 and its selected dev score is above
-the untrained encoder's on the same dev pairs (and, where given, some trained weight changed). The test pairs only
-ever give the claim's intervals: a gate read from them would let the same noise decide both whether a claim is tested
-and how it comes out.
+what checkpoint selection saw on dev data (``stsnb.training.train.fit`` evaluates before its first step, every
+``eval_every`` steps, and keeps the best dev score). **The rule: an arm trained on a seed when the checkpoint selection
+kept beats the arm's own starting point on dev by more than picking the best of k noisy checkpoints would give**:
 
-A seed on which one of a claim's arms did not train is left out of that claim, which then reports "k of n seeds"
-(``stsnb.evaluation.claims.claim(..., dev_gates=...)``); the claim is *not tested* only when fewer than two seeds
-remain (or a claim's only seed is left out).
+- selection kept a step past 0 and some trained weight changed (else the returned model *is* its start), and
+- the kept dev gain (its dev Spearman minus the start's, on the same dev pairs) exceeds the **noise bound**
+  ``z_k x SE`` (:func:`noise_bound`): SE the paired bootstrap standard error of that gain over the dev pairs (rows of
+  one C-STS sentence pair drawn together), ``z_k`` the normal quantile at ``1 - 0.025 / k`` and k the number of
+  evaluations selection chose among after step 0. Under "no checkpoint is better than the start", each evaluation's
+  gain is noise of about that standard error, and the best of k such draws exceeds ``z_k x SE`` with probability at
+  most 2.5% (a union bound over the k draws: correlated checkpoints only make it smaller). A gain of +0.07 that the
+  best of 4 evaluations gives by chance fails; a gain several standard errors clear of it passes.
+
+Where a claim says a method improves on a trained baseline, the baseline must also have moved dev by at least the
+claim's smallest effect of interest (:meth:`DevGate.at_least`): a baseline that barely trained leaves "a beats b" a
+comparison of a trained model with a near-untrained one ("not tested: the baseline barely trained (dev +x)").
+
+The test pairs only ever give the claim's intervals: a gate read from them would let the same noise decide both
+whether a claim is tested and how it comes out. A seed on which one of a claim's arms did not train is left out of
+that claim, which then reports "k of n seeds" (``stsnb.evaluation.claims.claim(..., dev_gates=...)``); the claim is
+*not tested* only when fewer than two seeds remain (or a claim's only seed is left out).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, replace
+from typing import Any, NamedTuple
+
+import numpy as np
+from scipy.stats import norm
 
 from .preconditions import Precondition
+from .stats import paired_grouped_difference, paired_spearman_difference
 
 TRAINED_ON_DEV = " trained on dev"  # the ending of a dev gate's name: "<arm> trained on dev"
 
 
+NOISE_LEVEL = 0.025  # one-sided: the chance at most that the best of k evaluations of an untrained arm passes
+
+
+class NoiseBound(NamedTuple):
+    """The kept checkpoint's dev gain over its start (``gain``, Spearman x100 on the same dev pairs), the paired
+    bootstrap standard error of that gain, the k evaluations selection chose among, ``z_k`` and the bound
+    ``z_k x standard_error`` the gain must exceed (:func:`noise_bound`)."""
+
+    gain: float
+    standard_error: float
+    evaluations: int
+    z: float
+    bound: float
+
+
+def noise_bound(
+    start: Mapping[str, Any], kept: Mapping[str, Any], evaluations: int, *, n_resamples: int = 2000, seed: int = 0
+) -> NoiseBound:
+    """What the best of ``evaluations`` noisy dev evaluations could give by chance, from the records of a fit's step-0
+    evaluation (``start``) and of the one selection kept (``kept``; ``DevScore.record()``: gold, predictions, groups).
+
+    The gain is kept minus start on the same dev items (their gold must match); its standard error is the paired
+    bootstrap's over the dev pairs (``stats.paired_spearman_difference``; with groups, a cluster bootstrap drawing a
+    group's rows together, ``stats.paired_grouped_difference``). The bound is ``z_k x SE`` with ``z_k`` the normal
+    quantile at ``1 - NOISE_LEVEL / k`` (k = ``evaluations``, at least 1): for k = 1 (step 0 against one later
+    evaluation) 1.96, for k = 4 2.50, for k = 10 2.81."""
+    gold = np.asarray(start.get("gold") or [], dtype=float)
+    if len(gold) == 0 or not np.array_equal(gold, np.asarray(kept.get("gold") or [], dtype=float)):
+        raise ValueError("the step-0 and kept dev records must hold the same dev items (their gold scores differ)")
+    k = max(1, int(evaluations))
+    z = float(norm.ppf(1 - NOISE_LEVEL / k))
+    a, b, groups = kept["predictions"], start["predictions"], kept.get("groups")
+    if groups:
+        paired = paired_grouped_difference(gold, a, b, groups, n_resamples=n_resamples, seed=seed)
+    else:
+        paired = paired_spearman_difference(gold, a, b, n_resamples=n_resamples, seed=seed)
+    return NoiseBound(paired.difference, paired.standard_error, k, z, z * paired.standard_error)
+
+
 @dataclass(frozen=True)
 class SeedTrained:
-    """One arm on one training seed: the step dev selection kept (of ``total_steps``), the selected dev score minus the
-    untrained encoder's on the same dev pairs (Spearman x100), and the largest change of a trained weight."""
+    """One arm on one training seed: the step dev selection kept (of ``total_steps``), the kept dev score minus the
+    arm's starting point's on the same dev pairs (Spearman x100), the largest change of a trained weight, and the
+    noise bound that gain must exceed (:func:`noise_bound`, of ``evaluations`` selection evaluations; None where the
+    run recorded no per-pair dev scores: then only "above 0" is asked, the rule of runs before the bound).
+    ``minimum_gain`` (with ``minimum_reason``): the least dev gain a claim asks of a baseline (:meth:`DevGate.at_least`)."""
 
     seed: str
     selected_step: int
     dev_gain: float
     total_steps: int | None = None
     weight_change: float | None = None
+    noise_bound: float | None = None
+    evaluations: int | None = None
+    minimum_gain: float | None = None
+    minimum_reason: str | None = None
+
+    @property
+    def left_start(self) -> bool:
+        return self.selected_step > 0 and (self.weight_change is None or self.weight_change > 0)
+
+    @property
+    def beats_noise(self) -> bool:
+        """The dev gain exceeds the best-of-k noise bound (above 0 where no bound was recorded)."""
+        return self.dev_gain > (self.noise_bound if self.noise_bound is not None else 0.0)
+
+    @property
+    def moved_enough(self) -> bool:
+        return self.minimum_gain is None or self.dev_gain >= self.minimum_gain
 
     @property
     def trained(self) -> bool:
-        return self.selected_step > 0 and self.dev_gain > 0 and (self.weight_change is None or self.weight_change > 0)
+        return self.left_start and self.beats_noise and self.moved_enough
+
+    def why_not(self) -> str | None:
+        """Why the arm did not count as trained on this seed, or None when it did."""
+        if not self.left_start:
+            return "did not train: it is its starting point"
+        if not self.beats_noise:
+            if self.noise_bound is None:
+                return "did not train: no dev gain"
+            return f"did not train: within best-of-{self.evaluations} noise"
+        if not self.moved_enough:
+            return f"barely trained: below {self.minimum_reason or f'the least gain {self.minimum_gain:.2f}'}"
+        return None
 
     def describe(self) -> str:
         of = f" of {self.total_steps}" if self.total_steps is not None else ""
-        text = f"{self.seed}: selected step {self.selected_step}{of}, dev {self.dev_gain:+.2f} over untrained"
+        text = f"{self.seed}: selected step {self.selected_step}{of}, dev {self.dev_gain:+.2f} over its start"
+        if self.noise_bound is not None:
+            text += f" (best-of-{self.evaluations} noise bound +{self.noise_bound:.2f})"
         if self.weight_change is not None:
             text += f", largest weight change {self.weight_change:.1e}"
-        return text if self.trained else f"{text} (did not train)"
+        why = self.why_not()
+        return f"{text} ({why})" if why else text
 
 
 @dataclass(frozen=True)
@@ -70,6 +161,11 @@ class DevGate:
 
     def to_dict(self) -> dict:
         return {"arm": self.arm, "seeds": [{**vars(s), "trained": s.trained} for s in self.seeds]}
+
+    def at_least(self, minimum: float, reason: str) -> DevGate:
+        """This gate asking also a dev gain of at least ``minimum`` on every seed (``reason`` says why, e.g. "the
+        claim's smallest effect 0.77"): a baseline that barely trained does not count as trained for that claim."""
+        return DevGate(self.arm, tuple(replace(s, minimum_gain=float(minimum), minimum_reason=reason) for s in self.seeds))
 
 
 def _per_seed(values, name: str) -> dict[str, object]:
@@ -110,6 +206,46 @@ def trained_on_dev(
         total = total_steps.get(label) if isinstance(total_steps, Mapping) else total_steps
         change = float(changes[label]) if label in changes else None
         seeds.append(SeedTrained(label, int(step or 0), gain, None if total is None else int(total), change))
+    return DevGate(str(arm), tuple(seeds))
+
+
+def seed_evidence(gate: Mapping[str, Any]) -> str:
+    """A stored gate's per-seed evidence (``DevGate.to_dict()`` as metrics.json keeps it), as :meth:`DevGate.evidence`
+    words it."""
+    names = {f.name for f in fields(SeedTrained)}
+    return "; ".join(SeedTrained(**{k: v for k, v in s.items() if k in names}).describe() for s in gate["seeds"])
+
+
+def from_fits(arm: str, fits: Mapping[str, Any], *, n_resamples: int = 2000) -> DevGate:
+    """The dev gate of ``arm`` from its fits, ``{seed label: TrainResult}`` (labels as the claim's intervals are keyed,
+    e.g. "seed 0"): per seed the step selection kept, the largest weight change and the kept dev gain over the fit's
+    own step 0 with its best-of-k noise bound (:func:`noise_bound`, from ``dev_start`` / ``dev_kept``, the records a
+    ``DevScore`` evaluator leaves; k = ``selection_evaluations``). A fit without those records is refused: the gate
+    needs what its dev scores were computed from."""
+    if not str(arm).strip():
+        raise ValueError("a dev gate needs the arm's name")
+    if not isinstance(fits, Mapping) or not fits:
+        raise ValueError(f"{arm}: fits must be a non-empty {{seed label: TrainResult}} mapping")
+    seeds = []
+    for label, result in fits.items():
+        if result.dev_start is None or result.dev_kept is None:
+            raise ValueError(
+                f"{arm}, {label}: the fit kept no per-pair dev records (dev_start / dev_kept): evaluate with a DevScore "
+                "evaluator (stsnb.evaluation.evaluate.dev_evaluator) and eval_at_start, so the gate can bound the noise"
+            )
+        bound = noise_bound(result.dev_start, result.dev_kept, result.selection_evaluations, n_resamples=n_resamples)
+        change = result.weight_change
+        seeds.append(
+            SeedTrained(
+                str(label),
+                int(result.best_step or 0),
+                bound.gain,
+                int(result.steps),
+                None if change is None else float(change),
+                bound.bound,
+                bound.evaluations,
+            )
+        )
     return DevGate(str(arm), tuple(seeds))
 
 

@@ -284,13 +284,45 @@ def pair_similarities(
     return cosine_rows(left, right)
 
 
-def dev_spearman(encoder, pairs: Sequence[stsdata.STSPair], preprocess: Callable[[str], str] | None = None) -> float:
-    """Spearman x100 of cosine vs gold on a dev set (STS-B dev is the papers' model-selection set).
+@dataclass(frozen=True)
+class DevScore:
+    """A dev evaluation with what it scored: ``score`` (higher is better: Spearman x100) and, per dev item, the gold
+    score and the model's prediction; ``groups`` labels rows a bootstrap must draw together (C-STS: a sentence pair's
+    two conditions), None when every row is its own unit. ``stsnb.training.train.fit`` keeps the record of its step-0
+    evaluation and of the one it selects, which the dev gate reads (``stsnb.evaluation.dev_gates.noise_bound``);
+    ``float()`` of it is the score, so ``fit`` selects on it as on a plain float."""
 
-    Uncached: during training the weights change at every call.
-    """
-    similarities = pair_similarities(encoder, pairs, cache=None, preprocess=preprocess)
-    return correlations(similarities, [p.score for p in pairs])[0]
+    score: float
+    gold: Sequence[float]
+    predictions: Sequence[float]
+    groups: Sequence | None = None
+
+    def __float__(self) -> float:
+        return float(self.score)
+
+    def record(self) -> dict:
+        """JSON-ready: the score, the gold scores, the predictions and the groups (as strings, or None)."""
+        return {
+            "score": float(self.score),
+            "gold": [float(v) for v in self.gold],
+            "predictions": [float(v) for v in self.predictions],
+            "groups": None if self.groups is None else [str(g) for g in self.groups],
+        }
+
+
+def dev_score(
+    encoder, pairs: Sequence[stsdata.STSPair], preprocess: Callable[[str], str] | None = None
+) -> DevScore:
+    """Spearman x100 of cosine vs gold on a dev set (STS-B dev is the papers' model-selection set), with the gold
+    scores and cosines it was computed from. Uncached: during training the weights change at every call."""
+    similarities = np.asarray(pair_similarities(encoder, pairs, cache=None, preprocess=preprocess), dtype=float)
+    gold = [p.score for p in pairs]
+    return DevScore(correlations(similarities, gold)[0], gold, similarities)
+
+
+def dev_spearman(encoder, pairs: Sequence[stsdata.STSPair], preprocess: Callable[[str], str] | None = None) -> float:
+    """Spearman x100 of cosine vs gold on a dev set (:func:`dev_score`'s score)."""
+    return dev_score(encoder, pairs, preprocess).score
 
 
 def dev_predictions(encoder, pairs: Sequence[stsdata.STSPair]) -> TaskPredictions:
@@ -303,13 +335,13 @@ def dev_predictions(encoder, pairs: Sequence[stsdata.STSPair]) -> TaskPrediction
 
 def dev_evaluator(
     dev_pairs: Sequence[stsdata.STSPair], preprocess: Callable[[str], str] | None = None
-) -> Callable[[torch.nn.Module], float]:
-    """``evaluate(model) -> STS-B dev Spearman`` for ``stsnb.training.train.fit``: the cosine of the model's sentence
-    encoder (``model.encoder`` where the model wraps one, e.g. a Siamese head, else the model itself), each sentence
-    mapped by ``preprocess`` first."""
+) -> Callable[[torch.nn.Module], DevScore]:
+    """``evaluate(model) -> DevScore`` (STS-B dev Spearman with what it scored) for ``stsnb.training.train.fit``: the
+    cosine of the model's sentence encoder (``model.encoder`` where the model wraps one, e.g. a Siamese head, else the
+    model itself), each sentence mapped by ``preprocess`` first."""
 
-    def score(model: torch.nn.Module) -> float:
-        return dev_spearman(getattr(model, "encoder", model), dev_pairs, preprocess)
+    def score(model: torch.nn.Module) -> DevScore:
+        return dev_score(getattr(model, "encoder", model), dev_pairs, preprocess)
 
     return score
 

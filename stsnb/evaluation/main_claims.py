@@ -1,20 +1,28 @@
-"""Each paper's main claim, fixed from its abstract before any run and never chosen by a result
-(:class:`MainClaim`; the constants live in ``stsnb/papers/<paper>/claims.py`` and register under the entry-point group
+"""Each paper's main claim, fixed from its abstract and never chosen by a result (:class:`MainClaim`; the constants live in ``stsnb/papers/<paper>/claims.py`` and register under the entry-point group
 ``stsnb.main_claims``). Every profile's summary and every notebook lead with its verdict, whatever it is: the
 notebook's first cell after its opening states it (:func:`main_claim_intro`) and its takeaway opens with its verdict
-(:func:`main_claim_text`), worded the same way."""
+(:func:`main_claim_text`), worded the same way.
+
+**When they were fixed.** The constants were fixed in the package on 2026-11-28 (commit 0886fdc), after the first cpu runs of the same comparisons (from 2026-11-23), so not before any run; every run since is at the fixed claim (:data:`FIXED`).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from .claims import is_main_claim, seeds_text, verdict_text
+from .claims import deciding_interval, is_main_claim, seeds_text, verdict_text
+
+# what git shows of when the main claims were fixed (the summary, the notebooks and docs/verdicts.md say it)
+FIXED = (
+    "Fixed in the package on 2026-11-28, after the first cpu runs of the same comparisons (from 2026-11-23); every "
+    "run since is at the fixed claim"
+)
 
 
 @dataclass(frozen=True)
 class MainClaim:
-    """A paper's main claim, fixed from its abstract before any run and never chosen by a result: the abstract's
+    """A paper's main claim, fixed from its abstract and never chosen by a result (:data:`FIXED` says when): the abstract's
     sentence (``abstract``, a :func:`quote`), the table it is tested on, its arms (``a`` against ``b``) and the paper's
     direction. Every profile's summary leads with its verdict, whatever it is; no parameter or profile picks it.
     ``wording``: fragments that every claim row a notebook writes for it contains (how the row is found)."""
@@ -47,7 +55,8 @@ def main_claim_text(main: MainClaim, rows: Iterable[Mapping] | None) -> str:
 
 
 def main_claim_result(main: MainClaim, rows: Iterable[Mapping] | None) -> str:
-    """ "supported (3 seeds), +4.98 [+1.86, +8.43]"; "not run in this profile" when the run has no row for it; "no
+    """ "supported (3 seeds), +4.98 [+2.60, +7.42] (seeds and pairs)": the verdict and the interval it was decided on
+    (``claims.deciding_interval``); "not run in this profile" when the run has no row for it; "no
     claims recorded" when the run recorded none; "no main-claim row (the run predates main claims)" for a run whose
     rows carry no ``main_claim`` field."""
     if rows is None:
@@ -60,7 +69,9 @@ def main_claim_result(main: MainClaim, rows: Iterable[Mapping] | None) -> str:
         return "not run in this profile"
     interval = ""
     if all(isinstance(row.get(k), int | float) for k in ("difference", "low", "high")):
-        interval = f", {row['difference']:+.2f} [{row['low']:+.2f}, {row['high']:+.2f}]"
+        difference, low, high = deciding_interval(row)
+        which = " (seeds and pairs)" if isinstance(row.get("seeds_and_pairs"), Mapping) else ""
+        interval = f", {difference:+.2f} [{low:+.2f}, {high:+.2f}]{which}"
     if "verdict" not in row:
         return f"no verdict ({seeds_text(row)}){interval}"
     return f"{verdict_text(row, mark_provisional=True)}{interval}"
@@ -85,5 +96,5 @@ def main_claim_intro(notebook: str) -> str:
     lines = []
     for main in mains:
         lines += [f"The paper's main claim: {main.statement}.", f"    the paper, {main.abstract}"]
-    lines.append("Fixed before any run; its verdict opens the takeaway at the end, whatever it is.")
+    lines.append(f"{FIXED}; its verdict opens the takeaway at the end, whatever it is.")
     return "\n".join(lines)

@@ -143,7 +143,8 @@ def simulated_detectable_effect(
 def detectable_of_seeds(per_seed: list[tuple[float, float, float]], *, n_sim: int = 20_000) -> float:
     """The detectable effect (80% power) of a claim from its seeds' ``(difference, low, high)``: one seed, the closed
     form ``verdict_rules.detectable_effect`` of its interval (no training variance to add); several, the simulation
-    under the every-seed rule with the seeds' observed spread (``seed_sd``, ddof 1) and the test-pair noise of the
+    under the rule that decides a multi-seed claim, the seed mean's t-floored seeds-and-pairs interval
+    (``rule="seed mean"``), with the seeds' observed spread (``seed_sd``, ddof 1) and the test-pair noise of the
     widest seed's 95% interval (``pair_se`` = half-width / z). summary.md and the notebooks print the same number."""
     from .verdict_rules import detectable_effect
 
@@ -153,4 +154,4 @@ def detectable_of_seeds(per_seed: list[tuple[float, float, float]], *, n_sim: in
         return detectable_effect(per_seed[0][1], per_seed[0][2])
     pair_se = max(high - low for _, low, high in per_seed) / 2 / float(norm.ppf(0.975))
     seed_sd = float(np.std([d for d, _, _ in per_seed], ddof=1))
-    return simulated_detectable_effect(seed_sd, pair_se, len(per_seed), n_sim=n_sim)
+    return simulated_detectable_effect(seed_sd, pair_se, len(per_seed), rule="seed mean", n_sim=n_sim)

@@ -453,6 +453,16 @@ def paired_predictions_difference(
     """:func:`paired_average_difference` of two systems' ``task -> (gold, predictions)`` mappings (as
     ``stsnb.evaluation.evaluate.task_predictions`` returns them): both must cover the same tasks with the same gold
     pairs."""
+    return paired_average_difference(
+        paired_triples(a, b), n_resamples=n_resamples, confidence_level=confidence_level, seed=seed
+    )
+
+
+def paired_triples(
+    a: Mapping[str, tuple[Sequence[float], Sequence[float]]], b: Mapping[str, tuple[Sequence[float], Sequence[float]]]
+) -> dict[str, tuple[Sequence[float], Sequence[float], Sequence[float]]]:
+    """``task -> (gold, pred_a, pred_b)`` of two systems' ``task -> (gold, predictions)``, checked to cover the same
+    tasks with the same gold pairs: what a paired bootstrap, or a claim's ``paired=`` data per seed, takes."""
     if set(a) != set(b) or not a:
         raise ValueError(f"a and b must cover the same non-empty set of tasks, got {sorted(a)} and {sorted(b)}")
     triples = {}
@@ -462,7 +472,7 @@ def paired_predictions_difference(
         if not np.array_equal(np.asarray(gold_a, dtype=float), np.asarray(gold_b, dtype=float)):
             raise ValueError(f"{task}: a and b were scored on different pairs (their gold scores differ)")
         triples[task] = (gold_a, pred_a, pred_b)
-    return paired_average_difference(triples, n_resamples=n_resamples, confidence_level=confidence_level, seed=seed)
+    return triples
 
 
 # ---- seeds and the verdict -----------------------------------------------------------------------------------

@@ -10,7 +10,8 @@
 - :func:`multiplicity` -- how many intervals a run computed and how many of them would exclude 0 by chance alone;
   claim and precondition intervals counted apart, timing ranges left out.
 - :func:`sized_verdict` -- the verdict that weighs size: ``contradicted`` needs the estimate beyond the
-  smallest meaningful effect, an interval wholly inside it reads ``no meaningful effect``.
+  smallest meaningful effect; an interval wholly inside it reads ``small effect`` (with its side,
+  :func:`effect_side`) when it excludes 0, ``no meaningful effect`` when it contains 0.
 - :func:`equivalence_reachable` -- whether an equivalence margin is wide enough for "equivalent" to be reachable
   with intervals of a given half-width.
 
@@ -31,7 +32,9 @@ from scipy.stats import norm
 
 from .stats import PairedDifference, across_seeds, check_confidence_level, check_direction, interval_direction
 
-Verdict = Literal["supported", "contradicted", "unresolved", "equivalent", "not tested", "no meaningful effect"]
+Verdict = Literal[
+    "supported", "contradicted", "unresolved", "equivalent", "not tested", "no meaningful effect", "small effect"
+]
 
 
 SUPPORTED: Verdict = "supported"
@@ -49,14 +52,26 @@ EQUIVALENT: Verdict = "equivalent"  # a robustness claim: every seed's interval 
 NOT_TESTED: Verdict = "not tested"  # a precondition failed (``stsnb.evaluation.claims``)
 
 
-NO_MEANINGFUL_EFFECT: Verdict = "no meaningful effect"  # :func:`sized_verdict`: every interval inside +-the effect
+NO_MEANINGFUL_EFFECT: Verdict = "no meaningful effect"  # :func:`sized_verdict`: inside +-the effect, 0 inside too
 
 
-VERDICTS: tuple[Verdict, ...] = (SUPPORTED, CONTRADICTED, UNRESOLVED, EQUIVALENT, NO_MEANINGFUL_EFFECT, NOT_TESTED)
+# :func:`sized_verdict`: the interval excludes 0 but lies inside +-the smallest effect: a direction, too small to matter
+SMALL_EFFECT: Verdict = "small effect"
+
+
+VERDICTS: tuple[Verdict, ...] = (
+    SUPPORTED,
+    CONTRADICTED,
+    UNRESOLVED,
+    EQUIVALENT,
+    SMALL_EFFECT,
+    NO_MEANINGFUL_EFFECT,
+    NOT_TESTED,
+)
 
 
 # the verdicts that decide a claim one way or the other (a decisive verdict on one seed is provisional)
-DECISIVE: frozenset[str] = frozenset({SUPPORTED, CONTRADICTED, EQUIVALENT, NO_MEANINGFUL_EFFECT})
+DECISIVE: frozenset[str] = frozenset({SUPPORTED, CONTRADICTED, EQUIVALENT, SMALL_EFFECT, NO_MEANINGFUL_EFFECT})
 
 
 DEFAULT_MARGIN = 1.0  # Spearman x100 points: "X hardly matters" means |difference| < 1 point
@@ -75,7 +90,7 @@ def _bounds(interval, position: int) -> tuple[float, float, float]:
     return difference, low, high
 
 
-def _as_list(intervals) -> list:
+def interval_list(intervals) -> list:
     if isinstance(intervals, PairedDifference):
         return [intervals]
     if isinstance(intervals, Mapping):
@@ -96,7 +111,7 @@ def verdict(intervals, paper_direction: int = +1) -> Verdict:
     {seed: interval} mapping of them.
     """
     paper_direction = check_direction(paper_direction)
-    bounds = [_bounds(v, i) for i, v in enumerate(_as_list(intervals))]
+    bounds = [_bounds(v, i) for i, v in enumerate(interval_list(intervals))]
     if not bounds:
         raise ValueError("verdict needs at least one interval")
     directions = {interval_direction(low, high) for _, low, high in bounds}
@@ -115,40 +130,47 @@ def _check_size(value: float, name: str) -> float:
 
 
 def sized_verdict(intervals, paper_direction: int, smallest_effect: float) -> Verdict:
-    """The verdict on a direction claim that weighs the size of the difference (the rule: "Contradicted requires the
-    intervals to exclude the paper's side and the estimate to lie beyond that effect; an interval wholly inside it
-    reads 'no meaningful effect'"). ``smallest_effect`` (> 0, Spearman x100 points): the smallest difference that
-    would matter, e.g. the paper's own reported effect. The rules, in this order:
+    """The verdict on a direction claim that weighs the size of the difference against ``smallest_effect`` (> 0,
+    Spearman x100 points: the smallest difference that would matter, e.g. half the paper's reported effect). A
+    direction the intervals show is never hidden, and a verdict against the paper carries the burden of size:
 
-    1. ``no meaningful effect``: every seed's interval lies wholly inside (-smallest_effect, +smallest_effect)
-       (strictly, as :func:`equivalence_verdict`), whichever side of 0 it lies on;
-    2. ``supported``: every seed's interval excludes 0 on the paper's side (as :func:`verdict`);
-    3. ``contradicted``: every seed's interval excludes 0 on the other side *and* the mean of the seeds' estimates
-       lies beyond ``smallest_effect`` on that side (``-paper_direction x mean > smallest_effect``);
-    4. otherwise ``unresolved`` (e.g. -0.3 [-0.6, -0.01] against smallest_effect 0.5: the other side of 0, but
-       neither beyond the effect nor shown to be inside it).
+    1. every interval excludes 0 on the paper's side: ``small effect`` when every one also lies wholly inside
+       (-smallest_effect, +smallest_effect) (a direction too small to be the paper's effect: "a small effect on the
+       paper's side, below +-x"), else ``supported``;
+    2. every interval excludes 0 on the other side: ``small effect`` when every one lies inside +-smallest_effect ("a
+       small effect against the paper, below +-x"), ``contradicted`` when the mean of the estimates lies beyond
+       ``smallest_effect`` on that side, else ``unresolved``;
+    3. every interval contains 0 and lies inside +-smallest_effect: ``no meaningful effect``;
+    4. otherwise ``unresolved``.
 
-    Supported needs no size of the estimate: the issue puts that requirement on "contradicted" only, and a paper's
-    "a beats b" is borne out by a difference on its side whatever its size; but rule 1 comes first because the issue's
-    second sentence is unconditional, so "supported" reads: on the paper's side and not shown to be smaller than the
-    smallest meaningful effect. The asymmetry is deliberate: a verdict against the paper carries the burden of size.
-    Example (CCL's sigma claim): -0.03 [-0.06, -0.01] against the paper's +0.90 reads ``no meaningful effect``, where
-    :func:`verdict` says ``contradicted``. ``intervals``: as for :func:`verdict`.
+    Which side a small effect lies on is :func:`effect_side`'s. Examples from the committed runs: Translated ReLU
+    minus L1, +0.45 [+0.12, +0.78] against +-1.525, is a small effect on the paper's side (it read "no meaningful
+    effect" under the rule before this one, which tested the size first and hid the direction); CCL's sigma, -0.03
+    [-0.06, -0.01] against +-0.45, a small effect against the paper. ``intervals``: as for :func:`verdict` (one
+    deciding interval, or one per seed, all of which must agree).
     """
     paper_direction = check_direction(paper_direction)
     smallest_effect = _check_size(smallest_effect, "smallest_effect")
-    bounds = [_bounds(v, i) for i, v in enumerate(_as_list(intervals))]
+    bounds = [_bounds(v, i) for i, v in enumerate(interval_list(intervals))]
     if not bounds:
         raise ValueError("sized_verdict needs at least one interval")
-    if all(-smallest_effect < low and high < smallest_effect for _, low, high in bounds):
-        return NO_MEANINGFUL_EFFECT
+    inside = all(-smallest_effect < low and high < smallest_effect for _, low, high in bounds)
     directions = {interval_direction(low, high) for _, low, high in bounds}
     if directions == {paper_direction}:
-        return SUPPORTED
-    mean = float(np.mean([d for d, _, _ in bounds]))
-    if directions == {-paper_direction} and -paper_direction * mean > smallest_effect:
-        return CONTRADICTED
+        return SMALL_EFFECT if inside else SUPPORTED
+    if directions == {-paper_direction}:
+        if inside:
+            return SMALL_EFFECT
+        mean = float(np.mean([d for d, _, _ in bounds]))
+        return CONTRADICTED if -paper_direction * mean > smallest_effect else UNRESOLVED
+    if directions == {0} and inside:
+        return NO_MEANINGFUL_EFFECT
     return UNRESOLVED
+
+
+def effect_side(difference: float, paper_direction: int) -> str:
+    """ "on the paper's side" or "against the paper": where a difference lies for a claim of ``paper_direction``."""
+    return "on the paper's side" if check_direction(paper_direction) * float(difference) > 0 else "against the paper"
 
 
 def equivalence_verdict(intervals, margin: float = DEFAULT_MARGIN) -> Verdict:
@@ -161,7 +183,7 @@ def equivalence_verdict(intervals, margin: float = DEFAULT_MARGIN) -> Verdict:
     never support "X does not matter": an interval that contains 0 says only that we could not tell.
     """
     margin = _check_size(margin, "margin")
-    bounds = [_bounds(v, i) for i, v in enumerate(_as_list(intervals))]
+    bounds = [_bounds(v, i) for i, v in enumerate(interval_list(intervals))]
     if not bounds:
         raise ValueError("equivalence_verdict needs at least one interval")
     if all(-margin < low and high < margin for _, low, high in bounds):
@@ -215,7 +237,7 @@ def claim_row(claim: str, intervals, paper_direction: int = +1) -> dict:
     ``per_seed``.
     """
     paper_direction = check_direction(paper_direction)
-    items = _as_list(intervals)
+    items = interval_list(intervals)
     labels = list(intervals) if isinstance(intervals, Mapping) else [None] * len(items)
     bounds = [_bounds(v, i) for i, v in enumerate(items)]
     if not bounds:

@@ -31,7 +31,9 @@ from ..evaluation.claims import (
     interval_counts,
     kind_of,
     provisional,
+    timing_rows,
     verdict_counts,
+    verdict_text,
 )
 from ..evaluation.main_claims import MainClaim, main_claim_result, main_claim_text, main_claims_of
 from .context import git_sha, write_text_atomic
@@ -189,6 +191,7 @@ def run_commit(folder: Path) -> str | None:
 
 
 CHECKS_COLUMN = "checks of our setting"
+TIMINGS_COLUMN = "timings (not tests)"
 MAIN_CLAIM_COLUMN = "the paper's main claim: verdict"
 OVERVIEW_COLUMNS = (
     "notebook",
@@ -198,6 +201,7 @@ OVERVIEW_COLUMNS = (
     "commit",
     *verdict_rules.VERDICTS,
     CHECKS_COLUMN,
+    TIMINGS_COLUMN,
     "takeaway",
     "comparable with the paper",
 )
@@ -220,6 +224,7 @@ class OverviewRow:
         None  # the paper's main claim and its verdict (``main_claims.main_claim_text``); None: none
     )
     one_seed: dict[str, int] | None = None  # of ``verdicts``, the decisive ones that stand on one seed (provisional)
+    timings: str | None = None  # the timing rows (measured seconds, no test), counted apart: "1 supported (1 seed)"
 
     def cells(self) -> list[str]:
         """The texts of ``OVERVIEW_COLUMNS`` after ``notebook`` (renderers add the link and escape); a decisive
@@ -242,6 +247,7 @@ class OverviewRow:
             self.commit or MISSING,
             *verdicts,
             checks_text(self.checks),
+            self.timings or ("none" if self.verdicts is not None else MISSING),
             self.takeaway or MISSING,
             self.comparable or MISSING,
         ]
@@ -290,6 +296,7 @@ def overview_row(outcome: Outcome, profile_dir: Path) -> OverviewRow:
         verdict_counts(rows, CHECK) if recorded else None,
         "; ".join(main_claim_cell(m, rows if recorded else None, profile_dir) for m in mains) or None,
         verdict_counts([r for r in rows if provisional(r)], PAPER) if recorded else None,
+        "; ".join(verdict_text(r, mark_provisional=True) for r in timing_rows(rows)) or None,
     )
 
 
@@ -385,8 +392,8 @@ def summary_markdown(plan: Plan, outcomes: Sequence[Outcome], profile_dir: Path)
         "",
         "## Overview",
         "",
-        "The paper's main claim: the claim its abstract makes, fixed in the package before any run (a row for each "
-        "paper, whatever its verdict; HiCL's abstract makes two), with our difference [95% interval envelope]; in a "
+        "The paper's main claim: the claim its abstract makes, fixed in the package on 2026-11-28 after the first cpu "
+        "runs of the same comparisons (2026-11-23), every run since at the fixed claim (a row for each paper, whatever its verdict; HiCL's abstract makes two), with our difference [95% interval envelope]; in a "
         "profile other than cpu, the committed cpu run's multi-seed verdict on it in brackets. "
         "Commit: the git commit the notebook's run came from; the paper's claims by verdict, then the checks of our "
         "own setting, which are never counted as reproduced claims (see Claims below); the takeaway is the "
@@ -439,21 +446,25 @@ def claims_markdown(overview: Sequence[OverviewRow]) -> list[str]:
         "## Claims",
         "",
         "Each claim as a paired difference on the same test pairs (ours, 95% bootstrap interval; with several "
-        "training seeds the envelope of their intervals). A direction claim is supported when every seed's interval "
-        "excludes 0 on the paper's side, contradicted when every one excludes 0 on the other side and the estimate "
-        "lies beyond the claim's smallest effect of interest, no meaningful effect when every seed's interval lies "
-        "inside that effect, otherwise unresolved; a robustness claim is equivalent when every seed's interval lies "
-        "inside its margin; a claim whose precondition does not hold is not tested. Whether an arm trained is "
-        "decided per seed on dev data, never on the test pairs: a seed on which an arm did not train is left out "
-        '("2 of 3" seeds), and fewer than two seeds left make the claim not tested. A decisive verdict on one seed '
-        "is marked provisional and counted apart in the overview. Seeds and pairs: a claim on several training "
-        "seeds also gets a hierarchical bootstrap interval of the mean over seeds (seeds resampled, then the test "
-        "pairs), never narrower than the t interval of the seeds' differences (n - 1 degrees of freedom; "
-        '"t floor" where that widened it). Detectable: for an unresolved claim of the paper, the smallest true '
-        "difference the "
-        "every-seed rule would support with 80% power, simulated with the claim's observed seed-to-seed spread and "
+        "training seeds the envelope of their intervals). A claim on several kept training seeds is decided on its "
+        "seeds-and-pairs interval: a hierarchical bootstrap interval of the mean over seeds (seeds resampled, then "
+        "the test pairs), never narrower than the t interval of the seeds' differences (n - 1 degrees of freedom; "
+        '"t floor" where that widened it), with each seed\'s own verdict beside it; a claim on one seed on its one '
+        "interval. A direction claim is supported when that interval excludes 0 on the paper's side and is not "
+        "wholly inside the claim's smallest effect of interest; a small effect (on the paper's side or against it) "
+        "when it excludes 0 but lies inside that effect; contradicted when it excludes 0 on the other side and the "
+        "estimate lies beyond the smallest effect; no meaningful effect when it contains 0 and lies inside the "
+        "smallest effect; otherwise unresolved. A robustness claim is equivalent when the interval lies inside its "
+        "margin. A claim whose precondition does not hold is not tested. Whether an arm trained is decided per seed "
+        "on dev data, never on the test pairs: its kept checkpoint must beat its start on dev by more than the best "
+        "of its k selection evaluations would by chance, and a claim's baseline must have moved dev by at least the "
+        'claim\'s smallest effect; a seed on which an arm did not train is left out ("2 of 3" seeds), and fewer than '
+        "two seeds left make the claim not tested. A decisive verdict on one seed is marked provisional and counted "
+        "apart in the overview. Detectable: for an unresolved claim of the paper, the smallest true difference the "
+        "rule above would support with 80% power, simulated with the claim's observed seed-to-seed spread and "
         "test-pair noise, beside the paper's difference. A timing row's interval is the range of its timed steps, "
-        "not a test. Each notebook prints the paper's sentence a claim tests (`paper_quote` in "
+        "not a test: timing rows are counted apart from the claims' verdicts. Each notebook prints the paper's "
+        "sentence a claim tests (`paper_quote` in "
         f"metrics.json). `{MAIN_CLAIM_MARK.strip()}` marks the row that tests the paper's main claim, fixed in the "
         "package from its abstract (`main_claim` in metrics.json).",
     ]

@@ -16,7 +16,9 @@ from ..evaluation.claims import (
     is_timing_range,
     kind_of,
     provisional,
+    seed_sides_text,
     seeds_text,
+    verdict_words,
 )
 
 MISSING = "—"  # a value the run did not record: shown as missing, never invented
@@ -105,7 +107,7 @@ def seeds_and_pairs_shown(row: Mapping[str, Any]) -> dict[str, float] | None:
 
 def detectable_text(row: Mapping[str, Any]) -> str:
     """The smallest difference an unresolved direction claim of the paper would be supported at with 80% power
-    under the every-seed rule, simulated with its observed seed-to-seed spread and test-pair noise
+    under the rule that decides it (``power.detectable_of_seeds``), simulated with its observed seed-to-seed spread and test-pair noise
     (``power.simulated_detectable_effect``: each seed's estimate = true + training noise + the test-pair noise all
     seeds share; the pair noise's standard error from its widest seed interval), "±1.43"; missing for other rows."""
     widths = seed_intervals(row)
@@ -129,19 +131,21 @@ def claim_text(row: Mapping[str, Any]) -> str:
 
 
 def verdict_cell(row: Mapping[str, Any]) -> str:
-    """The verdict column: the verdict, "(margin ±m)" on a robustness claim with whether "equivalent" was reachable,
-    "(1 seed, provisional)" on a decisive verdict that stands on one seed, and the smallest effect of interest a
-    sized verdict used."""
-    verdict = str(row["verdict"])
+    """The verdict column: the verdict (a small effect with its side, ``claims.verdict_words``), "(margin ±m)" on a
+    robustness claim with whether "equivalent" was reachable, the smallest effect of interest a sized verdict used,
+    "(1 seed, provisional)" on a decisive verdict that stands on one seed, and on a claim decided on its
+    seeds-and-pairs interval each seed's own verdict (``claims.seed_sides_text``)."""
+    verdict = verdict_words(row)
     if is_equivalence(row) and is_number(row.get("margin")):
-        verdict += f" (margin ±{row['margin']:g})"
+        verdict += f" (margin ±{row['margin']:.2f})"
         if "not reachable" in str(row.get("reachability") or ""):
             verdict += "; equivalence not reachable at this size"
-    elif is_number(row.get("smallest_effect")):
-        verdict += f" (smallest effect ±{row['smallest_effect']:g})"
+    elif is_number(row.get("smallest_effect")) and row.get("verdict") != verdict_rules.SMALL_EFFECT:
+        verdict += f" (smallest effect ±{row['smallest_effect']:.2f})"
     if provisional(row):
         verdict += " (1 seed, provisional)"
-    return verdict
+    sides = seed_sides_text(row)
+    return f"{verdict}; {sides}" if sides else verdict
 
 
 def seeds_cell(row: Mapping[str, Any]) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 import torch
 from torch import nn
@@ -13,7 +13,20 @@ from torch import nn
 LossFn = Callable[[nn.Module, Any], torch.Tensor]
 
 
-EvalFn = Callable[[nn.Module], float]
+@runtime_checkable
+class ScoredEvaluation(Protocol):
+    """What an ``EvalFn`` may return instead of a plain float: its score (``float(...)``) and ``record()``, a JSON-ready
+    dict of what it scored (``stsnb.evaluation.evaluate.DevScore``: per dev item the gold score and the prediction).
+    ``fit`` keeps the record of its step-0 evaluation and of the one it selects (``TrainResult.dev_start`` /
+    ``dev_kept``), so the dev gate can ask whether the kept checkpoint's gain beats what picking the best of k noisy
+    evaluations gives (``stsnb.evaluation.dev_gates``)."""
+
+    def __float__(self) -> float: ...
+
+    def record(self) -> dict: ...
+
+
+EvalFn = Callable[[nn.Module], "float | ScoredEvaluation"]
 
 
 MIXED_PRECISION = ("no", "fp16", "bf16")
@@ -65,6 +78,15 @@ class TrainResult:
     # weight by at most about the learning rate per step, and some weight nearly always by that much, so it comes
     # out near the sum of the learning rates over the kept steps whatever the run
     relative_change: float | None = None
+    # ``ScoredEvaluation.record()`` of the evaluation before the first step and of the evaluation selection kept (None when the
+    # evaluator returned a plain float, or without ``eval_at_start``): what the dev gate's noise bound is read from
+    dev_start: dict | None = None
+    dev_kept: dict | None = None
+
+    @property
+    def selection_evaluations(self) -> int:
+        """How many dev evaluations after step 0 selection chose among (the k of "the best of k noisy checkpoints")."""
+        return sum(1 for row in self.history if row.get("dev") is not None and (row.get("step") or 0) > 0)
 
     def to_dict(self) -> dict:
         return asdict(self)

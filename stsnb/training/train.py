@@ -10,7 +10,9 @@
   gradient accumulation that also steps on the last batch of an epoch.
 - Dev evaluation (``evaluate(model) -> score``, higher is better) on the main process, before the first step
   (``eval_at_start``: the start can be the best checkpoint), every ``eval_every`` optimizer steps and at the end; the
-  score is broadcast so every process keeps the same best weights, restored before ``fit`` returns.
+  score is broadcast so every process keeps the same best weights, restored before ``fit`` returns. An evaluator that
+  returns a ``ScoredEvaluation`` (``stsnb.evaluation.evaluate.DevScore``: the score with its per-item gold and predictions) has the records of step 0 and of the kept
+  evaluation returned too (``TrainResult.dev_start`` / ``dev_kept``): what the dev gate tests the kept gain with.
 - Checkpoints: ``checkpoint_dir/best.pt`` (the selected trainable weights, at every better dev score) and
   ``checkpoint_dir/last`` (the state that resumes the fit: the weights that train, the optimizer, the gradient scaler,
   the scheduler, every process's random number generators, the progress and a link to that moment's ``best.pt``;
@@ -74,7 +76,7 @@ from .checkpoints import (
     take_up_best,
     trainable_state,
 )
-from .config import MIXED_PRECISION, EvalFn, LossFn, NonFiniteLossError, TrainConfig, TrainResult
+from .config import MIXED_PRECISION, EvalFn, LossFn, NonFiniteLossError, ScoredEvaluation, TrainConfig, TrainResult
 from .orphans import checkpoints_locked
 from .progress import Pace
 from .progress import quiet as batch_run_is_quiet
@@ -257,6 +259,8 @@ def fit(
         weight_change=change,
         resumed_at=run.resumed_at,
         relative_change=relative,
+        dev_start=state.get("dev_start"),
+        dev_kept=state.get("dev_kept"),
     )
 
 
@@ -528,16 +532,23 @@ def _evaluate_and_select(run: _Run) -> None:
     state = run.state
     unwrapped = run.acc.unwrap_model(run.model)
     decided = None  # the main process's score, and whether last/ is due: the processes' clocks differ, all must save
+    record = None  # the main process's ScoredEvaluation record (what it scored), kept for the dev gate
     if run.acc.is_main_process:
-        decided = (float(run.evaluate(unwrapped)), run.writes.due(state["step"], final=state["step"] >= run.total))
+        value = run.evaluate(unwrapped)
+        record = value.record() if isinstance(value, ScoredEvaluation) else None
+        decided = (float(value), run.writes.due(state["step"], final=state["step"] >= run.total))
     score, write_last = _broadcast(run.acc, decided)
     unwrapped.train()
     state["evaluated_at"] = state["step"]
     state["history"].append({"step": state["step"], "epoch": state["epoch"], "dev": score})
+    if state["step"] == 0 and record is not None:
+        state["dev_start"] = record
     improved = state["best_score"] is None or score > state["best_score"]
     if improved:
         state["best_score"], state["best_step"] = score, state["step"]
         run.best_weights = trainable_state(unwrapped)
+        if record is not None:
+            state["dev_kept"] = record
     _save_checkpoint(run, improved, write_last)
 
 

@@ -79,7 +79,6 @@ from .gates import (
     sigma_acts,
     sigma_reach,
     smallest_effect,
-    untrained_dev,
     why_not_tested,
 )
 from .objectives import (

@@ -181,6 +181,10 @@ def spearman_claim(
     a_runs, b_runs = gates.by_seed(a, "a"), gates.by_seed(b, "b")
     intervals = seed_intervals(a_runs, b_runs, n_resamples=n_resamples, seed=seed)
     pairs = [(run, _partner(b_runs, s, "b")) for s, run in sorted(a_runs.items())]
+    paired = {
+        f"seed {s}": {"C-STS": (x.evaluation.gold, x.evaluation.predictions, y.evaluation.predictions, x.evaluation.groups)}
+        for s, (x, y) in zip(sorted(a_runs), pairs, strict=True)
+    }
     row = claims.claim(
         text,
         intervals,
@@ -194,6 +198,8 @@ def spearman_claim(
         dev_gates=dev_gates,
         smallest_effect=smallest_effect[0] if smallest_effect else None,
         smallest_effect_reason=smallest_effect[1] if smallest_effect else None,
+        baseline=_baseline(kind, direction, smallest_effect, dev_gates),
+        paired=paired,
         paper_difference=paper_difference,
         main_claim=main_claim,
         a=next(iter(a_runs.values())).name,
@@ -205,6 +211,15 @@ def spearman_claim(
     )
     row["interval"] = f"{row['difference']:+.2f} [{row['low']:+.2f}, {row['high']:+.2f}]"
     return row
+
+
+def _baseline(kind: str, direction: int, smallest_effect, dev_gates: Sequence[DevGate]) -> str | None:
+    """The arm a paper's direction claim says is improved on, whose dev gain must reach the smallest effect: the
+    second arm's gate ("CCL > QuMSE": QuMSE, as ``gates.arm_gates(a, .., b, ..)`` orders them), the first when the
+    paper's direction is a < b; None for a check, a claim without a size, or gates that are not one per arm."""
+    if kind != claims.PAPER or direction == 0 or not smallest_effect or len(dev_gates) != 2:
+        return None
+    return dev_gates[1 if direction > 0 else 0].arm
 
 
 def fewest_resolvable_count(level: float = 0.95) -> int:
@@ -290,6 +305,7 @@ def count_claim(
         intervals,
         paper_quote=paper_quote,
         direction=direction,
+        paired_sums={f"seed {s}": (a_by_seed[s], b_by_seed[s], groups) for s in sorted(a_by_seed)},
         preconditions=[*preconditions, occurs],
         dev_gates=dev_gates,
         smallest_effect=smallest_effect[0] if smallest_effect else None,
@@ -427,7 +443,8 @@ def ablation_note(term: str, row: Mapping) -> str:
     return text
 
 
-# The paper's main claim, from its abstract (decided before any run; every profile's summary leads with it)
+# The paper's main claim, from its abstract (fixed on 2026-11-28, after the first cpu runs: main_claims.FIXED; every
+# profile's summary leads with it)
 MAIN_CLAIMS = (
     MainClaim(
         "40_ccl_csts",

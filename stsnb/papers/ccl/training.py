@@ -86,6 +86,10 @@ class Evaluation:
     def scores(self) -> dict[str, float]:
         return {"spearman": self.spearman, "pearson": self.pearson}
 
+    def dev_score(self) -> evaluate.DevScore:
+        """As a dev evaluation for ``fit``: the Spearman with the rows it scored, grouped by sentence pair."""
+        return evaluate.DevScore(self.spearman, self.gold, self.predictions, self.groups or None)
+
 
 def pair_id(record: CSTSRecord) -> str:
     """The sentence pair a C-STS row belongs to, as one label: its two sentences, unordered (the validation split
@@ -191,7 +195,7 @@ def train_and_evaluate(
         loss_function(objective),
         list(train_quadruples),
         config,
-        evaluate=(lambda m: evaluate_rows(m, selection).spearman) if selection else None,
+        evaluate=(lambda m: evaluate_rows(m, selection).dev_score()) if selection else None,
         param_groups=param_groups(model, config.lr, config.weight_decay, head_lr),
     )
     evaluation = evaluate_rows(model, eval_rows)

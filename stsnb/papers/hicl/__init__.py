@@ -57,7 +57,6 @@ from .results import (
     spearman_scores,
     task_predictions,
     untrained_check,
-    untrained_dev,
 )
 from .segments import (
     SEGMENT_POOLINGS,

@@ -3,20 +3,21 @@
 smallest effect of interest with its reason.
 
 Every claim is a difference ``a - b`` of the average Spearman x100 over the scored tasks, on the same test pairs, with
-a paired bootstrap interval per training seed (``stsnb.evaluation.stats``); a direction verdict needs every kept
-seed's interval on the same side. Runs come as ``{training seed: pipeline.StageRun}``.
+a paired bootstrap interval per training seed (``stsnb.evaluation.stats``); on several kept seeds the verdict is decided
+on the seeds-and-pairs interval of their mean. Runs come as ``{training seed: pipeline.StageRun}``.
 
 **Dev gates** (``stsnb.evaluation.dev_gates``, :func:`dev_gate`): an arm trained on a seed when dev selection kept a
-step past 0, its selected STS-B dev score beats the untrained prompt embedding's on the same dev pairs (step 0 of that
-seed's stage-1 fit, :func:`untrained_dev`: stage 1 starts from it) and a weight changed. A seed on which one of a
-claim's arms did not train is left out of that claim ("2 of 3 seeds"); no gate reads the test pairs.
+step past 0, a weight changed, and its kept STS-B dev score beats the fit's own start (stage 1: the untrained prompt
+embedding; stage 2, the control and the de-duplicated arm: stage 1's adapter) by more than picking the best of its k
+selection evaluations would give by chance. A seed on which one of a claim's arms did not train is left out of that
+claim ("2 of 3 seeds"); no gate reads the test pairs. The main claim, stage 2 improves on stage 1, also needs stage 1
+to have moved dev by at least the claim's smallest effect.
 
 - A check of our setting: stage 1 (contrastive, Eq. 8) improves the untrained prompt embedding (the paper reports no
   untrained score). Gate: stage 1 trained on dev.
 - The paper's main claim (``MAIN_CLAIMS``, Table 4): stage 2 (Pearson, Eq. 9) improves on stage 1, quoted from
   Section 4.2; the paper difference and its direction from Table 4, the smallest effect half of it
-  (:func:`smallest_effect`). Gates: stage 1 and stage 2 trained on dev. With several kept seeds it also gets a
-  seeds-and-pairs interval (``seed_bootstrap.seeds_and_pairs_predictions_difference``).
+  (:func:`smallest_effect`). Gates: stage 1 and stage 2 trained on dev, stage 1 by at least the smallest effect.
 - The control, testing Section 4.2's attribution of stage 1's plateau to "the coarse granularity of contrastive
   learning": Pearson stage 2 beats stage 2's pairs under stage 1's objective, from the same stage-1 adapter, in the
   same batches and steps (``training.scored_pairs_info_nce``), so the objective is what differs; the main claim alone
@@ -37,7 +38,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
-from ...evaluation import claims, dev_gates, power, seed_bootstrap, stats, verdict_rules
+from ...evaluation import claims, dev_gates, power, stats, verdict_rules
 from ...evaluation.evaluate import TaskPredictions
 from ...evaluation.main_claims import MainClaim
 from . import quotes
@@ -76,67 +77,25 @@ def seed_intervals(
     }
 
 
-def seeds_and_pairs(a: Runs, b: Runs | TaskPredictions, *, n_resamples: int = 2000, seed: int = 0) -> dict | None:
-    """``a - b``'s mean over the training seeds of ``a`` with its seeds-and-pairs interval (seeds resampled, then the
-    shared test pairs of every task; ``seed_bootstrap.seeds_and_pairs_predictions_difference``), never narrower than
-    the t interval of the seed means (its t floor), as a JSON-ready dict; None with one seed (the per-seed interval is
-    then the whole story)."""
+def dev_gate(arm: str, runs: Runs) -> dev_gates.DevGate:
+    """ "<arm> trained on dev", per training seed ("seed 0", as the claims' intervals are keyed): selection kept a step
+    past 0, some adapter weight changed, and the kept STS-B dev score beats the fit's own start (stage 1: the untrained
+    prompt embedding; stage 2 and the control: stage 1's adapter) by more than the best of its selection evaluations
+    would by chance (``dev_gates.from_fits``)."""
+    return dev_gates.from_fits(arm, {f"seed {s}": r.result for s, r in _runs(runs, arm).items()})
+
+
+def paired(a: Runs, b: Runs | TaskPredictions) -> dict[str, dict]:
+    """What each seed's interval of ``a - b`` is computed from, ``{"seed s": {task: (gold, pred_a, pred_b)}}``, for a
+    claim's seeds-and-pairs interval (``b`` as for :func:`seed_intervals`)."""
     a = _runs(a, "a")
-    if len(a) < 2:
-        return None
     if isinstance(b, Mapping) and b and all(isinstance(r, StageRun) for r in b.values()):
-        other = {s: b[s].predictions for s in a}  # the seeds of ``a`` (those a claim kept)
+        other = {s: b[s].predictions for s in a}
     elif isinstance(b, StageRun):
-        other = b.predictions
+        other = {s: b.predictions for s in a}
     else:
-        other = b
-    both = seed_bootstrap.seeds_and_pairs_predictions_difference(
-        {s: r.predictions for s, r in a.items()}, other, n_resamples=n_resamples, seed=seed, t_floor=True
-    )
-    return both.to_dict()
-
-
-def untrained_dev(stage1: StageRun) -> float:
-    """The untrained prompt embedding's STS-B dev Spearman x100 on one training seed: the evaluation before stage 1's
-    first step (step 0 of its history, ``TrainConfig.eval_at_start``). Stage 1 starts from the untrained encoder
-    (LoRA's B at 0), so this is the dev score every arm of that seed is gated against."""
-    for row in stage1.result.history:
-        if row.get("step") == 0 and row.get("dev") is not None:
-            return float(row["dev"])
-    raise ValueError(
-        "stage 1's history has no dev score at step 0: the dev gates need stage 1 run with dev pairs and "
-        "eval_at_start (the untrained prompt embedding's dev score)"
-    )
-
-
-def untrained_devs(stage1: Runs) -> dict[int, float]:
-    """:func:`untrained_dev` of each training seed's stage 1."""
-    return {s: untrained_dev(r) for s, r in _runs(stage1, "stage1").items()}
-
-
-def dev_gate(arm: str, runs: Runs, untrained: Mapping[int, float]) -> dev_gates.DevGate:
-    """ "<arm> trained on dev", per training seed ("seed 0", as the claims' intervals are keyed): the step dev
-    selection kept is past 0, its dev score beats ``untrained[seed]`` (:func:`untrained_dev`, the same dev pairs)
-    and some adapter weight changed (``dev_gates.trained_on_dev``)."""
-    runs = _runs(runs, arm)
-    if missing := sorted(set(runs) - set(untrained)):
-        raise ValueError(f"{arm}: no untrained dev score for training seed(s) {missing}")
-    changes = {f"seed {s}": r.result.weight_change for s, r in runs.items()}
-    return dev_gates.trained_on_dev(
-        arm,
-        {f"seed {s}": r.kept_step for s, r in runs.items()},
-        {f"seed {s}": dev_gates.dev_gain(r.result.best_score, untrained[s]) for s, r in runs.items()},
-        total_steps={f"seed {s}": r.result.steps for s, r in runs.items()},
-        weight_changes=None if any(c is None for c in changes.values()) else changes,
-    )
-
-
-def _kept(runs: Runs, gates: Sequence[dev_gates.DevGate]) -> dict[int, StageRun]:
-    """The runs of the seeds every gate's arm trained on (all of them when too few did: the claim is then not
-    tested, and its seeds-and-pairs interval is not computed)."""
-    runs = _runs(runs, "runs")
-    selection = dev_gates.select_seeds([f"seed {s}" for s in runs], gates)
-    return {s: r for s, r in runs.items() if f"seed {s}" in selection.kept} if selection.enough else {}
+        other = {s: b for s in a}
+    return {f"seed {s}": stats.paired_triples(run.predictions, other[s]) for s, run in a.items()}
 
 
 def stayed_at_start(runs: Mapping[str, StageRun]) -> list[str]:
@@ -210,9 +169,7 @@ def stage_claims(
     paper = second_level - first_level
     first = seed_intervals(stage1, untrained, n_resamples=n_resamples, seed=seed)
     second = seed_intervals(stage2, stage1, n_resamples=n_resamples, seed=seed)
-    dev = untrained_devs(stage1)
-    gates = [dev_gate("stage 1", stage1, dev), dev_gate("stage 2", stage2, dev)]
-    kept = _kept(stage2, gates)
+    gates = [dev_gate("stage 1", stage1), dev_gate("stage 2", stage2)]
     effect, why = smallest_effect(row, template_label)
     return [
         claims.claim(
@@ -222,6 +179,7 @@ def stage_claims(
             kind=claims.CHECK,
             direction=+1,
             dev_gates=gates[:1],
+            paired=paired(stage1, untrained),
             per_task=_per_task(first),
         ),
         claims.claim(
@@ -232,10 +190,11 @@ def stage_claims(
             dev_gates=gates,
             smallest_effect=effect,
             smallest_effect_reason=why,
+            baseline="stage 1",
+            paired=paired(stage2, stage1),
             paper_difference=paper,
             per_task=_per_task(second),
             main_claim=main_claim,
-            seeds_and_pairs=seeds_and_pairs(kept, stage1, n_resamples=n_resamples, seed=seed) if kept else None,
         ),
     ]
 
@@ -245,7 +204,6 @@ def control_claim(
     control: Runs,
     positives: Mapping[int, int],
     *,
-    untrained_dev: Mapping[int, float],
     row: str,
     template_label: str,
     positive_score: float,
@@ -254,13 +212,13 @@ def control_claim(
     seed: int = 0,
 ) -> dict:
     """Pearson stage 2 minus the control (stage 2's pairs under Eq. 8's form, same start, batches and steps), per
-    training seed, gated on its own two arms' dev gates (``untrained_dev``: :func:`untrained_devs` of stage 1);
-    ``positives``: per seed, the control's pairs scored >= ``positive_score`` (of ``n_pairs``). Its smallest effect:
+    training seed, gated on its own two arms' dev gates (the control is asked no least gain: that InfoNCE plateaus from
+    stage 1 is what Section 4.2 predicts); ``positives``: per seed, the control's pairs scored >= ``positive_score`` (of ``n_pairs``). Its smallest effect:
     :func:`smallest_effect` for ``row`` and ``template_label``."""
     stage2, control = _runs(stage2, "stage2"), _runs(control, "control")
     intervals = seed_intervals(stage2, control, n_resamples=n_resamples, seed=seed)
     fewest = min(int(positives[s]) for s in control)
-    gates = [dev_gate("stage 2", stage2, untrained_dev), dev_gate("the InfoNCE control", control, untrained_dev)]
+    gates = [dev_gate("stage 2", stage2), dev_gate("the InfoNCE control", control)]
     effect, why = smallest_effect(row, template_label, control=True)
     return claims.claim(
         "the Pearson loss, not the new data: stage 2 (Eq. 9) beats the same pairs under stage 1's objective "
@@ -271,6 +229,7 @@ def control_claim(
         dev_gates=gates,
         smallest_effect=effect,
         smallest_effect_reason=why,
+        paired=paired(stage2, control),  # no least gain asked of the control: its plateau is what Section 4.2 predicts
         preconditions=[
             claims.phenomenon_occurs(
                 f"pairs scored >= {positive_score:g} (the control's positives, fewest over seeds)",
@@ -290,14 +249,14 @@ def dedup_claim(stage1: Runs, stage2_removed: Runs, *, n_resamples: int = 2000, 
     STS-B / SICK-R mix) minus stage 1: what is left of the stage-2 gain without them. Gated on both arms' dev gates."""
     stage1, removed = _runs(stage1, "stage1"), _runs(stage2_removed, "stage2_removed")
     survives = seed_intervals(removed, stage1, n_resamples=n_resamples, seed=seed)
-    dev = untrained_devs(stage1)
     return claims.claim(
         "the stage-2 gain survives removing the shared pairs (de-duplicated stage 2 minus stage 1)",
         survives,
         paper_quote=quotes.TEST_DATA,
         kind=claims.CHECK,
         direction=+1,
-        dev_gates=[dev_gate("stage 1", stage1, dev), dev_gate("de-duplicated stage 2", removed, dev)],
+        dev_gates=[dev_gate("stage 1", stage1), dev_gate("de-duplicated stage 2", removed)],
+        paired=paired(removed, stage1),
         per_task=_per_task(survives),
     )
 
@@ -358,7 +317,6 @@ def robustness_claim(
     *,
     paper_quote: str,
     arms: tuple[str, str],
-    untrained_dev: tuple[Mapping[int, float], Mapping[int, float]],
     margin: float = verdict_rules.DEFAULT_MARGIN,
     margin_reason: str,
     paper_difference: float | None = None,
@@ -368,8 +326,7 @@ def robustness_claim(
     """ "``a`` and ``b`` hardly differ" (Tables 4-5, ``quotes.TEMPLATES`` / ``quotes.BATCH_SIZES``): ``equivalent``
     when every seed's interval lies within +-``margin`` (``margin_reason``: why that margin; the row's
     ``reachability`` says whether "equivalent" can be reached at this size); both runs, named by ``arms`` (stored as
-    the row's ``a`` and ``b``, as ``text`` names them), must have trained on dev against their own template's
-    untrained dev score (``untrained_dev``: one mapping per arm, :func:`untrained_devs`)."""
+    the row's ``a`` and ``b``, as ``text`` names them), must have trained on dev (:func:`dev_gate`)."""
     a, b = _runs(a, "a"), _runs(b, "b")
     intervals = seed_intervals(a, b, n_resamples=n_resamples, seed=seed)
     return claims.claim(
@@ -378,7 +335,8 @@ def robustness_claim(
         paper_quote=paper_quote,
         margin=margin,
         margin_reason=margin_reason,
-        dev_gates=[dev_gate(arms[0], a, untrained_dev[0]), dev_gate(arms[1], b, untrained_dev[1])],
+        dev_gates=[dev_gate(arms[0], a), dev_gate(arms[1], b)],
+        paired=paired(a, b),
         paper_difference=paper_difference,
         per_task=_per_task(intervals),
         a=arms[0],
@@ -454,7 +412,8 @@ def ceiling_crossings(scores: dict[str, float], ceilings: dict[str, float]) -> d
     return {task: {name: value > limit for name, limit in ceilings.items()} for task, value in scores.items()}
 
 
-# The paper's main claim, from its abstract (decided before any run; every profile's summary leads with it)
+# The paper's main claim, from its abstract (fixed on 2026-11-28, after the first cpu runs: main_claims.FIXED; every
+# profile's summary leads with it)
 MAIN_CLAIMS = (
     MainClaim(
         "10_pcc_tuning",

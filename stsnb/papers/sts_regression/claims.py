@@ -7,10 +7,13 @@ pairs, one interval per training seed; its direction is the paper's words ("a be
 difference (``REPORTED``) is shown beside it.
 
 **Dev gates, per seed, on the claim's own arms** (``stsnb.evaluation.dev_gates``, :func:`dev_gate`): an arm trained
-on a seed when STS-B dev selection kept a step past 0, its selected dev score is above the untrained encoder's on the
-same dev pairs, and a weight changed. A seed on which one of a claim's two arms did not train is left out ("k of n
-seeds"); with fewer than two seeds left (or a one-seed claim's seed left out) the claim is **not tested**. The test
-pairs a claim is scored on never gate it. Cross entropy gates only the claims it is an arm of.
+on a seed when STS-B dev selection kept a step past 0, a weight changed, and its kept dev score beats the fit's own
+start by more than the best of its selection evaluations would give by chance; a claim's baseline (``b`` of a claim
+of the paper: cross entropy for the main claim) must also have moved dev by the claim's smallest effect. A seed on
+which one of a claim's two arms did not train is left out ("k of n seeds"); with fewer than two seeds left (or a
+one-seed claim's seed left out) the claim is **not tested**. The test pairs a claim is scored on never gate it. Cross
+entropy gates only the claims it is an arm of. A claim on several kept seeds is decided on the seeds-and-pairs interval
+of their mean.
 
 - Table 1 (Section 4.1): both losses of each claim. The paper's main claim (:data:`MAIN_CLAIMS`, from the abstract:
   regression beats classification) is Table 1's Smooth K2 against cross entropy on the same labels: on NLI
@@ -135,40 +138,31 @@ class Trained:
     """One training run as its claims see it: the STS predictions of the kept weights and what dev selection kept
     (``best_step`` 0: the untrained start; ``weight_change``: the largest change of any trained weight between the
     start and the kept weights, ``TrainResult.weight_change``; ``dev_score``: the kept checkpoint's STS-B dev
-    Spearman x100, the selection score; ``total_steps``: the optimizer steps the run took)."""
+    Spearman x100, the selection score; ``total_steps``: the optimizer steps the run took; ``result``: the fit's
+    whole record, whose dev records the dev gate reads)."""
 
     predictions: TaskPredictions
     best_step: int
     weight_change: float | None = None
     dev_score: float | None = None
     total_steps: int | None = None
+    result: TrainResult | None = None
 
     @classmethod
     def of(cls, predictions: TaskPredictions, result: TrainResult) -> Trained:
         """From a ``fit`` result; without dev selection (``best_step`` None) the last step is what is kept."""
         step = result.steps if result.best_step is None else result.best_step
-        return cls(predictions, int(step), result.weight_change, result.best_score, int(result.steps))
+        return cls(predictions, int(step), result.weight_change, result.best_score, int(result.steps), result)
 
 
-def dev_gate(arm: str, runs: Mapping[int, Trained], untrained_dev: float) -> dev_gates.DevGate:
+def dev_gate(arm: str, runs: Mapping[int, Trained]) -> dev_gates.DevGate:
     """Whether ``arm`` trained on each training seed of ``runs`` (``{seed: Trained}``), on STS-B dev only: the step dev
-    selection kept, its dev score minus ``untrained_dev`` (the untrained encoder's Spearman x100 on the same dev
-    pairs) and the largest weight change (``stsnb.evaluation.dev_gates.trained_on_dev``; labels "seed N")."""
-    ordered = sorted(runs.items())
-    label = {s: f"seed {s}" for s, _ in ordered}
-    changes = None
-    if all(r.weight_change is not None for _, r in ordered):
-        changes = {label[s]: r.weight_change for s, r in ordered}
-    totals = None
-    if all(r.total_steps is not None for _, r in ordered):
-        totals = {label[s]: r.total_steps for s, r in ordered}
-    return dev_gates.trained_on_dev(
-        arm,
-        {label[s]: r.best_step for s, r in ordered},
-        {label[s]: dev_gates.dev_gain(r.dev_score, untrained_dev) for s, r in ordered},
-        total_steps=totals,
-        weight_changes=changes,
-    )
+    selection kept, the largest weight change, and its dev score over the fit's own step 0 against what the best of
+    its selection evaluations would give by chance (``stsnb.evaluation.dev_gates.from_fits``; labels "seed N")."""
+    missing = [s for s, r in runs.items() if r.result is None]
+    if missing:
+        raise ValueError(f"{arm}: seeds {missing} carry no fit record (Trained.of a fit result): no dev gate")
+    return dev_gates.from_fits(arm, {f"seed {s}": r.result for s, r in sorted(runs.items())})
 
 
 def smallest_effect(table: str, a: str, b: str) -> tuple[float, str]:
@@ -245,6 +239,11 @@ def seed_intervals(
     }
 
 
+def paired(a: SeedPredictions, b: SeedPredictions) -> dict[str, dict]:
+    """``{"seed s": {task: (gold, a, b)}}``: what each seed's interval is computed from (a claim's seeds-and-pairs data)."""
+    return {f"seed {s}": stats.paired_triples(a[s], b[s]) for s in sorted(a)}
+
+
 def _opening(table: str, backbone: str = "") -> str:
     """A claim's opening, "Table 1, " or, with a ``backbone``, "Table 1, roberta-base: ": the notebook names the
     backbone when it runs several (the ``paper`` profile's BERT and RoBERTa), so that no two claims read alike."""
@@ -275,13 +274,15 @@ def pair_claim(
     paper_effect: float | None = None,
     preconditions: Sequence[claims.Precondition] = (),
     main_claim: bool = False,
+    baseline: str | None = None,
     **extra,
 ) -> dict:
     """One claim row (``stsnb.evaluation.claims.claim``): ``a - b`` per training seed, the paper's sentence and
     difference, the direction the paper's words give, the dev gates of its arms (``gates``, :func:`dev_gate`), the
     smallest effect of interest with its reason (``effect``, :func:`smallest_effect`), ``margin`` (with its reason and
-    the paper's own effect) for a robustness claim, ``kind`` ("check" for a check of our setting) and whether it tests
-    the paper's main claim (``main_claim``)."""
+    the paper's own effect) for a robustness claim, ``kind`` ("check" for a check of our setting), whether it tests
+    the paper's main claim (``main_claim``) and the gated arm the paper says it improves on (``baseline``: it must
+    move dev by the smallest effect)."""
     size, why = effect if effect is not None else (None, None)
     return claims.claim(
         text,
@@ -296,6 +297,8 @@ def pair_claim(
         dev_gates=gates,
         smallest_effect=size,
         smallest_effect_reason=why,
+        baseline=baseline,
+        paired=paired(a, b),
         paper_difference=paper_diff,
         main_claim=main_claim,
         table=table,
@@ -335,7 +338,6 @@ def table1_claims(
     before: TaskPredictions,
     row: str,
     *,
-    untrained_dev: float,
     n_resamples: int = 2000,
     backbone: str = "",
     task: Table1Task = NLI_TASK,
@@ -344,13 +346,13 @@ def table1_claims(
     """Section 4.1's claims on our Table 1 runs ``{(arm, seed): Trained}`` (arms: the losses, and
     :data:`ROUNDED_K2`), the paper's differences from its ``row`` ("BERT-base" or "RoBERTa-base"). Each claim stands on
     the seeds where both its arms ran (the main claim on more seeds than the rest when the notebook runs them) and is
-    gated on the dev gates of its two arms (``untrained_dev``: the untrained encoder's STS-B dev Spearman x100); a claim
+    gated on the dev gates of its two arms (the baseline's asking the smallest effect); a claim
     whose arms never ran together is left out, not guessed. The main claim's row (:func:`table1_claim_list`) is marked
     ``main_claim`` when ``main_claim`` is True (False for a backbone after the first: one main-claim row per notebook).
     ``before`` is kept for the signature the notebook calls (the untrained encoder's test predictions gate nothing).
     ``backbone``, when given, is named in each claim's text and stored in its row (``_opening``)."""
     del before  # the test pairs never gate a claim
-    rows = pair_claim_rows(runs, "Table 1", table1_claim_list(task), row, n_resamples, backbone, untrained_dev)
+    rows = pair_claim_rows(runs, "Table 1", table1_claim_list(task), row, n_resamples, backbone)
     for r in rows:
         r["main_claim"] = main_claim and r["main_claim"]
         if r["a"] == ROUNDED_K2 or r["claim"].endswith(SAME_ROUNDED):
@@ -367,13 +369,12 @@ def pair_claim_rows(
     row: str,
     n_resamples: int,
     backbone: str,
-    untrained_dev: float,
     gate_name=str,
 ) -> list[dict]:
     """The claims of ``listed`` on the seeds where both settings of each ran (a claim whose settings never ran
     together is left out, not guessed), each gated on its two arms' dev gates (:func:`dev_gate`, the arm named
-    ``gate_name(setting)``), a claim of the paper sized by :func:`smallest_effect`; ``backbone`` (when given) is named
-    in each text (``_opening``)."""
+    ``gate_name(setting)``), a claim of the paper sized by :func:`smallest_effect`, its ``b`` the baseline that must
+    move dev by that effect; ``backbone`` (when given) is named in each text (``_opening``)."""
     out = []
     for c in listed:
         seeds = seeds_of(runs, c.a, c.b)
@@ -392,10 +393,11 @@ def pair_claim_rows(
                 paper_quote=c.quote,
                 kind=c.kind,
                 direction=c.direction,
-                gates=[dev_gate(gate_name(c.a), a, untrained_dev), dev_gate(gate_name(c.b), b, untrained_dev)],
+                gates=[dev_gate(gate_name(c.a), a), dev_gate(gate_name(c.b), b)],
                 effect=smallest_effect(table, c.reported_a, c.b) if sized else None,
                 n_resamples=n_resamples,
                 main_claim=c.main,
+                baseline=gate_name(c.b) if sized else None,
                 **backbone_fields(backbone),
             )
         )
@@ -408,7 +410,6 @@ def improvement_claim(
     after: Mapping[int, Trained],
     before: TaskPredictions,
     *,
-    untrained_dev: float,
     table: str,
     n_resamples: int = 2000,
 ) -> dict:
@@ -425,7 +426,7 @@ def improvement_claim(
         names=("after", "before"),
         paper_quote=quotes.SETTING,
         kind=claims.CHECK,
-        gates=[dev_gate(what, after, untrained_dev)],
+        gates=[dev_gate(what, after)],
         n_resamples=n_resamples,
         direction=+1,
     )
@@ -449,7 +450,6 @@ def raw_encoder_checks(
     seeds: Sequence[int],
     *,
     backbone: str,
-    untrained_dev: float,
     n_resamples: int = 2000,
 ) -> list[dict]:
     """Table 1's checks of our setting ("training improved the raw encoder", :func:`improvement_claim`): the loss
@@ -460,7 +460,7 @@ def raw_encoder_checks(
     rounded = rounded_k2_runs(runs, task)
     losses = {k: r for k, r in runs.items() if k[0] != ROUNDED_K2}
     best = best_by_dev(losses, seeds) if seeds and losses else None
-    dev = {"untrained_dev": untrained_dev, "table": "Table 1", "n_resamples": n_resamples}
+    dev = {"table": "Table 1", "n_resamples": n_resamples}
     if best is not None and not (best == "smooth_k2" and task.name == STS_ROUNDED_TASK.name):
         after = {s: r for (n, s), r in losses.items() if n == best}
         text = f"{opening} {task.name.upper()} fine-tuning with the loss best on dev ({best}) improves the raw encoder"
@@ -485,19 +485,18 @@ def table3_claims(
     ours: Mapping[int, Trained],
     row: str,
     *,
-    untrained_dev: float,
     n_resamples: int = 2000,
     backbone: str = "",
 ) -> list[dict]:
     """Table 3 on a contrastive encoder: "+Ours improves it" and "+Ours beats +Contrast" (Section 4.2; the paper's
-    differences from its ``row``, "Jina v2" or "Nomic Embed v1"), each gated on its own arms' dev gates
-    (``untrained_dev``: the encoder's STS-B dev score before any training) and sized by :func:`smallest_effect`.
+    differences from its ``row``, "Jina v2" or "Nomic Embed v1"), each gated on its own arms' dev gates (+Contrast, the
+    baseline of the second, asked the smallest effect) and sized by :func:`smallest_effect`.
 
     A +Contrast run that kept its step-0 checkpoint did not train on dev: "+Ours beats +Contrast" is then not tested
     (it would repeat the first comparison on the same pairs; ``same_comparison_as`` names it where +Contrast's test
     predictions are the starting encoder's). ``backbone``, when given, is named in both texts (``_opening``)."""
     first = _opening("Table 3", backbone) + "+Ours (two stages) improves the contrastive encoder"
-    ours_gate = dev_gate("+Ours (stage 2)", ours, untrained_dev)
+    ours_gate = dev_gate("+Ours (stage 2)", ours)
     duplicate = all(same_predictions(r.predictions, before) for r in contrast.values())
     common = {"table": "Table 3", "n_resamples": n_resamples, **backbone_fields(backbone)}
     return [
@@ -519,15 +518,17 @@ def table3_claims(
             paper_difference("Table 3", row, "+Ours", "+Contrast"),
             names=("+Ours", "+Contrast"),
             paper_quote=quotes.TABLE3_CONTRAST,
-            gates=[ours_gate, dev_gate("+Contrast", contrast, untrained_dev)],
+            gates=[ours_gate, dev_gate("+Contrast", contrast)],
             effect=smallest_effect("Table 3", "+Ours", "+Contrast"),
+            baseline="+Contrast",
             same_comparison_as=first if duplicate else None,
             **common,
         ),
     ]
 
 
-# The paper's main claim, from its abstract (decided before any run; every profile's summary leads with it). Its row is
+# The paper's main claim, from its abstract (fixed on 2026-11-28, after the first cpu runs: main_claims.FIXED; every
+# profile's summary leads with it). Its row is
 # Table 1's Smooth K2 against cross entropy on the same labels (table1_claim_list): MAIN_PAIR on NLI, "... on the same
 # rounded labels" on the STS analogue; the wording fragment is in both.
 MAIN_CLAIMS = (

@@ -30,18 +30,17 @@ def table6_claims(
     before: TaskPredictions,
     row: str,
     *,
-    untrained_dev: float,
     n_resamples: int = 2000,
     backbone: str = "",
 ) -> list[dict]:
     """Table 6's claims on our runs ``{(head input, seed): Trained}`` (Section 4.5): (u,v,|u-v|) beats each other head
-    input, gated on both heads' dev gates (``untrained_dev``: the untrained encoder's STS-B dev Spearman x100), as
+    input, gated on both heads' dev gates, as
     Table 3's +Contrast: a head whose run kept its step-0 checkpoint on dev did not train, and a claim on it is not
     tested. Sized by half the paper's smaller Table 6 difference (``claims.smallest_effect``). ``before`` gates
     nothing (the test pairs never do); ``backbone``, when given, is named in each text (``_opening``)."""
     del before
     named = {"gate_name": lambda head: f"the head on {head}"}
-    return pair_claim_rows(runs, "Table 6", TABLE6_CLAIMS, row, n_resamples, backbone, untrained_dev, **named)
+    return pair_claim_rows(runs, "Table 6", TABLE6_CLAIMS, row, n_resamples, backbone, **named)
 
 
 def table5_claims(
@@ -50,7 +49,6 @@ def table5_claims(
     row: str,
     before: TaskPredictions,
     *,
-    untrained_dev: float,
     table: str = "Table 5",
     margin: float = verdict_rules.DEFAULT_MARGIN,
     n_resamples: int = 2000,
@@ -62,7 +60,7 @@ def table5_claims(
     Section 4.4) judged by equivalence within +-``margin`` points (:func:`table5_margin_reason`: the paper's
     own numbers; not tested when the margin contains the smallest gain Section 4.1 reads as real), with the
     paper's difference beside it where the paper reports both rows. Gated on its own arms: both settings trained on
-    STS-B dev (``claims.dev_gate``, ``untrained_dev``: the encoder's dev score before any training), so two copies of
+    STS-B dev (``claims.dev_gate``), so two copies of
     the untrained encoder are never "equivalent"; ``before`` gates nothing. ``where`` ends each claim's text in
     parentheses (e.g. "stage 2, minilm-l6"); ``backbone``, when given, is stored in each row
     and, without ``where``, named there.
@@ -89,7 +87,7 @@ def table5_claims(
                 table=table,
                 names=(label, reference),
                 paper_quote=quotes.TABLE5,
-                gates=[dev_gate(label, a, untrained_dev), dev_gate(reference, b, untrained_dev)],
+                gates=[dev_gate(label, a), dev_gate(reference, b)],
                 n_resamples=n_resamples,
                 margin=margin,
                 margin_reason=reason,

@@ -153,15 +153,13 @@ def sweep_table5_claims(
     row: str,
     before: evaluate.TaskPredictions,
     *,
-    untrained_dev: float,
     margin: float = verdict_rules.DEFAULT_MARGIN,
     n_resamples: int = 2000,
     backbone: str = "",
 ) -> list[dict]:
     """Table 5's claims (``table5_claims``) for each buffered loss with more than one (k, x0) in ``plan``: every
-    other setting against Table 2's, on ``seeds``; ``before``: the untrained encoder's predictions, ``untrained_dev``
-    its STS-B dev score (the dev gates); ``backbone``, when given, named in each claim (the notebook names it when it
-    runs several)."""
+    other setting against Table 2's, on ``seeds``; ``before``: the untrained encoder's predictions; ``backbone``, when
+    given, named in each claim (the notebook names it when it runs several)."""
     out = []
     for name in BUFFERED:
         same_loss = [v for v in plan if "Table 5" in v.tables(row) and v.loss.name == name]
@@ -173,7 +171,6 @@ def sweep_table5_claims(
                 reference,
                 row,
                 before,
-                untrained_dev=untrained_dev,
                 margin=margin,
                 n_resamples=n_resamples,
                 backbone=backbone,
@@ -188,11 +185,10 @@ def sweep_table6_claims(
     row: str,
     before: evaluate.TaskPredictions,
     *,
-    untrained_dev: float,
     n_resamples: int = 2000,
     backbone: str = "",
 ) -> list[dict]:
-    """Table 6's claims (``table6_claims``) on the head inputs of ``plan`` trained on ``seeds``, gated on dev
-    (``untrained_dev``: the untrained encoder's STS-B dev score); ``backbone``, when given, named in each claim."""
+    """Table 6's claims (``table6_claims``) on the head inputs of ``plan`` trained on ``seeds``, gated on dev;
+    ``backbone``, when given, named in each claim."""
     heads = {(v.concatenation, s): runs[(v.label(), s)] for v in plan if "Table 6" in v.tables(row) for s in seeds}
-    return table6_claims(heads, before, row, untrained_dev=untrained_dev, n_resamples=n_resamples, backbone=backbone)
+    return table6_claims(heads, before, row, n_resamples=n_resamples, backbone=backbone)
