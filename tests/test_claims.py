@@ -1,4 +1,4 @@
-"""stsnb.evaluation.claims: preconditions, the five verdicts, seeds; stats' equivalence rule and grouped bootstrap."""
+"""stsnb.evaluation.claims: preconditions, the verdicts, seeds; stats' equivalence rule and grouped bootstrap."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import re
 import numpy as np
 import pytest
 from scipy.stats import spearmanr
+from synthetic_seeds import paired_seeds
 
 from stsnb.evaluation import claims, main_claims, stats, verdict_rules
 
@@ -29,16 +30,14 @@ def test_failed_precondition_makes_a_clear_win_not_tested():
 def test_preconditions_that_hold_leave_the_direction_verdict():
     moved = claims.baseline_moved([(0.8, 0.2, 1.4), (0.5, 0.1, 0.9)], "SimCSE")
     assert moved.holds
-    assert claims.claim("a beats b", paper_quote=Q, intervals=[UP, UP], preconditions=[moved])["verdict"] == "supported"
+    assert claims.claim("a beats b", paper_quote=Q, intervals=[UP], preconditions=[moved])["verdict"] == "supported"
     assert (
-        claims.claim("a beats b", paper_quote=Q, intervals=[DOWN, DOWN], preconditions=[moved])["verdict"]
-        == "contradicted"
-    )
-    assert (
-        claims.claim("a beats b", paper_quote=Q, intervals=[UP, DOWN], preconditions=[moved])["verdict"] == "unresolved"
+        claims.claim("a beats b", paper_quote=Q, intervals=[DOWN], preconditions=[moved])["verdict"] == "contradicted"
     )
     assert claims.claim("a loses to b", paper_quote=Q, intervals=[DOWN], direction=-1)["verdict"] == "supported"
     assert claims.claim("a differs from b", paper_quote=Q, intervals=[UP], direction=0)["verdict"] == "unresolved"
+    with pytest.raises(ValueError, match="several seeds need their intervals keyed by seed label"):
+        claims.claim("a beats b", paper_quote=Q, intervals=[UP, DOWN])
 
 
 def test_baseline_moved_needs_every_seed_above_zero():
@@ -76,12 +75,11 @@ def test_phenomenon_occurs_counts_cases():
 )
 def test_equivalence_verdict(intervals, expected):
     assert verdict_rules.equivalence_verdict(intervals, margin=1.0) == expected
-    assert (
-        claims.claim("the template hardly matters", paper_quote=Q, intervals=intervals, margin=1.0, margin_reason=WHY)[
-            "verdict"
-        ]
-        == expected
-    )
+    if len(intervals) == 1:  # a claim on one seed is decided on its interval
+        row = claims.claim(
+            "the template hardly matters", paper_quote=Q, intervals=intervals, margin=1.0, margin_reason=WHY
+        )
+        assert row["verdict"] == expected
 
 
 def test_equivalence_margin_is_a_parameter_and_checked():
@@ -94,14 +92,18 @@ def test_equivalence_margin_is_a_parameter_and_checked():
     )
 
 
-def test_verdict_text_shows_seeds_and_counts_cover_six_verdicts():
+def _three_seeds(mean: float = 6.0) -> dict:
+    data, intervals = paired_seeds({f"seed {s}": mean for s in range(3)}, np.random.default_rng(11))
+    return {"intervals": intervals, "paired": data}
+
+
+def test_verdict_text_shows_seeds_and_counts_cover_every_verdict():
     one = claims.claim("a beats b", paper_quote=Q, intervals={"seed 0": UP})
-    three = claims.claim(
-        "a beats b", paper_quote=Q, intervals={f"seed {s}": UP for s in range(3)}, paper_difference=1.2
-    )
+    three = claims.claim("a beats b", paper_quote=Q, paper_difference=1.2, **_three_seeds())
     assert claims.verdict_text(one) == "supported (1 seed)"
     assert claims.verdict_text(three) == "supported (3 seeds)"
-    assert "paper +1.20" in claims.describe(three) and "sd 0.00" in claims.describe(three)
+    described = claims.describe(three)
+    assert "paper +1.20" in described and "; seeds and pairs +" in described and "each seed: supported" in described
     counts = claims.verdict_counts(
         [one, three, claims.claim("x", paper_quote=Q, intervals=[UP], margin=1.0, margin_reason=WHY)]
     )
@@ -111,12 +113,13 @@ def test_verdict_text_shows_seeds_and_counts_cover_six_verdicts():
 
 def test_a_decisive_verdict_on_one_seed_is_marked_provisional():
     one = claims.claim("a beats b", paper_quote=Q, intervals={"seed 0": UP})
-    three = claims.claim("a beats b", paper_quote=Q, intervals={f"seed {s}": UP for s in range(3)})
+    three = claims.claim("a beats b", paper_quote=Q, **_three_seeds())
     unresolved = claims.claim("a beats b", paper_quote=Q, intervals=[ACROSS])
     equivalent = claims.claim("x", paper_quote=Q, intervals=[(0.1, -0.2, 0.4)], margin=1.0, margin_reason=WHY)
     assert claims.provisional(one) and claims.provisional(equivalent)
     assert not claims.provisional(three) and not claims.provisional(unresolved)
     assert claims.provisional({"verdict": "no meaningful effect", "seeds": 1})
+    assert claims.provisional({"verdict": "small effect", "seeds": 1})
     assert not claims.provisional({"verdict": "not tested", "seeds": 1})
     assert claims.verdict_text(one, mark_provisional=True) == "supported (1 seed, provisional)"
     assert claims.verdict_text(equivalent, mark_provisional=True) == "equivalent (1 seed, provisional)"
@@ -126,24 +129,22 @@ def test_a_decisive_verdict_on_one_seed_is_marked_provisional():
 
 
 def test_interval_counts_separate_preconditions_and_leave_timing_ranges_out():
-    """Two claims on 3 seeds gated on the same baseline (3 intervals, counted once), one with a seeds-and-pairs
+    """Two claims on 3 seeds gated on the same baseline (3 intervals, counted once), each with its seeds-and-pairs
     interval; a timing range (seconds per step) is counted apart; a precondition without intervals counts none."""
     moved = claims.baseline_moved([UP, UP, UP], "SimCSE")
     steps = claims.left_start("SimCSE", [4, 4, 4])
     rows = [
-        claims.claim("a beats b", paper_quote=Q, intervals=[UP, UP, DOWN], preconditions=[moved, steps]),
-        claims.claim(
-            "a beats c", paper_quote=Q, intervals=[UP, UP, UP], preconditions=[moved], seeds_and_pairs={"low": 0.1}
-        ),
+        claims.claim("a beats b", paper_quote=Q, preconditions=[moved, steps], **_three_seeds()),
+        claims.claim("a beats c", paper_quote=Q, preconditions=[moved], **_three_seeds(-6.0)),
         claims.claim("segments are faster", paper_quote=Q, intervals=[(1.0, 0.5, 1.5)], unit="seconds per step"),
     ]
     assert claims.is_timing_range(rows[2]) and not claims.is_timing_range(rows[0])
     counts = claims.interval_counts(rows)
-    assert counts == (3 + 4, 3, 1) and counts.preconditions == 3
+    assert counts == (4 + 4, 3, 1) and counts.preconditions == 3
     chance = verdict_rules.multiplicity(
         counts.claims, preconditions=counts.preconditions, timing_ranges_excluded=counts.timing_ranges
     )
-    assert chance.total == 10 and chance.expected_false == pytest.approx(0.5)
+    assert chance.total == 11 and chance.expected_false == pytest.approx(0.55)
     assert claims.interval_counts([]) == (0, 0, 0)
 
 

@@ -288,12 +288,13 @@ def test_verdict_rule(intervals, direction, expected):
     assert expected in verdict_rules.VERDICTS
 
 
-def test_verdict_words_are_the_six_of_the_design():
+def test_verdict_words_are_the_seven_of_the_design():
     assert verdict_rules.VERDICTS == (
         "supported",
         "contradicted",
         "unresolved",
         "equivalent",
+        "small effect",
         "no meaningful effect",
         "not tested",
     )
@@ -306,14 +307,14 @@ def test_verdict_words_are_the_six_of_the_design():
 @pytest.mark.parametrize(
     ("intervals", "direction", "smallest", "expected"),
     [
-        ((-0.03, -0.06, -0.01), +1, 0.9, "no meaningful effect"),  # verdict() says contradicted
-        ((0.03, 0.01, 0.05), +1, 0.9, "no meaningful effect"),  # inside comes first, on either side of 0
-        (ACROSS, +1, 1.5, "no meaningful effect"),  # [-0.5, 1.0] inside +-1.5
+        ((-0.03, -0.06, -0.01), +1, 0.9, "small effect"),  # verdict() says contradicted: against, too small
+        ((0.03, 0.01, 0.05), +1, 0.9, "small effect"),  # on the paper's side, inside: the direction is kept
+        (ACROSS, +1, 1.5, "no meaningful effect"),  # [-0.5, 1.0] contains 0, inside +-1.5
         (ACROSS, +1, 0.9, "unresolved"),
         (_interval(-0.9, 0.9), +1, 0.9, "unresolved"),  # inside is strict, as equivalence_verdict
         (ABOVE, +1, 0.9, "supported"),  # [0.5, 2.0]: on the paper's side, not inside +-0.9
         (ABOVE, +1, 0.3, "supported"),
-        (ABOVE, +1, 3.0, "no meaningful effect"),
+        (ABOVE, +1, 3.0, "small effect"),
         (BELOW, +1, 0.9, "contradicted"),  # [-3.0, -0.2], mean -1.6 beyond -0.9
         (BELOW, +1, 2.0, "unresolved"),  # below 0, but -1.6 is not beyond -2.0 and -3.0 is not inside
         (BELOW, +1, 1.6, "unresolved"),  # "beyond" is strict
@@ -322,6 +323,7 @@ def test_verdict_words_are_the_six_of_the_design():
         ([(-1.5, -2.0, -1.0), (-0.5, -0.8, -0.2)], +1, 0.9, "contradicted"),  # mean -1.0 beyond -0.9
         ([(-1.5, -2.0, -1.0), (-0.5, -0.8, -0.2)], +1, 1.2, "unresolved"),  # mean -1.0 not beyond -1.2
         ([(0.1, -0.2, 0.4), (-1.5, -2.0, -1.0)], +1, 0.9, "unresolved"),  # one seed inside, one not
+        ([(0.1, -0.2, 0.4), (0.3, 0.1, 0.5)], +1, 0.9, "unresolved"),  # inside, but one excludes 0: they disagree
         ({"seed 0": (0.1, -0.2, 0.4), "seed 1": (0.0, -0.3, 0.3)}, +1, 0.5, "no meaningful effect"),
     ],
 )

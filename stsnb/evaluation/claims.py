@@ -457,10 +457,15 @@ def verdict_text(row: Mapping, *, mark_provisional: bool = False) -> str:
 
 def deciding_interval(row: Mapping) -> tuple[float, float, float]:
     """(difference, low, high) the verdict was decided on: the seeds-and-pairs interval of a claim on several kept
-    seeds, else the row's one interval."""
+    seeds, never narrower than the t interval of its seeds' differences (``seed_bootstrap.floored_bounds``: a run that
+    recorded it unfloored is floored here), else the row's one interval."""
     both = row.get("seeds_and_pairs")
     if isinstance(both, Mapping) and all(isinstance(both.get(k), int | float) for k in ("difference", "low", "high")):
-        return float(both["difference"]), float(both["low"]), float(both["high"])
+        difference, low, high = float(both["difference"]), float(both["low"]), float(both["high"])
+        seeds = [float(e["difference"]) for e in row.get("per_seed") or [] if isinstance(e, Mapping)]
+        if len(seeds) > 1:
+            low, high, _ = seed_bootstrap.floored_bounds(difference, low, high, seeds)
+        return difference, low, high
     return float(row["difference"]), float(row["low"]), float(row["high"])
 
 

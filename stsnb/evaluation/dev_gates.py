@@ -66,8 +66,8 @@ def noise_bound(
     group's rows together, ``stats.paired_grouped_difference``). The bound is ``z_k x SE`` with ``z_k`` the normal
     quantile at ``1 - NOISE_LEVEL / k`` (k = ``evaluations``, at least 1): for k = 1 (step 0 against one later
     evaluation) 1.96, for k = 4 2.50, for k = 10 2.81."""
-    gold = np.asarray(start.get("gold") or [], dtype=float)
-    if len(gold) == 0 or not np.array_equal(gold, np.asarray(kept.get("gold") or [], dtype=float)):
+    gold = np.asarray(start.get("gold", ()), dtype=float)
+    if len(gold) == 0 or not np.array_equal(gold, np.asarray(kept.get("gold", ()), dtype=float)):
         raise ValueError("the step-0 and kept dev records must hold the same dev items (their gold scores differ)")
     k = max(1, int(evaluations))
     z = float(norm.ppf(1 - NOISE_LEVEL / k))
@@ -85,7 +85,8 @@ class SeedTrained:
     arm's starting point's on the same dev pairs (Spearman x100), the largest change of a trained weight, and the
     noise bound that gain must exceed (:func:`noise_bound`, of ``evaluations`` selection evaluations; None where the
     run recorded no per-pair dev scores: then only "above 0" is asked, the rule of runs before the bound).
-    ``minimum_gain`` (with ``minimum_reason``): the least dev gain a claim asks of a baseline (:meth:`DevGate.at_least`)."""
+    ``minimum_gain`` (with ``minimum_reason``): the least dev gain a claim asks of a baseline
+    (:meth:`DevGate.at_least`)."""
 
     seed: str
     selected_step: int
@@ -165,7 +166,9 @@ class DevGate:
     def at_least(self, minimum: float, reason: str) -> DevGate:
         """This gate asking also a dev gain of at least ``minimum`` on every seed (``reason`` says why, e.g. "the
         claim's smallest effect 0.77"): a baseline that barely trained does not count as trained for that claim."""
-        return DevGate(self.arm, tuple(replace(s, minimum_gain=float(minimum), minimum_reason=reason) for s in self.seeds))
+        return DevGate(
+            self.arm, tuple(replace(s, minimum_gain=float(minimum), minimum_reason=reason) for s in self.seeds)
+        )
 
 
 def _per_seed(values, name: str) -> dict[str, object]:
@@ -209,11 +212,15 @@ def trained_on_dev(
     return DevGate(str(arm), tuple(seeds))
 
 
-def seed_evidence(gate: Mapping[str, Any]) -> str:
-    """A stored gate's per-seed evidence (``DevGate.to_dict()`` as metrics.json keeps it), as :meth:`DevGate.evidence`
-    words it."""
+def stored_seed(entry: Mapping[str, Any]) -> SeedTrained:
+    """One seed of a stored gate (an entry of ``DevGate.to_dict()["seeds"]`` as metrics.json keeps it)."""
     names = {f.name for f in fields(SeedTrained)}
-    return "; ".join(SeedTrained(**{k: v for k, v in s.items() if k in names}).describe() for s in gate["seeds"])
+    return SeedTrained(**{k: v for k, v in entry.items() if k in names})
+
+
+def seed_evidence(gate: Mapping[str, Any]) -> str:
+    """A stored gate's per-seed evidence (``DevGate.to_dict()``), as :meth:`DevGate.evidence` words it."""
+    return "; ".join(stored_seed(s).describe() for s in gate["seeds"])
 
 
 def from_fits(arm: str, fits: Mapping[str, Any], *, n_resamples: int = 2000) -> DevGate:
@@ -230,8 +237,9 @@ def from_fits(arm: str, fits: Mapping[str, Any], *, n_resamples: int = 2000) -> 
     for label, result in fits.items():
         if result.dev_start is None or result.dev_kept is None:
             raise ValueError(
-                f"{arm}, {label}: the fit kept no per-pair dev records (dev_start / dev_kept): evaluate with a DevScore "
-                "evaluator (stsnb.evaluation.evaluate.dev_evaluator) and eval_at_start, so the gate can bound the noise"
+                f"{arm}, {label}: the fit kept no per-pair dev records (dev_start / dev_kept): evaluate with a "
+                "DevScore evaluator (stsnb.evaluation.evaluate.dev_evaluator) and eval_at_start, so the gate can "
+                "bound the noise"
             )
         bound = noise_bound(result.dev_start, result.dev_kept, result.selection_evaluations, n_resamples=n_resamples)
         change = result.weight_change

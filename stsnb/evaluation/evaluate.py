@@ -310,9 +310,7 @@ class DevScore:
         }
 
 
-def dev_score(
-    encoder, pairs: Sequence[stsdata.STSPair], preprocess: Callable[[str], str] | None = None
-) -> DevScore:
+def dev_score(encoder, pairs: Sequence[stsdata.STSPair], preprocess: Callable[[str], str] | None = None) -> DevScore:
     """Spearman x100 of cosine vs gold on a dev set (STS-B dev is the papers' model-selection set), with the gold
     scores and cosines it was computed from. Uncached: during training the weights change at every call."""
     similarities = np.asarray(pair_similarities(encoder, pairs, cache=None, preprocess=preprocess), dtype=float)

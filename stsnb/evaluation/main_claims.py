@@ -1,9 +1,12 @@
-"""Each paper's main claim, fixed from its abstract and never chosen by a result (:class:`MainClaim`; the constants live in ``stsnb/papers/<paper>/claims.py`` and register under the entry-point group
-``stsnb.main_claims``). Every profile's summary and every notebook lead with its verdict, whatever it is: the
-notebook's first cell after its opening states it (:func:`main_claim_intro`) and its takeaway opens with its verdict
-(:func:`main_claim_text`), worded the same way.
+"""Each paper's main claim, fixed from its abstract and never chosen by a result (:class:`MainClaim`; the constants
+live in ``stsnb/papers/<paper>/claims.py`` and register under the entry-point group ``stsnb.main_claims``). Every
+profile's summary and every notebook lead with its verdict, whatever it is: the notebook's first cell after its
+opening states it (:func:`main_claim_intro`) and its takeaway opens with its verdict (:func:`main_claim_text`), worded
+the same way.
 
-**When they were fixed.** The constants were fixed in the package on 2026-11-28 (commit 0886fdc), after the first cpu runs of the same comparisons (from 2026-11-23), so not before any run; every run since is at the fixed claim (:data:`FIXED`).
+**When they were fixed.** What git shows: the constants were fixed in the package on 2026-11-28 (commit 0886fdc),
+after the first cpu runs of the same comparisons (from 2026-11-23), so not before any run; every run since is at the
+fixed claim (:data:`FIXED`).
 """
 
 from __future__ import annotations
@@ -22,10 +25,10 @@ FIXED = (
 
 @dataclass(frozen=True)
 class MainClaim:
-    """A paper's main claim, fixed from its abstract and never chosen by a result (:data:`FIXED` says when): the abstract's
-    sentence (``abstract``, a :func:`quote`), the table it is tested on, its arms (``a`` against ``b``) and the paper's
-    direction. Every profile's summary leads with its verdict, whatever it is; no parameter or profile picks it.
-    ``wording``: fragments that every claim row a notebook writes for it contains (how the row is found)."""
+    """A paper's main claim, fixed from its abstract and never chosen by a result (:data:`FIXED` says when): the
+    abstract's sentence (``abstract``, a :func:`quote`), the table it is tested on, its arms (``a`` against ``b``) and
+    the paper's direction. Every profile's summary leads with its verdict, whatever it is; no parameter or profile picks
+    it. ``wording``: fragments that every claim row a notebook writes for it contains (how the row is found)."""
 
     notebook: str
     abstract: str

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ..evaluation import verdict_rules
-from ..evaluation.claims import is_equivalence, seeds_text
+from ..evaluation.claims import deciding_interval, is_equivalence, seeds_text, verdict_text
 from .plans import DEFAULT_OUT
 from .summary import claim_rows
 
@@ -31,13 +31,16 @@ def find_claim(folder: Path, claim: str) -> Mapping[str, Any] | None:
 
 
 def result_text(row: Mapping[str, Any]) -> str:
-    """ "+4.98 [+1.88, +8.41], supported (3 seeds)": the difference with its 95% interval (the envelope over the
-    training seeds), the verdict and its seeds; an equivalence claim's margin before its verdict ("+0.20 [-0.30,
-    +0.60], margin ±1, equivalent (1 seed)")."""
-    text = f"{row['difference']:+.2f} [{row['low']:+.2f}, {row['high']:+.2f}]"
+    """ "+4.98 [+2.60, +7.42] (seeds and pairs), supported (3 seeds)": the difference with the 95% interval its
+    verdict was decided on (``claims.deciding_interval``), the verdict and its seeds; an equivalence claim's margin
+    before its verdict ("+0.20 [-0.30, +0.60], margin ±1, equivalent (1 seed)")."""
+    difference, low, high = deciding_interval(row)
+    text = f"{difference:+.2f} [{low:+.2f}, {high:+.2f}]"
+    if isinstance(row.get("seeds_and_pairs"), Mapping):
+        text += " (seeds and pairs)"
     if is_equivalence(row) and isinstance(row.get("margin"), int | float):
         text += f", margin ±{row['margin']:g}"
-    return f"{text}, {row['verdict']} ({seeds_text(row)})"
+    return f"{text}, {verdict_text(row)}"
 
 
 def cpu_result(notebook: str, claim: str, *, runs_dir: Path = DEFAULT_OUT) -> str:

@@ -393,8 +393,10 @@ def summary_markdown(plan: Plan, outcomes: Sequence[Outcome], profile_dir: Path)
         "## Overview",
         "",
         "The paper's main claim: the claim its abstract makes, fixed in the package on 2026-11-28 after the first cpu "
-        "runs of the same comparisons (2026-11-23), every run since at the fixed claim (a row for each paper, whatever its verdict; HiCL's abstract makes two), with our difference [95% interval envelope]; in a "
-        "profile other than cpu, the committed cpu run's multi-seed verdict on it in brackets. "
+        "runs of the same comparisons (2026-11-23), every run since at the fixed claim (a row for each paper, whatever "
+        "its verdict; HiCL's abstract makes two), with our difference [95% interval: the seeds-and-pairs interval a "
+        "claim on several seeds is decided on]; in a profile other than cpu, the committed cpu run's multi-seed "
+        "verdict on it in brackets. "
         "Commit: the git commit the notebook's run came from; the paper's claims by verdict, then the checks of our "
         "own setting, which are never counted as reproduced claims (see Claims below); the takeaway is the "
         "notebook's own sentence, written from its results; comparable: whether our levels can be set beside the "

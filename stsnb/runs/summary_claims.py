@@ -106,9 +106,9 @@ def seeds_and_pairs_shown(row: Mapping[str, Any]) -> dict[str, float] | None:
 
 
 def detectable_text(row: Mapping[str, Any]) -> str:
-    """The smallest difference an unresolved direction claim of the paper would be supported at with 80% power
-    under the rule that decides it (``power.detectable_of_seeds``), simulated with its observed seed-to-seed spread and test-pair noise
-    (``power.simulated_detectable_effect``: each seed's estimate = true + training noise + the test-pair noise all
+    """The smallest difference an unresolved direction claim of the paper would be supported at with 80% power under the
+    rule that decides it (``power.detectable_of_seeds``), simulated with its observed seed-to-seed spread and test-pair
+    noise (``power.simulated_detectable_effect``: each seed's estimate = true + training noise + the test-pair noise all
     seeds share; the pair noise's standard error from its widest seed interval), "±1.43"; missing for other rows."""
     widths = seed_intervals(row)
     if kind_of(row) != PAPER or row.get("verdict") != verdict_rules.UNRESOLVED or is_equivalence(row) or not widths:

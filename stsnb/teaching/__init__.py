@@ -1,7 +1,8 @@
 """The teaching layer: what a reader sees beside the numbers.
 
 Holds the figure style (``plots``), loss values and gradients on grids (``loss_curves``), training curves
-(``training_curves``), a first look at the data (``data_look``), the answer sheet and each exercise's run
+(``training_curves``), a first look at the data (``data_look``), how to read a run's verdicts (``verdict_notes``),
+the answer sheet and each exercise's run
 (``answers``, with ``templates/answers``) and the static site of the runs (``book``, with ``templates/book``).
 
 May import: data, models, training, evaluation, runs.

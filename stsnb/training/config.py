@@ -78,8 +78,9 @@ class TrainResult:
     # weight by at most about the learning rate per step, and some weight nearly always by that much, so it comes
     # out near the sum of the learning rates over the kept steps whatever the run
     relative_change: float | None = None
-    # ``ScoredEvaluation.record()`` of the evaluation before the first step and of the evaluation selection kept (None when the
-    # evaluator returned a plain float, or without ``eval_at_start``): what the dev gate's noise bound is read from
+    # ``ScoredEvaluation.record()`` of the evaluation before the first step and of the evaluation selection kept (None
+    # when the evaluator returned a plain float, or without ``eval_at_start``): what the dev gate's noise bound is read
+    # from
     dev_start: dict | None = None
     dev_kept: dict | None = None
 

@@ -11,8 +11,9 @@
 - Dev evaluation (``evaluate(model) -> score``, higher is better) on the main process, before the first step
   (``eval_at_start``: the start can be the best checkpoint), every ``eval_every`` optimizer steps and at the end; the
   score is broadcast so every process keeps the same best weights, restored before ``fit`` returns. An evaluator that
-  returns a ``ScoredEvaluation`` (``stsnb.evaluation.evaluate.DevScore``: the score with its per-item gold and predictions) has the records of step 0 and of the kept
-  evaluation returned too (``TrainResult.dev_start`` / ``dev_kept``): what the dev gate tests the kept gain with.
+  returns a ``ScoredEvaluation`` (``stsnb.evaluation.evaluate.DevScore``: the score with its per-item gold and
+  predictions) has the records of step 0 and of the kept evaluation returned too (``TrainResult.dev_start`` /
+  ``dev_kept``): what the dev gate tests the kept gain with.
 - Checkpoints: ``checkpoint_dir/best.pt`` (the selected trainable weights, at every better dev score) and
   ``checkpoint_dir/last`` (the state that resumes the fit: the weights that train, the optimizer, the gradient scaler,
   the scheduler, every process's random number generators, the progress and a link to that moment's ``best.pt``;

@@ -182,7 +182,9 @@ def spearman_claim(
     intervals = seed_intervals(a_runs, b_runs, n_resamples=n_resamples, seed=seed)
     pairs = [(run, _partner(b_runs, s, "b")) for s, run in sorted(a_runs.items())]
     paired = {
-        f"seed {s}": {"C-STS": (x.evaluation.gold, x.evaluation.predictions, y.evaluation.predictions, x.evaluation.groups)}
+        f"seed {s}": {
+            "C-STS": (x.evaluation.gold, x.evaluation.predictions, y.evaluation.predictions, x.evaluation.groups)
+        }
         for s, (x, y) in zip(sorted(a_runs), pairs, strict=True)
     }
     row = claims.claim(

@@ -33,9 +33,9 @@ ONE_POINT = 1.0
 SIGMA_GRADIENT_FLOOR = 0.01
 SIGMA_ACTS = "sigma's weights reach at least"  # how the precondition's name begins
 SIGMA_FLOOR_REASON = (
-    "a floor set after the probe had measured 0.86% (not chosen blind): weights that reach under 1% of the gradient change each update by under 1% (to "
-    "first order), so the two runs train almost alike and their difference cannot speak to the paper's claim that "
-    "sigma matters"
+    "a floor set after the probe had measured 0.86% (not chosen blind): weights that reach under 1% of the gradient "
+    "change each update by under 1% (to first order), so the two runs train almost alike and their difference cannot "
+    "speak to the paper's claim that sigma matters"
 )
 
 

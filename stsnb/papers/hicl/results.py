@@ -296,11 +296,15 @@ def takeaway(
             f"{row['paper_row']}"
         )
         if speedup is not None and baseline_cut is None:
-            text += f"; {name} / {name}+HiCL training time {speedup['mean']:.2f}x (paper's Table 12: {paper:.2f}x)"
+            text += (
+                f"; {name} / {name}+HiCL training time {speedup['median']:.2f}x, the median of its seeds (paper's "
+                f"Table 12: {paper:.2f}x)"
+            )
         elif speedup is not None:
             text += (
                 f"; the runs' own training time, {name} cut at {baseline_cut} tokens / {name}+HiCL, "
-                f"{speedup['mean']:.2f}x (the paper's protocol, not Table 12's equal truncation)"
+                f"{speedup['median']:.2f}x, the median of its seeds (the paper's protocol, not Table 12's equal "
+                "truncation)"
             )
         text += "."
     total = sum(verdicts.values())

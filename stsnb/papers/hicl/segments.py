@@ -25,6 +25,8 @@ from typing import Literal
 import numpy as np
 import torch
 
+from ...models.loading import length_sorted_chunks, training_chunk_tokens
+
 SegmentPooling = Literal["weighted", "unweighted"]
 SEGMENT_POOLINGS: tuple[str, ...] = ("weighted", "unweighted")
 # Table 2's bins (upper edges, tokens, [CLS] and [SEP] counted)
@@ -146,14 +148,32 @@ def pad_inputs(input_ids: Sequence[Sequence[int]], pad_id: int, device: torch.de
     return {"input_ids": ids.to(device), "attention_mask": mask.to(device)}
 
 
-def encode_segments(encoder, input_ids: Sequence[Sequence[int]], backbone: torch.nn.Module | None = None):
-    """One forward over every row of ``input_ids`` (padded), pooled with ``encoder.pool`` (mean / cls / last).
+def encode_segments(
+    encoder, input_ids: Sequence[Sequence[int]], backbone: torch.nn.Module | None = None, *, padded: bool = False
+):
+    """Every row of ``input_ids`` encoded and pooled with ``encoder.pool`` (mean / cls / last), in input order.
 
-    ``backbone`` replaces ``encoder.backbone`` (ESimCSE's momentum encoder shares the pooling, not the weights).
-    """
+    ``padded``: one forward of every row padded to the longest (SimCSE's collator, the paper's baseline); otherwise
+    the rows go through in length-sorted chunks of at most ``training_chunk_tokens`` padded tokens, each padded to its
+    own longest (``stsnb.models.loading.length_sorted_chunks``, as every training batch of this project): the same
+    embeddings (padding is masked), without the compute a batch of mixed lengths spends on padding. ``backbone``
+    replaces ``encoder.backbone`` (ESimCSE's momentum encoder shares the pooling, not the weights)."""
     model = backbone if backbone is not None else encoder.backbone
+    device = next(model.parameters()).device
+    if padded:
+        return _encode_rows(encoder, model, input_ids, device)
+    chunks = length_sorted_chunks([len(ids) for ids in input_ids], training_chunk_tokens(device))
+    if len(chunks) == 1:
+        return _encode_rows(encoder, model, input_ids, device)
+    parts = [_encode_rows(encoder, model, [input_ids[i] for i in chunk], device) for chunk in chunks]
+    order = torch.tensor([i for chunk in chunks for i in chunk], device=parts[0].device)
+    return torch.cat(parts).index_select(0, torch.argsort(order))
+
+
+def _encode_rows(encoder, model: torch.nn.Module, input_ids: Sequence[Sequence[int]], device) -> torch.Tensor:
+    """One forward over ``input_ids`` right-padded to their longest, pooled (SNCSE on a masked LM: its [MASK])."""
     pad = encoder.tokenizer.pad_token_id
-    features = pad_inputs(input_ids, pad if pad is not None else 0, next(model.parameters()).device)
+    features = pad_inputs(input_ids, pad if pad is not None else 0, device)
     output = model(input_ids=features["input_ids"], attention_mask=features["attention_mask"])
     pool_features = getattr(encoder, "pool_features", None)  # SNCSE on a masked LM: the [MASK] token
     if pool_features is not None:

@@ -128,8 +128,10 @@ class ContrastiveModel(nn.Module):
         method_settings: MethodSettings | None = None,
         seed: int = 0,
         mlp_head: bool = False,
+        padded: bool = False,
     ):
         super().__init__()
+        self.padded = padded  # one forward padded to the longest row (the paper's collator), else length-sorted chunks
         if method not in ("simcse", "esimcse", "sncse"):
             raise ValueError(f"method must be 'simcse', 'esimcse' or 'sncse', got {method!r}")
         if mlp_head and method != "simcse":
@@ -193,7 +195,7 @@ class ContrastiveModel(nn.Module):
         if self.momentum is not None:
             self.momentum.update(self.encoder.backbone)
         rows = [row for view in views for row in view.input_ids]
-        embedded = encode_segments(self.encoder, rows)
+        embedded = encode_segments(self.encoder, rows, padded=self.padded)
         if self.head is not None:
             embedded = self.head(embedded)  # SimCSE's MLP, training only (absent from self.encoder)
         parts = torch.split(embedded, [len(view) for view in views])
@@ -211,7 +213,9 @@ class ContrastiveModel(nn.Module):
             self.last_parts["local"] = _value(local)
         if self.momentum is not None:
             with torch.no_grad():
-                keys = encode_segments(self.encoder, anchor.input_ids, backbone=self.momentum.backbone)
+                keys = encode_segments(
+                    self.encoder, anchor.input_ids, backbone=self.momentum.backbone, padded=self.padded
+                )
                 self.momentum.push(pool_sequences(keys, anchor.sequence_ids, anchor.lengths, len(ids), pooling))
         return loss
 

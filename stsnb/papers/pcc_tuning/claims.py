@@ -213,8 +213,8 @@ def control_claim(
 ) -> dict:
     """Pearson stage 2 minus the control (stage 2's pairs under Eq. 8's form, same start, batches and steps), per
     training seed, gated on its own two arms' dev gates (the control is asked no least gain: that InfoNCE plateaus from
-    stage 1 is what Section 4.2 predicts); ``positives``: per seed, the control's pairs scored >= ``positive_score`` (of ``n_pairs``). Its smallest effect:
-    :func:`smallest_effect` for ``row`` and ``template_label``."""
+    stage 1 is what Section 4.2 predicts); ``positives``: per seed, the control's pairs scored >= ``positive_score`` (of
+    ``n_pairs``). Its smallest effect: :func:`smallest_effect` for ``row`` and ``template_label``."""
     stage2, control = _runs(stage2, "stage2"), _runs(control, "control")
     intervals = seed_intervals(stage2, control, n_resamples=n_resamples, seed=seed)
     fewest = min(int(positives[s]) for s in control)

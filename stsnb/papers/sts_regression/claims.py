@@ -240,7 +240,8 @@ def seed_intervals(
 
 
 def paired(a: SeedPredictions, b: SeedPredictions) -> dict[str, dict]:
-    """``{"seed s": {task: (gold, a, b)}}``: what each seed's interval is computed from (a claim's seeds-and-pairs data)."""
+    """``{"seed s": {task: (gold, a, b)}}``: what each seed's interval is computed from (a claim's seeds-and-pairs
+    data)."""
     return {f"seed {s}": stats.paired_triples(a[s], b[s]) for s in sorted(a)}
 
 

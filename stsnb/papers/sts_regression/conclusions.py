@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
-from ...evaluation import claims, verdict_rules
+from ...evaluation import claims, dev_gates, verdict_rules
 from ...evaluation.main_claims import main_claim_text
 from .claims import CONFOUND, MAIN_CLAIMS, MAIN_PAIR, TABLE1_CLAIMS
 
@@ -101,11 +101,6 @@ def _gate_of(row: Mapping, arm: str) -> Mapping | None:
     return next((g for g in row.get("dev_gates") or [] if g.get("arm") == arm), None)
 
 
-def _entry_text(entry: Mapping) -> str:
-    of = f" of {entry['total_steps']}" if entry.get("total_steps") is not None else ""
-    return f"{entry['seed']}: selected step {entry['selected_step']}{of}, dev {entry['dev_gain']:+.2f} over untrained"
-
-
 def _measured_lines(rows: Iterable[Mapping]) -> list[str]:
     """Bullets written from what the run measured on dev: the seeds each claim left out and why, and whether
     +Contrast trained (Section 4.2 says contrastive learning on these pairs may not)."""
@@ -117,14 +112,14 @@ def _measured_lines(rows: Iterable[Mapping]) -> list[str]:
         contrast = _gate_of(r, "+Contrast")
         if contrast is None:
             continue
-        entries = "; ".join(_entry_text(e) for e in contrast["seeds"])
+        entries = dev_gates.seed_evidence(contrast)
         if all(e.get("trained") for e in contrast["seeds"]):
             out.append(f"- +Contrast trained on STS-B dev ({entries}), so {r['claim']} compares two trained arms.")
         else:
             out.append(
-                f"- +Contrast did not train on STS-B dev ({entries}): it never scored above the encoder it started "
-                f"from, so {r['claim']} is not tested on that seed (Section 4.2 says contrastive learning on these "
-                'pairs "yields little improvement and may even lead to model collapse").'
+                f"- +Contrast did not train on STS-B dev ({entries}): it never beat the encoder it started from by "
+                f"more than its best-of-k dev noise, so {r['claim']} is not tested on that seed (Section 4.2 says "
+                'contrastive learning on these pairs "yields little improvement and may even lead to model collapse").'
             )
     return out
 

@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from ...data import STSPair
-from ...evaluation import evaluate, stats, verdict_rules
+from ...evaluation import dev_gates, evaluate, stats, verdict_rules
 from ...runs import probe_tables
 from ...runs.probe_tables import row_line
 from ...training.config import TrainConfig
@@ -187,11 +187,6 @@ def _baseline_gate(row: Mapping, loss: str) -> Mapping | None:
     return next((g for g in row.get("dev_gates") or [] if g.get("arm") == loss), None)
 
 
-def _seed_text(entry: Mapping) -> str:
-    of = f" of {entry['total_steps']}" if entry.get("total_steps") is not None else ""
-    return f"{entry['seed']}: selected step {entry['selected_step']}{of}, dev {entry['dev_gain']:+.2f} over untrained"
-
-
 def baseline_note(
     main_row: Mapping,
     probe_rows: Sequence[Mapping],
@@ -202,7 +197,8 @@ def baseline_note(
 ) -> str:
     """Markdown on whether the main claim's baseline (``cpu_setting.loss``, cross entropy) trained, read from its dev
     gate in the main claim's row (``dev_gates``: per seed, the step STS-B dev selection kept and its dev gain over the
-    untrained encoder), and on the committed probe rows of the baseline (``cpu_setting.task`` and ``.loss``).
+    untrained encoder against its noise bound), and on the committed probe rows of the baseline (``cpu_setting.task``
+    and ``.loss``).
 
     If it trained on every seed, says so. Otherwise names the seeds left out of the main claim, lists the baseline's
     probe rows and scales this run's Table 1 time ``table1_seconds`` by the probe's time at the most pairs over its
@@ -212,12 +208,12 @@ def baseline_note(
         return f"The main claim's row has no dev gate of {cpu_setting.loss}: nothing to say whether it trained."
     seeds = list(gate["seeds"])
     idle = [e for e in seeds if not e.get("trained")]
-    evidence = "; ".join(_seed_text(e) for e in seeds)
+    evidence = dev_gates.seed_evidence(gate)
     if not idle:
         return (
-            f"**The main claim's baseline trained on dev.** {cpu_setting.loss} kept a step past 0 with a dev score "
-            f"above the untrained encoder's on each of its {len(seeds)} seed(s) ({evidence}), so no seed is left out: "
-            f"{main_row['verdict']}."
+            f"**The main claim's baseline trained on dev.** {cpu_setting.loss} kept a step past 0 with a dev gain "
+            f"over its start beyond its best-of-k noise bound and the claim's smallest effect on each of its "
+            f"{len(seeds)} seed(s) ({evidence}), so no seed is left out: {main_row['verdict']}."
         )
     rows = [r for r in probe_rows if r["setting"].startswith(f"{cpu_setting.task} {cpu_setting.loss},")]
     left = ", ".join(e["seed"] for e in idle)
