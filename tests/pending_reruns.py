@@ -6,11 +6,21 @@ from __future__ import annotations
 
 import pytest
 
-PENDING: frozenset[tuple[str, str]] = frozenset()  # none: the cpu reruns of 20, 30 and 40 are committed
+# the cpu run of 20 predates its five main-claim seeds (papermill_runs/plans/cpu.yaml)
+PENDING: frozenset[tuple[str, str]] = frozenset({("cpu", "20_sts_regression")})
+# runs made before the training gate's noise bound and the one seed rule (docs/verdicts.md): their verdicts do not
+# follow the documented rules until they are rerun (tests/test_verdicts_recomputed.py)
+PENDING_RULES: frozenset[tuple[str, str]] = frozenset(
+    (profile, notebook)
+    for profile in ("cpu", "class")
+    for notebook in ("10_pcc_tuning", "20_sts_regression", "30_hicl", "40_ccl_csts")
+)
 
 
-def expect_failure_if_pending(request: pytest.FixtureRequest, profile: str, notebook: str) -> None:
-    """Mark the running test as a strict expected failure when (profile, notebook) awaits its rerun."""
-    if (profile, notebook) in PENDING:
+def expect_failure_if_pending(
+    request: pytest.FixtureRequest, profile: str, notebook: str, pending: frozenset[tuple[str, str]] = PENDING
+) -> None:
+    """Mark the running test as a strict expected failure when (profile, notebook) awaits its rerun (in ``pending``)."""
+    if (profile, notebook) in pending:
         reason = f"the committed {profile} run of {notebook} predates this change: stsnb run --profile {profile}"
         request.applymarker(pytest.mark.xfail(strict=True, reason=f"{reason} --only {notebook}"))

@@ -418,6 +418,14 @@ def check_ablation_seeds(ablation_seeds: int) -> None:
     ablation_seeds_of([], ablation_seeds)
 
 
+def sign_pattern_chance(k: int, n: int) -> float:
+    """The two-sided chance that at least ``max(k, n - k)`` of ``n`` seeds fall on one side of 0 when the true
+    difference is 0 and each seed falls either way with probability 1/2 (3 of 3: 0.25)."""
+    most = max(k, n - k)
+    tail = sum(math.comb(n, i) for i in range(most, n + 1)) / 2**n
+    return min(1.0, 2 * tail)
+
+
 WHAT_W_ACL_DOES = (
     "W-ACL is the only term of Eq. 3 that compares a pair's two conditions with each other (their cosine gap against "
     "their label gap, Eq. 9); MSE and C-MSE score each row on its own and BCL contrasts rows without their labels' "
@@ -440,6 +448,11 @@ def ablation_note(term: str, row: Mapping) -> str:
         f"CCL minus CCL w/o {label}, per seed: {gates.differences_text(row)}: without {label} the score was higher on "
         f"{higher} of {seeds} ({verdict}{paper_text})"
     )
+    if len(kept) > 1:
+        text += (
+            f"; {higher} of {len(kept)} is a sign pattern, not a test: with no difference at all, so many seeds on "
+            f"one side or the other come up with probability {sign_pattern_chance(higher, len(kept)):.2f}"
+        )
     if term == "w_acl":
         text += f". {WHAT_W_ACL_DOES}"
     return text

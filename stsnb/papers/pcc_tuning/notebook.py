@@ -330,9 +330,13 @@ def takeaway(rows: Sequence[Mapping], results: Results, paper_row: str, backbone
     both = main.get("seeds_and_pairs")
     both_text = f"; seeds and pairs [{both['low']:+.2f}, {both['high']:+.2f}]" if both else ""
     recovered = claims.control_recovers(main, control)
+    steps = sorted({r.result.steps for r in results.stage2_runs()[results.t0].values()})
+    took = "-".join(str(n) for n in dict.fromkeys([steps[0], steps[-1]]))
     return (
-        f"{text} On {backbone}: {levels(results, paper_row)}; stage 2 minus stage 1 {main['difference']:+.2f} "
-        f"beside the paper's {main['paper_difference']:+.2f}{both_text} ({cpu}). "
+        f"{text} On {backbone}: {levels(results, paper_row)}; stage 2 minus stage 1 {main['difference']:+.2f} after "
+        f"{took} optimizer steps of stage 2, beside the paper's {main['paper_difference']:+.2f} after its full stage 2 "
+        f"on {paper_row}: gains of a like size from trainings of unlike size, not a reproduction of the paper's "
+        f"level{both_text} ({cpu}). "
         f"{recovered[:1].upper()}{recovered[1:]}; {claims.attribution(main, control)}."
     )
 
