@@ -49,3 +49,19 @@ def fit_result(
     return TrainResult(
         steps, dev, step, 1.0, history, weight_change=change, dev_start=start.record(), dev_kept=kept.record()
     )
+
+
+def stored_claim(text: str, intervals: dict, both: tuple[float, float, float], **kwargs) -> dict:
+    """A claim row on several seeds as a run stores it, its seeds-and-pairs interval ``both`` (difference, low, high)
+    given instead of computed from test pairs: synthetic rows for the code that reads stored rows (summary.md, the
+    answer sheet, the book), which never recomputes an interval."""
+    from unittest import mock
+
+    from stsnb.evaluation import claims, seed_bootstrap
+
+    given = seed_bootstrap.SeedsAndPairsDifference(
+        *both, n=100, confidence_level=0.95, n_resamples=2000, method="percentile", seed=0, standard_error=0.0,
+        seeds=len(intervals), pairs="shared",
+    )  # fmt: skip
+    with mock.patch.object(claims, "_seeds_and_pairs", return_value=given):
+        return claims.claim(text, intervals, **kwargs)

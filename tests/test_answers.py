@@ -10,6 +10,7 @@ import shutil
 import nbformat
 import pytest
 import yaml
+from synthetic_seeds import stored_claim
 
 from stsnb import cli
 from stsnb.evaluation import claims, verdict_rules
@@ -90,7 +91,7 @@ def world(tmp_path, monkeypatch):
     lead = claims.claim("stage 2 beats stage 1", {"seed 0": (1.5, 0.5, 2.5)}, paper_quote=QUOTE, main_claim=True)
     write_run(out / "class" / "10_x", "10_x", {"claims": [lead], "scores": {"avg": 61.234}}, 150.0)
     three = {"seed 0": (4.0, 1.88, 6.0), "seed 1": (5.0, 2.0, 8.41), "seed 2": (5.94, 3.0, 7.0)}
-    cpu_lead = claims.claim("stage 2 beats stage 1", three, paper_quote=QUOTE, main_claim=True)
+    cpu_lead = stored_claim("stage 2 beats stage 1", three, (4.98, 1.88, 8.41), paper_quote=QUOTE, main_claim=True)
     write_run(out / "cpu" / "10_x", "10_x", {"claims": [cpu_lead]}, 1200.0, {"seeds": [0, 1, 2]})
     changed = claims.claim("stage 2 beats stage 1", {"seed 0": (0.2, -0.8, 1.2)}, paper_quote=QUOTE)
     folder = answers.exercise_dir("10_x", 1, out) / "10_x"
@@ -123,7 +124,7 @@ def test_the_sheet_reads_every_number_from_the_runs_and_the_exercise_runs_durati
     text = answers.notebook_section("10_x", missing=missing, **world)
     assert text.startswith(
         "## 10 · A notebook\n\nThe paper's main claim, Table 4: stage 2 beats stage 1. Class run: supported (1 seed,"
-        " provisional), +1.50 [+0.50, +2.50]; cpu run: supported (3 seeds), +4.98 [+1.88, +8.41].\n"
+        " provisional), +1.50 [+0.50, +2.50]; cpu run: supported (3 seeds), +4.98 [+1.88, +8.41] (seeds and pairs).\n"
     )
     assert "### Exercise 1\n\n> Set `lr = 0.5`. *Runtime:* about 3 min on 2 cores. *Hint:* look." in text
     assert (
@@ -303,9 +304,8 @@ def test_two_main_claims_give_a_sentence_each_and_a_run_names_one_by_a_fragment(
     fast = claims.claim("stage 2 is faster", {"seed 0": (2.0, 1.0, 3.0)}, paper_quote=QUOTE, main_claim=True)
     (folder / "metrics.json").write_text(json.dumps({**metrics, "claims": [*metrics["claims"], fast]}))
     text = answers.notebook_section("10_x", **world)
-    assert (
-        "cpu run: supported (3 seeds), +4.98 [+1.88, +8.41].\n\nThe paper's main claim, Section 3.3: stage 2 is" in text
-    )
+    first = "cpu run: supported (3 seeds), +4.98 [+1.88, +8.41] (seeds and pairs).\n\n"
+    assert first + "The paper's main claim, Section 3.3: stage 2 is" in text
     assert "Section 3.3: stage 2 is faster than stage 1. Class run: not run in this profile; cpu run: supported" in text
     cpu = answers.RunView("the cpu run", folder, "10_x", "h")
     assert cpu.main_claim("Section 3.3") == (

@@ -70,7 +70,7 @@ def test_index_shows_a_not_tested_claim_with_its_failed_precondition(tmp_path):
     page = book.index_html("fake", "", rows, pages=set())
     overview = table_rows(page, 0)[1]
     assert overview[:2] == ["nb", "—"], "a notebook no paper's main claim is registered for"
-    assert overview[5:11] == ["0", "0", "0", "0", "0", "1"] and overview[11:] == ["none", "t.", "no"]
+    assert overview[5:12] == ["0", "0", "0", "0", "0", "0", "1"] and overview[12:] == ["none", "none", "t.", "no"]
     claim = table_rows(page, 1)[1]
     assert claim == [
         "nb",

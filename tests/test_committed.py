@@ -9,6 +9,7 @@ from pathlib import Path
 
 import markdown_tables as md
 import yaml
+from synthetic_seeds import stored_claim
 
 from stsnb.evaluation import claims, verdict_rules
 from stsnb.evaluation.main_claims import MainClaim
@@ -17,8 +18,9 @@ from stsnb.runs.plans import DEFAULT_OUT, load_plan
 
 Q = claims.quote("Section 4.2", "Stage 2 improves on stage 1.")
 RESULT = re.compile(
-    r"^cpu: [+-]\d+\.\d\d \[[+-]\d+\.\d\d, [+-]\d+\.\d\d\](, margin ±\S+)?, "
-    rf"({'|'.join(verdict_rules.VERDICTS)}) \((\d+ of )?\d+ seeds?\)$"
+    r"^cpu: [+-]\d+\.\d\d \[[+-]\d+\.\d\d, [+-]\d+\.\d\d\]( \(seeds and pairs\))?(, margin ±\S+)?, "
+    rf"({'|'.join(verdict_rules.VERDICTS)})( on the paper's side| against the paper)?(, below ±\S+)? "
+    r"\((\d+ of )?\d+ seeds?\)$"
 )
 
 
@@ -35,8 +37,9 @@ def test_every_claim_of_the_committed_cpu_runs_reads_as_its_row_says():
     for name, row in rows:
         text = committed.cpu_result(name, row["claim"])
         assert RESULT.match(text), text
-        assert text.startswith(f"cpu: {row['difference']:+.2f} [{row['low']:+.2f}, {row['high']:+.2f}]"), text
-        assert text.endswith(f", {row['verdict']} ({claims.seeds_text(row)})"), text
+        difference, low, high = claims.deciding_interval(row)
+        assert text.startswith(f"cpu: {difference:+.2f} [{low:+.2f}, {high:+.2f}]"), text
+        assert text.endswith(f", {claims.verdict_words(row)} ({claims.seeds_text(row)})"), text
         assert ("margin ±" in text) == claims.is_equivalence(row)
 
 
@@ -56,7 +59,7 @@ def write_cpu_run(root: Path, notebook: str, rows: list[dict]) -> None:
 def synthetic_rows() -> list[dict]:
     seeds = {"seed 0": (6.79, 4.10, 9.49), "seed 1": (5.21, 2.95, 7.40), "seed 2": (4.0, 1.88, 6.0)}
     return [
-        claims.claim("stage 2 beats  stage 1", seeds, paper_quote=Q, main_claim=True),
+        stored_claim("stage 2 beats  stage 1", seeds, (5.33, 1.5, 9.1), paper_quote=Q, main_claim=True),
         claims.claim(
             "the template hardly matters",
             {"seed 0": (0.2, -0.3, 0.6)},
@@ -70,7 +73,7 @@ def synthetic_rows() -> list[dict]:
 def test_cpu_result_on_synthetic_rows_matches_the_text_up_to_white_space(tmp_path):
     write_cpu_run(tmp_path, "10_x", synthetic_rows())
     result = committed.cpu_result("10_x", "stage 2 beats stage 1", runs_dir=tmp_path)
-    assert result == "cpu: +5.33 [+1.88, +9.49], supported (3 seeds)"
+    assert result == "cpu: +5.33 [+1.50, +9.10] (seeds and pairs), supported (3 seeds)"
     robust = committed.cpu_result("10_x", "the template hardly matters", runs_dir=tmp_path)
     assert robust == "cpu: +0.20 [-0.30, +0.60], margin ±1, equivalent (1 seed)"
     assert committed.cpu_result("10_x", "Stage 2 beats stage 1", runs_dir=tmp_path).endswith("of this claim")
@@ -80,7 +83,7 @@ def test_cpu_result_of_a_row_is_this_runs_own_in_a_cpu_run_and_the_committed_one
     write_cpu_run(tmp_path, "10_x", synthetic_rows())
     fresh = claims.claim("stage 2 beats stage 1", {"seed 0": (1.0, 0.5, 1.5)}, paper_quote=Q, main_claim=True)
     committed_text = committed.cpu_result_of("10_x", fresh, "class", runs_dir=tmp_path)
-    assert committed_text == "cpu: +5.33 [+1.88, +9.49], supported (3 seeds)"  # the committed cpu run's row
+    assert committed_text == "cpu: +5.33 [+1.50, +9.10] (seeds and pairs), supported (3 seeds)"  # the committed row
     own = committed.cpu_result_of("10_x", fresh, "cpu", runs_dir=tmp_path)
     assert own == "cpu: +1.00 [+0.50, +1.50], supported (1 seed), this run"  # not the run it replaces
     assert committed.cpu_row_of("10_x", fresh, "class", runs_dir=tmp_path)["seeds"] == 3  # the row, not its text
@@ -121,7 +124,7 @@ def test_a_class_summary_shows_the_cpu_runs_verdict_beside_each_main_claim(tmp_p
     cell = summary.main_claim_cell(main, one_seed, tmp_path / "class")
     assert cell == (
         "Table 4: stage 2 beats stage 1: supported (1 seed, provisional), +1.00 [+0.50, +1.50] "
-        "(cpu: supported (3 seeds), +5.33 [+1.88, +9.49])"
+        "(cpu: supported (3 seeds), +5.33 [+1.50, +9.10] (seeds and pairs))"
     )
     assert summary.main_claim_cell(main, one_seed, tmp_path / "cpu") == cell.split(" (cpu:")[0]  # a cpu run: itself
     assert summary.main_claim_cell(main, one_seed, tmp_path / "other" / "class").endswith("(cpu: no committed run)")

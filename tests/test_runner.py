@@ -10,6 +10,7 @@ from pathlib import Path
 import markdown_tables as md
 import pytest
 import yaml
+from synthetic_seeds import stored_claim
 
 from stsnb.evaluation import claims, verdict_rules
 from stsnb.runs import context as runs
@@ -367,13 +368,13 @@ def new_claims() -> list[dict]:
     )
     quote = claims.quote("Section 4.2", "In contrast, Pcc-tuning provides improvements of about 5 percentage points.")
     return [
-        claims.claim(
+        stored_claim(
             "stage 2 beats stage 1",
             {"seed 0": (6.79, 4.10, 9.49), "seed 1": (5.21, 2.95, 7.40)},
+            (6.0, 3.5, 8.9),
             paper_quote=quote,
             preconditions=[moved, claims.left_start("stage 2", [120, 80], [0.02, 0.03])],
             paper_difference=4.95,
-            seeds_and_pairs={"difference": 6.0, "low": 3.5, "high": 8.9},
         ),
         claims.claim(
             "smooth K2 beats cross entropy",
@@ -390,9 +391,10 @@ def new_claims() -> list[dict]:
             margin_reason="the paper's spread",
             paper_difference=0.1,
         ),
-        claims.claim(
+        stored_claim(
             "stage 1 improves the untrained model",
             {"seed 0": (17.0, 12.0, 22.0), "seed 1": (18.0, 13.0, 23.0)},
+            (17.5, 11.0, 24.0),
             paper_quote=quote,
             kind="check",
         ),
@@ -451,6 +453,7 @@ def test_overview_has_one_row_per_notebook_read_from_its_run(fake_profile):
         "contradicted": 0,
         "unresolved": 1,
         "equivalent": 1,
+        "small effect": 0,
         "no meaningful effect": 0,
         "not tested": 1,
     }, "the paper's claims only"
@@ -485,7 +488,7 @@ def test_summary_opens_with_the_overview_then_claims_then_averages_only(fake_pro
     assert len(overview) == 6 and list(overview[0]) == list(OVERVIEW_COLUMNS)
     two_stage = overview[2]
     assert md.link(two_stage["notebook"]) == ("10_two_stage", "10_two_stage/10_two_stage.ipynb")
-    assert [two_stage[v] for v in verdict_rules.VERDICTS] == ["1", "0", "1", "1 (1 on one seed)", "0", "1"]
+    assert [two_stage[v] for v in verdict_rules.VERDICTS] == ["1", "0", "1", "1 (1 on one seed)", "0", "0", "1"]
     assert two_stage["checks of our setting"] == "1 supported" and overview[3]["checks of our setting"] == "none"
     assert two_stage["runtime (s)"] == "414" and two_stage["commit"] == "ccccccc-dirty"
     assert two_stage["takeaway"].startswith("Stage 2 beat stage 1") and two_stage["comparable with the paper"] == (
@@ -499,17 +502,21 @@ def test_summary_opens_with_the_overview_then_claims_then_averages_only(fake_pro
     papers, checks = claims_text.split("### Checks of our setting")
     assert [r["claim"] for r in md.table(checks)] == ["stage 1 improves the untrained model"]
     assert "stage 1 improves the untrained model" not in papers
-    # 2 + 1 + 1 + 2 + 1 per-seed intervals of 10_two_stage, 1 seeds-and-pairs, 1 + 1 of the old schema's rows
+    # 2 + 1 + 1 + 2 + 1 per-seed intervals of 10_two_stage, 2 seeds-and-pairs, 1 + 1 of the old schema's rows
     # and the one interval a precondition's evidence prints ("baseline minus untrained: +0.07 [-0.68, +0.78]")
-    assert "**Multiplicity.** 10 claim intervals and 1 precondition interval computed (11 in all); about 0.6" in (
+    assert "**Multiplicity.** 11 claim intervals and 1 precondition interval computed (12 in all); about 0.6" in (
         claims_text
     )
-    assert "(per notebook, claims + preconditions: 10_two_stage 8 + 1, 20_old_schema 2 + 0)" in claims_text
+    assert "(per notebook, claims + preconditions: 10_two_stage 9 + 1, 20_old_schema 2 + 0)" in claims_text
     claim_rows = {row["claim"]: row for row in md.tables(claims_text)}
     assert list(md.table(claims_text)[0]) == list(CLAIM_COLUMNS)
     supported = claim_rows["stage 2 beats stage 1"]
     assert supported["ours: difference [95% interval]"] == "+6.00 [+2.95, +9.49]"  # mean over seeds, envelope
-    assert (supported["seeds"], supported["paper's difference"], supported["verdict"]) == ("2", "+4.95", "supported")
+    assert (supported["seeds"], supported["paper's difference"]) == ("2", "+4.95")
+    assert (
+        supported["verdict"]
+        == "supported; each seed: supported, supported (2 of 2 seeds' intervals on the paper's side)"
+    )
     # two seeds (6.79, 5.21): the t interval of their mean, t(0.975, 1) = 12.71 x 1.117 / sqrt(2) = 10.04, is wider
     assert supported["seeds and pairs [95% interval]"] == "+6.00 [-4.04, +16.04] (t floor)"
     assert supported["detectable (80% power)"] == MISSING  # only unresolved claims of the paper

@@ -137,7 +137,7 @@ def verdict_cell(row: Mapping[str, Any]) -> str:
     seeds-and-pairs interval each seed's own verdict (``claims.seed_sides_text``)."""
     verdict = verdict_words(row)
     if is_equivalence(row) and is_number(row.get("margin")):
-        verdict += f" (margin ±{row['margin']:.2f})"
+        verdict += f" (margin ±{row['margin']:g})"
         if "not reachable" in str(row.get("reachability") or ""):
             verdict += "; equivalence not reachable at this size"
     elif is_number(row.get("smallest_effect")) and row.get("verdict") != verdict_rules.SMALL_EFFECT:
