@@ -132,9 +132,10 @@ def test_full_segments_are_the_slices_of_each_sentence():
 def test_the_training_time_ratio_is_set_beside_table12_only_like_for_like():
     from stsnb.papers.hicl import efficiency
 
-    ratio = {"mean": 1.8, "min": 1.7, "max": 1.9, "seeds": 3}
+    ratio = efficiency.training_speedup({0: 1.8, 1: 1.7, 2: 1.9}, {0: 1.0, 1: 1.0, 2: 1.0})
     same = efficiency.training_sentence(ratio, 1.26, "BERT-base")
-    assert "on the same sentences: 1.80x (3 seeds, 1.70-1.90x); the paper's Table 12 (BERT-base): 1.26x" in same
+    expected = "on the same sentences: 1.80x (median of 3 seeds: seed 0 1.80x, seed 1 1.70x, seed 2 1.90x); the paper's"
+    assert expected + " Table 12 (BERT-base): 1.26x" in same
     cut = efficiency.training_sentence(ratio, 1.26, "BERT-base", baseline_cut=32)
     assert "SimCSE cut at 32 tokens" in cut and "not Table 12's quantity" in cut
 

@@ -8,12 +8,12 @@ import pickle
 
 import numpy as np
 import pytest
+from synthetic_seeds import fit_result
 
 from stsnb.evaluation import evaluate
 from stsnb.papers.pcc_tuning import claims as pcc_claims
 from stsnb.papers.pcc_tuning import figures, notebook, pipeline, protocol
 from stsnb.teaching import plots
-from stsnb.training.config import TrainResult
 
 
 def _profile(profile: str) -> dict:
@@ -62,10 +62,8 @@ def _predictions(seed: int, noise: float) -> evaluate.TaskPredictions:
 
 
 def _stage(seed: int, noise: float, kept: int = 4) -> pipeline.StageRun:
-    """A stage that trained on dev: step 0 (for stage 1 the untrained embedding) at dev 40, kept step ``kept`` at 50."""
-    history = [{"step": 0, "epoch": 0, "dev": 40.0}, {"step": kept, "epoch": 0, "dev": 50.0}]
-    result = TrainResult(4, 50.0, kept, 1.0, history=history, weight_change=1e-2)
-    return pipeline.StageRun(result, _predictions(seed, noise))
+    """A stage that trained on dev (its dev records: ``synthetic_seeds.fit_result``), keeping step ``kept`` of 4."""
+    return pipeline.StageRun(fit_result("trained", step=kept, steps=4, dev=50.0), _predictions(seed, noise))
 
 
 def _template_run(template: str, seed: int, labels) -> pipeline.TemplateRun:
@@ -107,7 +105,6 @@ def test_the_takeaway_opens_with_the_main_claim_and_sets_our_levels_beside_the_p
             res.stage2_runs()["sth"],
             control,
             {0: 10, 1: 12},
-            untrained_dev=pcc_claims.untrained_devs(res.stage1_runs()["sth"]),
             row="Mistral-7b",
             template_label="PromptSTH",
             positive_score=4.0,
@@ -116,9 +113,11 @@ def test_the_takeaway_opens_with_the_main_claim_and_sets_our_levels_beside_the_p
     )
     text = notebook.takeaway(rows, res, "Mistral-7b", "tiny", "cpu: +4.98 [+1.86, +8.43], supported (3 seeds)")
     main = rows[1]
+    both = main["seeds_and_pairs"]  # two seeds: decided on the interval of their mean
     assert text.startswith(
         "The paper's main claim: Table 4: stage 2 (1 - Pearson, Eq. 9) beats stage 1 (InfoNCE, Eq. 8): "
-        f"{main['verdict']} (2 seeds), {main['difference']:+.2f} [{main['low']:+.2f}, {main['high']:+.2f}]."
+        f"{main['verdict']} (2 seeds), {both['difference']:+.2f} [{both['low']:+.2f}, {both['high']:+.2f}] (seeds "
+        "and pairs)."
     )
     stage1, stage2 = (
         pipeline.mean_scores(list(r["sth"].values()))["avg"] for r in (res.stage1_runs(), res.stage2_runs())

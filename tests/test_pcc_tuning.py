@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
+from synthetic_seeds import fit_result
 
 from stsnb import data
 from stsnb.evaluation import power, verdict_rules
@@ -361,14 +362,10 @@ def test_plan_runs_the_headline_and_section_6_on_every_seed_and_the_sweeps_on_th
 # ---- claims: preconditions, training seeds, equivalence -------------------------------------------------------
 
 
-def _stage_run(predictions, best_step=4, weight_change=1e-2, steps=4, dev=50.0, start_dev=40.0):
-    """A stage's run: dev ``start_dev`` at step 0 (for stage 1: the untrained prompt embedding's, which every dev gate
-    compares with), ``dev`` at the kept step ``best_step``."""
-    from stsnb.training.config import TrainResult
-
-    history = [{"step": 0, "epoch": 0, "dev": start_dev}, {"step": best_step, "epoch": 0, "dev": dev}]
-    result = TrainResult(steps, dev, best_step, 1.0, history=history, weight_change=weight_change)
-    return pcc_tuning.StageRun(result, predictions)
+def _stage_run(predictions, best_step=4, weight_change=1e-2, steps=4, moved="trained"):
+    """A stage's run whose dev records show it ``moved`` ("trained", "lost" or "stayed") from its own start, keeping
+    step ``best_step`` of ``steps`` (``synthetic_seeds.fit_result``)."""
+    return pcc_tuning.StageRun(fit_result(moved, step=best_step, steps=steps, change=weight_change), predictions)
 
 
 @pytest.fixture(scope="module")
@@ -390,7 +387,7 @@ def test_stage_claims_are_gated_on_dev_per_seed_and_the_main_claim_is_marked(sts
 
     untrained = _system(sts_gold, 3.0, 0)
     stage1 = {s: _stage_run(_system(sts_gold, 1.0, 10 + s)) for s in (0, 1, 2)}
-    stage2 = {s: _stage_run(_system(sts_gold, 0.2, 20 + s), dev=55.0, start_dev=50.0) for s in (0, 1, 2)}
+    stage2 = {s: _stage_run(_system(sts_gold, 0.2, 20 + s)) for s in (0, 1, 2)}
     first, second = pcc_tuning.claims.stage_claims(
         untrained, stage1, stage2, "Mistral-7b", "PromptSTH", n_resamples=200
     )
@@ -408,26 +405,28 @@ def test_stage_claims_are_gated_on_dev_per_seed_and_the_main_claim_is_marked(sts
     # stage 1 against the untrained embedding is a check of our setting; the main claim is the paper's, quoted
     assert (first["kind"], second["kind"]) == ("check", "paper")
     assert first["paper_quote"] == pcc_tuning.quotes.STAGE1 and second["paper_quote"] == pcc_tuning.quotes.STAGE2_GAIN
-    both = second["seeds_and_pairs"]  # 3 seeds: the hierarchical interval beside the per-seed rule
+    both = second["seeds_and_pairs"]  # 3 seeds: the verdict is decided on the hierarchical interval of their mean
     assert both["seeds"] == 3 and both["difference"] == pytest.approx(second["difference"])
-    assert both["low"] < both["difference"] < both["high"] and "seeds_and_pairs" not in first
+    assert both["low"] < both["difference"] < both["high"] and first["seeds_and_pairs"]["seeds"] == 3
+    assert list(second["seed_verdicts"].values()) == [verdict_rules.SUPPORTED] * 3
     names = [p["name"] for p in second["preconditions"]]
     assert names[:2] == ["stage 1 trained on dev", "stage 2 trained on dev"]
     assert not any("moved the encoder" in n or "starting point" in n for n in names)  # no gate reads the test pairs
     assert all(p["holds"] for p in first["preconditions"] + second["preconditions"])
     assert stsnb_claims.arms_not_compared(second) == [] and stsnb_claims.arms_not_compared(first) == []
     # stage 1 kept its step-0 checkpoint on seed 1: that seed is left out of both claims ("2 of 3 seeds")
-    stayed = {**stage1, 1: _stage_run(untrained, best_step=0, weight_change=0.0, dev=40.0)}
+    stayed = {**stage1, 1: _stage_run(untrained, best_step=0, weight_change=0.0, moved="stayed")}
     first, second = pcc_tuning.claims.stage_claims(
         untrained, stayed, stage2, "Mistral-7b", "PromptSTH", n_resamples=200
     )
-    assert first["verdict"] == second["verdict"] == verdict_rules.SUPPORTED
+    assert first["verdict"] == verdict_rules.SUPPORTED  # a gain of 35 points survives even a t with 1 df
+    assert second["verdict"] == verdict_rules.UNRESOLVED  # two seeds: their mean's t interval has 1 degree of freedom
     assert stsnb_claims.seeds_text(second) == "2 of 3 seeds" and list(second["seeds_left_out"]) == ["seed 1"]
     assert second["seeds_and_pairs"]["seeds"] == 2  # the hierarchical interval on the kept seeds only
     assert any(line.startswith("left out of this claim: seed 1") for line in pcc_tuning.claims.row_details(second))
     assert pcc_tuning.claims.stayed_at_start({"stage 1 seed 1": stayed[1]}) != []
-    # a stage 2 whose dev score never beat the untrained embedding's on two seeds: the main claim is not tested
-    flat = {**stage2, 0: _stage_run(stage2[0].predictions, dev=39.0), 2: _stage_run(stage2[2].predictions, dev=38.0)}
+    # a stage 2 whose dev score fell from its start on two seeds: the main claim is not tested
+    flat = {s: _stage_run(stage2[s].predictions, moved="lost") if s != 1 else stage2[s] for s in stage2}
     _, second = pcc_tuning.claims.stage_claims(untrained, stage1, flat, "Mistral-7b", "PromptSTH", n_resamples=200)
     assert (
         second["verdict"] == verdict_rules.NOT_TESTED
@@ -437,32 +436,28 @@ def test_stage_claims_are_gated_on_dev_per_seed_and_the_main_claim_is_marked(sts
         pcc_tuning.claims.stage_claims(untrained, untrained, stage2, "Mistral-7b", "PromptSTH")
 
 
-def test_the_untrained_dev_score_is_stage_1s_step_0_and_a_fit_without_it_is_refused(sts_gold):
+def test_a_stages_dev_gate_reads_its_fits_records_and_a_fit_without_them_is_refused(sts_gold):
     claims = pcc_tuning.claims
-    run = _stage_run(_system(sts_gold, 1.0, 1), start_dev=42.5)
-    assert claims.untrained_dev(run) == 42.5 and claims.untrained_devs({3: run}) == {3: 42.5}
-    gate = claims.dev_gate("stage 1", {3: run}, {3: 42.5})
-    assert gate.trained_seeds == ["seed 3"] and "seed 3: selected step 4 of 4, dev +7.50 over untrained" in (
-        gate.evidence()
-    )
-    run.result.history[:] = [{"step": 4, "epoch": 0, "dev": 50.0}]  # no evaluation before the first step
-    with pytest.raises(ValueError, match="no dev score at step 0"):
-        claims.untrained_dev(run)
-    with pytest.raises(ValueError, match="no untrained dev score for training seed"):
-        claims.dev_gate("stage 1", {3: run}, {0: 40.0})
+    run = _stage_run(_system(sts_gold, 1.0, 1))
+    gate = claims.dev_gate("stage 1", {3: run})
+    assert gate.trained_seeds == ["seed 3"] and "seed 3: selected step 4 of 4, dev +" in gate.evidence()
+    assert "over its start (best-of-2 noise bound +" in gate.evidence()
+    run.result.dev_start = None  # a fit whose evaluator kept no per-pair dev scores
+    with pytest.raises(ValueError, match="no per-pair dev records"):
+        claims.dev_gate("stage 1", {3: run})
 
 
 def test_the_control_and_dedup_claims_need_their_runs_and_their_phenomenon(sts_gold):
     from stsnb.evaluation import claims as stsnb_claims
 
     claims = pcc_tuning.claims
-    stage1 = {s: _stage_run(_system(sts_gold, 1.0, 10 + s)) for s in (0, 1)}
-    stage2 = {s: _stage_run(_system(sts_gold, 0.2, 20 + s)) for s in (0, 1)}
-    control = {s: _stage_run(_system(sts_gold, 0.8, 30 + s)) for s in (0, 1)}
-    dev = claims.untrained_devs(stage1)
-    said = dict(untrained_dev=dev, row="Mistral-7b", template_label="PromptSTH", positive_score=4.0, n_pairs=128)
-    row = claims.control_claim(stage2, control, {0: 40, 1: 35}, n_resamples=200, **said)
-    assert row["verdict"] == verdict_rules.SUPPORTED and row["seeds"] == 2
+    stage1 = {s: _stage_run(_system(sts_gold, 1.0, 10 + s)) for s in (0, 1, 2)}
+    stage2 = {s: _stage_run(_system(sts_gold, 0.2, 20 + s)) for s in (0, 1, 2)}
+    control = {s: _stage_run(_system(sts_gold, 0.8, 30 + s)) for s in (0, 1, 2)}
+    said = dict(row="Mistral-7b", template_label="PromptSTH", positive_score=4.0, n_pairs=128)
+    positives = {0: 40, 1: 35, 2: 38}
+    row = claims.control_claim(stage2, control, positives, n_resamples=200, **said)
+    assert row["verdict"] == verdict_rules.SUPPORTED and row["seeds"] == 3
     assert row["kind"] == "paper" and row["paper_quote"] == pcc_tuning.quotes.GRANULARITY
     assert "coarse granularity of contrastive learning" in row["paper_quote"] and not row["main_claim"]
     assert row["smallest_effect"] == pytest.approx((90.61 - 85.66) / 2)
@@ -472,16 +467,16 @@ def test_the_control_and_dedup_claims_need_their_runs_and_their_phenomenon(sts_g
         "stage 2 trained on dev",
         "the InfoNCE control trained on dev",
     ]
-    no_positives = claims.control_claim(stage2, control, {0: 40, 1: 0}, n_resamples=200, **said)
+    no_positives = claims.control_claim(stage2, control, {**positives, 1: 0}, n_resamples=200, **said)
     assert (
         no_positives["verdict"] == verdict_rules.NOT_TESTED
         and "control's positives" in no_positives["not_tested_because"]
     )
-    # a control that never beat the untrained embedding on dev on one of two seeds: too few seeds left
-    stuck = {**control, 1: _stage_run(control[1].predictions, best_step=0, dev=40.0)}
-    untested = claims.control_claim(stage2, stuck, {0: 40, 1: 35}, n_resamples=200, **said)
-    assert untested["verdict"] == verdict_rules.NOT_TESTED and untested["seeds_left_out"].keys() == {"seed 1"}
-    removed = {s: _stage_run(_system(sts_gold, 0.5, 40 + s)) for s in (0, 1)}
+    # a control that never left its start on dev on two of three seeds: too few seeds left
+    stuck = {s: _stage_run(control[s].predictions, best_step=0, moved="stayed") if s else control[s] for s in control}
+    untested = claims.control_claim(stage2, stuck, positives, n_resamples=200, **said)
+    assert untested["verdict"] == verdict_rules.NOT_TESTED and untested["seeds_left_out"].keys() == {"seed 1", "seed 2"}
+    removed = {s: _stage_run(_system(sts_gold, 0.5, 40 + s)) for s in (0, 1, 2)}
     survives = claims.dedup_claim(stage1, removed, n_resamples=200)
     assert survives["verdict"] == verdict_rules.SUPPORTED and survives["kind"] == "check"
     assert survives["paper_quote"] == pcc_tuning.quotes.TEST_DATA
@@ -537,7 +532,6 @@ def test_robustness_claims_are_judged_by_equivalence_within_the_margin(sts_gold)
     same = {t: (g, p + 1e-4 * np.arange(len(p))) for t, (g, p) in base.items()}  # a hair's difference
     said = {"paper_quote": pcc_tuning.quotes.BATCH_SIZES, "margin_reason": claims.margin_reason("Mistral-7b", 1.0)}
     said["arms"] = ("stage 2 batch 192", "stage 2 batch 224")
-    said["untrained_dev"] = ({0: 40.0}, {0: 40.0})  # stage 1's step-0 dev score, per arm's template
     row = claims.robustness_claim(
         "batch", {0: _stage_run(same)}, {0: _stage_run(base)}, margin=1.0, n_resamples=200, **said
     )
