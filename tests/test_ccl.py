@@ -472,8 +472,10 @@ def test_a_short_training_run_on_real_rows(data_dir):
     assert (result.best_step == 0) == (result.weight_change == 0.0)
     gate = ccl.dev_gate("CCL", outcome)  # step 0 of the fit is the untrained encoder on the same selection rows
     start = ccl.evaluate_rows(settings.build(seed=0), rows[:12]).spearman
-    assert ccl.untrained_dev(result) == pytest.approx(start, abs=1e-6)
-    assert (gate.trained_seeds == ["seed 0"]) == (result.best_step > 0 and result.best_score > start)
+    assert result.dev_start["score"] == pytest.approx(start, abs=1e-6) and result.dev_start["groups"]
+    (seed,) = gate.seeds
+    assert seed.dev_gain == pytest.approx(result.best_score - start, abs=1e-6)
+    assert (gate.trained_seeds == ["seed 0"]) == (seed.left_start and seed.dev_gain > seed.noise_bound)
     untrained = ccl.zero_shot(settings, rows)
     assert untrained.result is None and untrained.evaluation.sources == outcome.evaluation.sources
     row = ccl.spearman_claim("CCL > untrained", outcome, untrained, paper_quote=Q, n_resamples=200)
@@ -564,10 +566,10 @@ def test_reported_numbers_match_the_papers_differences():
 # claims: sentence pairs as the bootstrap unit, training seeds, preconditions, equivalence
 
 
-def _outcome(name, rows, predictions, *, seed=0, best_step=10, weight_change=1e-3, arch="bi", dev_gain=5.0):
-    """A scored run on real rows with given predictions (the statistics under test need nothing else); its fit's
-    history scores the selection rows at step 0 (the untrained encoder, 10.0) and ``dev_gain`` higher at the kept
-    step (step 0 keeps the start's score)."""
+def _outcome(name, rows, predictions, *, seed=0, best_step=10, weight_change=1e-3, arch="bi", moved="trained"):
+    """A scored run on real rows with given predictions (the statistics under test need nothing else); its fit's dev
+    records score the selection rows (here the same real rows, grouped by sentence pair) at step 0 and at the kept
+    step, where its error shrank ("trained"), grew ("lost") or the kept checkpoint is the start ("stayed")."""
     from stsnb.training.config import TrainResult
 
     gold = ccl.gold_labels(rows)
@@ -576,9 +578,22 @@ def _outcome(name, rows, predictions, *, seed=0, best_step=10, weight_change=1e-
     evaluation = ccl.Evaluation(spearman, pearson, np.asarray(predictions, float), gold, sources, groups)
     result = None
     if best_step is not None:
-        best = 10.0 + (dev_gain if best_step else 0.0)
-        history = [{"step": 0, "epoch": 0, "dev": 10.0}, {"step": 20, "epoch": 0, "loss": 0.5, "dev": best}]
-        result = TrainResult(20, best, best_step, 1.0, history, weight_change=weight_change)
+        error = np.random.default_rng(7).normal(0, 0.5, len(rows))
+        start = ccl.Evaluation(0.0, 0.0, gold + error, gold, sources, groups)
+        factor = {"trained": 0.5, "lost": 1.6, "stayed": 1.0}["stayed" if best_step == 0 else moved]
+        kept = ccl.Evaluation(0.0, 0.0, gold + factor * error, gold, sources, groups)
+        start, kept = (
+            stsnb_evaluate.DevScore(stsnb_evaluate.correlations(e.predictions, gold)[0], gold, e.predictions, groups)
+            for e in (start, kept)
+        )
+        history = [
+            {"step": 0, "epoch": 0, "dev": start.score},
+            {"step": 20, "epoch": 0, "loss": 0.5, "dev": kept.score},
+        ]
+        result = TrainResult(
+            20, kept.score, best_step, 1.0, history, weight_change=weight_change,
+            dev_start=start.record(), dev_kept=kept.record(),
+        )  # fmt: skip
     settings = ccl.ModelSettings("minilm-l6", arch, condition_transform=arch == "tri")
     return ccl.RunOutcome(name, settings, None, evaluation, result, 1.0, seed=seed)
 
@@ -656,18 +671,23 @@ def test_dev_gates_read_each_fits_selection_scores_against_its_own_step_0(valida
     good = {s: _outcome(f"CCL {s}", rows, gold + rng.normal(0, 0.3, len(rows)), seed=s) for s in (0, 1, 2)}
     gate = ccl.dev_gate("CCL", good)
     assert gate.trained_seeds == ["seed 0", "seed 1", "seed 2"] and gate.name == "CCL trained on dev"
-    assert "seed 0: selected step 10 of 20, dev +5.00 over untrained" in gate.evidence()
-    assert ccl.untrained_dev(good[0].result) == 10.0
+    assert "seed 0: selected step 10 of 20, dev +" in gate.evidence() and "(best-of-1 noise bound +" in gate.evidence()
+    (first,) = ccl.dev_gate("CCL", good[0]).seeds  # the noise bound of a cluster bootstrap over sentence pairs
+    record = good[0].result.dev_kept
+    paired = stats.paired_grouped_difference(
+        record["gold"], record["predictions"], good[0].result.dev_start["predictions"], record["groups"]
+    )
+    assert first.noise_bound == pytest.approx(1.959964 * paired.standard_error, rel=1e-4)
     stuck = _outcome("QuMSE", rows, gold, best_step=0, weight_change=0.0)  # selection kept step 0: the start
-    worse = _outcome("QuMSE", rows, gold, dev_gain=-1.0)  # kept a later step that scores below the start on dev
+    worse = _outcome("QuMSE", rows, gold, moved="lost")  # kept a later step that scores below the start on dev
     assert ccl.dev_gate("QuMSE", stuck).trained_seeds == [] and ccl.dev_gate("QuMSE", worse).trained_seeds == []
     untrained = _outcome("untrained", rows, gold, best_step=None)
     with pytest.raises(ValueError, match="an untrained run has no dev gate"):
         ccl.dev_gate("untrained", untrained)
-    no_start = _outcome("x", rows, gold)
-    no_start.result.history = no_start.result.history[1:]
-    with pytest.raises(ValueError, match="no dev score at step 0"):
-        ccl.dev_gate("x", no_start)
+    no_records = _outcome("x", rows, gold)
+    no_records.result.dev_start = None
+    with pytest.raises(ValueError, match="no per-pair dev records"):
+        ccl.dev_gate("x", no_records)
 
 
 def test_a_seed_on_which_an_arm_did_not_train_on_dev_is_left_out_of_the_claim(validation_rows):
@@ -683,8 +703,9 @@ def test_a_seed_on_which_an_arm_did_not_train_on_dev_is_left_out_of_the_claim(va
     assert row["verdict"] == "supported" and stsnb_claims.verdict_text(row) == "supported (2 of 3 seeds)"
     assert list(row["seeds_left_out"]) == ["seed 1"] and "QuMSE: selected step 0" in row["seeds_left_out"]["seed 1"]
     assert [e["seed_run"] for e in row["per_seed"]] == ["seed 0", "seed 2"]
-    assert "QuMSE on dev: seed 0: step 10 of 20, dev +5.00 over untrained" in ccl.gates_text(row)
-    assert "(did not train)" in ccl.gates_text(row) and "left out: seed 1" in ccl.gates_text(row)
+    assert "QuMSE on dev: seed 0: selected step 10 of 20, dev +" in ccl.gates_text(row)
+    assert "(did not train: it is its starting point)" in ccl.gates_text(row)
+    assert "left out: seed 1" in ccl.gates_text(row) and row["baseline"] == "QuMSE"  # CCL > QuMSE: QuMSE's least gain
     one = ccl.spearman_claim(
         "CCL > QuMSE", better[1], qumse[1], dev_gates=ccl.arm_gates(better[1], "CCL", qumse[1], "QuMSE"), **kw
     )

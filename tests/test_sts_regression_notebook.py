@@ -13,6 +13,7 @@ import matplotlib
 import numpy as np
 import pytest
 import torch
+from synthetic_seeds import fit_result
 
 from stsnb import data
 from stsnb.evaluation import evaluate
@@ -172,7 +173,7 @@ def test_table1_runs_keep_each_run_and_give_its_metrics_and_line(gold):
         "weight_change": 0.01,
         "heldout_nli_accuracy": pytest.approx(75.0),
     }
-    assert runs.trained[key] == claims.Trained(outcome.predictions, 15, 0.01, 70.0, 30)
+    assert runs.trained[key] == claims.Trained(outcome.predictions, 15, 0.01, 70.0, 30, outcome.result)
     assert runs.scores[key] == score and runs.curves[key] == [(0, 60.0), (15, 70.0)]
     assert runs.heldout_outputs[key] is outcome.heldout_outputs
     assert runs.histories[key] == outcome.result.history
@@ -232,8 +233,8 @@ def test_table3_result_keeps_what_selection_kept_and_records_it(gold):
     ours, contrast = _two_stage(gold)
     result = reg.Table3Result(before, ours, contrast)
     assert result.kept == {
-        "+Contrast": claims.Trained(contrast.predictions, 0, 0.0, 70.0, 40),
-        "+Ours": claims.Trained(ours.predictions, 20, 0.01, 70.0, 40),
+        "+Contrast": claims.Trained(contrast.predictions, 0, 0.0, 70.0, 40, contrast.result),
+        "+Ours": claims.Trained(ours.predictions, 20, 0.01, 70.0, 40, ours.stage2),
     }
     assert list(result.predictions) == ["before", "+Contrast", "+Ours"]
     assert result.scores["+Ours"] == evaluate.spearman_scores(ours.predictions)
@@ -330,7 +331,7 @@ def sweep(gold):
     """A plan with one extra Smooth K2 (k, x0) and the |u-v| head, its runs on seed 0 (real STS-B gold)."""
     row = "BERT-base"
     plan = reg.nli_sweep_plan(row, list(reg.LOSSES), [["smooth_k2", 3.0, 0.25]], ["|u-v|"])
-    runs = {(v.label(), 0): claims.Trained(_predictions(gold, 0.5 + i, i), 10, 0.01, 70.0) for i, v in enumerate(plan)}
+    runs = {(v.label(), 0): claims.Trained.of(_predictions(gold, 0.5 + i, i), fit_result()) for i, v in enumerate(plan)}
     return row, plan, runs, _predictions(gold, 6.0, 99)
 
 
@@ -396,8 +397,8 @@ def test_the_baseline_cell_says_why_it_has_nothing_to_check():
 
 def test_sweep_claims_equal_the_claims_built_by_hand(sweep):
     row, plan, runs, before = sweep
-    dev = {"untrained_dev": 60.0}
-    table5 = sweeps.sweep_table5_claims(plan, runs, [0], row, before, margin=1.0, n_resamples=200, **dev)
+    dev = {"n_resamples": 200}
+    table5 = sweeps.sweep_table5_claims(plan, runs, [0], row, before, margin=1.0, **dev)
     reference = reg.table2_loss("smooth_k2", row).label()
     smooth = [v for v in plan if "Table 5" in v.tables(row) and v.loss.name == "smooth_k2"]
     by_hand = sweep_claims.table5_claims(
@@ -406,22 +407,21 @@ def test_sweep_claims_equal_the_claims_built_by_hand(sweep):
         row,
         before,
         margin=1.0,
-        n_resamples=200,
         **dev,
     )
     assert table5 == by_hand and len(table5) == 1  # Translated ReLU has only Table 2's setting: no claim
     assert table5[0]["test"] == "equivalence" and table5[0]["b"] == reference
-    table6 = sweeps.sweep_table6_claims(plan, runs, [0], row, before, n_resamples=200, **dev)
+    table6 = sweeps.sweep_table6_claims(plan, runs, [0], row, before, **dev)
     assert [(r["a"], r["b"]) for r in table6] == [("(u,v,|u-v|)", "|u-v|")]
     heads = {(v.concatenation, 0): runs[(v.label(), 0)] for v in plan if "Table 6" in v.tables(row)}
-    assert table6 == sweep_claims.table6_claims(heads, before, row, n_resamples=200, **dev)
+    assert table6 == sweep_claims.table6_claims(heads, before, row, **dev)
     assert sweeps.sweep_table5_claims(plan[:2], runs, [0], row, before, **dev) == []  # Table 2's settings only
 
 
 def test_table5_claim_names_where_it_was_run(sweep):
     row, plan, runs, before = sweep
     two = {(label, 0): runs[(label, 0)] for label in [plan[1].label(), plan[2].label()]}
-    dev = {"untrained_dev": 60.0, "n_resamples": 100}
+    dev = {"n_resamples": 100}
     plain = sweep_claims.table5_claims(two, plan[1].label(), row, before, **dev)
     placed = sweep_claims.table5_claims(two, plan[1].label(), row, before, where="stage 2, minilm-l6", **dev)
     assert placed[0]["claim"] == plain[0]["claim"] + " (stage 2, minilm-l6)"
