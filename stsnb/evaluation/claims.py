@@ -16,8 +16,8 @@ supported or contradicted (its interval is still shown). The six verdicts (``sts
 - ``not tested`` -- a precondition failed.
 
 A decisive verdict on one seed is provisional (:func:`provisional`); :func:`interval_counts` gives the multiplicity
-count (both, with the other readers of a stored row, live in ``claim_rows`` and are re-exported here). Whether an arm trained is decided per seed on dev data (``stsnb.evaluation.dev_gates``), never on the test
-pairs a claim is scored on.
+count (both, with the other readers of a stored row, live in ``claim_rows`` and are re-exported here). Whether an arm
+trained is decided per seed on dev data (``stsnb.evaluation.dev_gates``), never on the test pairs a claim is scored on.
 
 **The row schema** (:func:`claim`; JSON-ready, stored under ``claims`` in metrics.json):
 

@@ -21,6 +21,7 @@ from . import plans
 
 CELL_PROFILE = "class"  # the profile whose values the parameters cell holds: applying it changes nothing
 NOTEBOOK_DEFAULT = "class"  # the parameters cell's ``profile``: what a notebook opened in JupyterLab runs
+CPU_NOTEBOOK_BUDGET_SECONDS = 45 * 60  # the cpu profile's goal for one training notebook on 2 cores (DESIGN.md)
 
 
 def apply(namespace: MutableMapping[str, Any], notebook: str, plans_dir: Path = plans.PLANS_DIR) -> dict[str, Any]:

@@ -27,7 +27,7 @@
 
 from . import differences, quotes, table12
 from .objectives import ObjectiveSettings, bml_loss, global_loss, hicl_objective, queue_info_nce
-from .probe import ProbeSetting, simcse_moves
+from .probe import BASELINE_PROBES, ProbeSetting, baseline_probes_note, simcse_moves
 from .protocol import (
     SIMCSE_MAX_LENGTH,
     TRUNCATIONS,

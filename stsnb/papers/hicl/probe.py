@@ -85,3 +85,63 @@ def simcse_moves(
         "steps": trained.result.steps,
         "seconds": round(time.perf_counter() - started, 1),
     }
+
+
+# the committed probe tables of SimCSE on the two backbones a cpu run could use (benchmarks/results/<name>.json)
+BASELINE_PROBES = {
+    "smollm2-135m-l6": "bench_simcse_moves_length32",
+    "smollm2-135m": "bench_simcse_moves_135m",
+}
+
+
+def baseline_probes_note(paper_backbone: str = "BERT-base") -> str:
+    """Markdown for notebook 30: whether any probed cpu setting trains the main claim's SimCSE baseline past the
+    gate, from the committed probe tables (``BASELINE_PROBES``; no checkpoint selection, so the noise bound is the 95%
+    interval's own, k = 1): a probe passes when its interval excludes 0 and its gain reaches the smallest effect of
+    Table 1's SimCSE row on ``paper_backbone``; a passing setting fits the cpu profile when both arms on every seed of
+    the cpu plan's main claim take at most ``profiles.CPU_NOTEBOOK_BUDGET_SECONDS``, at the probe's seconds per run."""
+    from ...runs import plans, probe_tables, profiles
+    from .reported import table1_gain
+    from .results import paper_row
+    from .results import smallest_effect as claim_effect
+
+    smallest_effect = claim_effect(table1_gain(paper_row("simcse", paper_backbone)))[0]
+    cpu = plans.load_plan(plans.plan_path("cpu")).notebooks["30_hicl"]
+    fits, budget_seconds = 2 * len(cpu.get("main_claim_seeds", [0])), profiles.CPU_NOTEBOOK_BUDGET_SECONDS
+
+    lines = [
+        "**Does any cpu setting train SimCSE past the gate?** The committed probes (plain SimCSE, no checkpoint "
+        "selection, the last weights against the untrained backbone on the same STS-B dev pairs; commands and "
+        "machine in `benchmarks/results/`):",
+        "",
+    ]
+    passing = []
+    for backbone, name in BASELINE_PROBES.items():
+        for row in probe_tables.load(name):
+            moved = row["low"] > 0 and row["difference"] >= smallest_effect
+            lines.append(f"- {backbone}, {probe_tables.row_line(row)}: {'past' if moved else 'not past'} the gate")
+            if moved:
+                passing.append((backbone, row))
+    lines.append("")
+    if not passing:
+        lines.append(
+            f"No probed setting moves SimCSE's dev score by the claim's smallest effect ({smallest_effect:.2f}) with "
+            "an interval above 0: the main claim is not tested at any of them."
+        )
+        return "\n".join(lines)
+    backbone, row = min(passing, key=lambda item: item[1]["seconds"])
+    total = fits * row["seconds"]
+    fit = "within" if total <= budget_seconds else "past"
+    lines.append(
+        f"Past the gate: {backbone} ({row['setting']}), +{row['difference']:.2f} in {row['steps']} steps. One such "
+        f"run took {row['seconds']:.0f} s on the probe's machine; the main claim needs {fits} of them (both arms on "
+        f"every seed), about {total:.0f} s, {fit} the cpu profile's {budget_seconds / 60:.0f}-minute budget for the "
+        "whole notebook"
+        + (
+            ": no probed setting trains the baseline past the gate within the cpu budget, so the cpu profile keeps "
+            "the cheaper stand-in and its main claim reads not tested; the `paper` profile (BERT-base) is the test."
+            if fit == "past"
+            else "."
+        )
+    )
+    return "\n".join(lines)
