@@ -157,12 +157,18 @@ TRAINING = [p for p in NOTEBOOKS if p.stem[:2] in {"10", "20", "30", "40"}]
 
 
 @pytest.mark.parametrize("path", TRAINING, ids=lambda path: path.stem)
-def test_a_training_notebook_opens_short_then_draws_its_pipeline_and_states_its_main_claim(path):
-    """At most 150 words of markdown before the parameters cell; the first code cell after the setup (``runs.start``)
-    draws the pipeline figure and prints the paper's main claim (``main_claim_intro``)."""
+def test_a_training_notebook_opens_short_with_its_pipeline_figure_then_states_its_main_claim(path):
+    """At most 150 words of markdown before the parameters cell, the opening one showing the pipeline figure (its
+    attachment, so a notebook that has not run shows it, and so does every copy: ``stsnb.teaching.pipeline``); the
+    first code cell after the setup (``runs.start``) prints the paper's main claim (``main_claim_intro``) and draws
+    nothing."""
+    from stsnb.teaching import pipeline
+
     cells = nbformat.read(path, as_version=4).cells
     parameters = next(i for i, c in enumerate(cells) if "parameters" in c.metadata.get("tags", []))
     assert sum(len(c.source.split()) for c in cells[:parameters] if c.cell_type == "markdown") <= 150
+    assert pipeline.IMAGE in cells[0].source and pipeline.attachment(path) is not None
     code = [c.source for c in cells if c.cell_type == "code"]
     setup = next(i for i, source in enumerate(code) if "runs.start(" in source)
-    assert "pipeline_figure(" in code[setup + 1] and f'main_claim_intro("{path.stem}")' in code[setup + 1]
+    assert f'main_claim_intro("{path.stem}")' in code[setup + 1]
+    assert not any("pipeline_figure(" in source for source in code), "the figure is drawn by `stsnb figures`"
