@@ -119,6 +119,13 @@ def test_the_book_holds_every_guide_and_the_index_links_each(site):
     assert '<a href="gpu-server.html">' in students and 'src="_static/guides/jupyterlab.png"' in students
 
 
+def test_the_index_points_at_the_lab_worksheets(site):
+    index = (site / "index.html").read_text()
+    assert '<a href="lab_plan.html#worksheets">' in index
+    lab = (site / "lab_plan.html").read_text()
+    assert 'id="worksheets"' in lab and 'id="worksheet-10_pcc_tuning"' in lab
+
+
 ANSWERS = re.compile(r"answers?\.(?:html|md)|exercises_answers", re.I)
 
 

@@ -272,11 +272,19 @@ def _guides_section(found: list[Guide]) -> str:
         + "</li>"
         for g in found
     )
+    worksheets = (
+        '<p>For a lab: <a href="lab_plan.html#worksheets">a worksheet per training notebook</a>, for the minutes its'
+        " long cells run: what to read meanwhile, three numbers to record, a question on a figure, and how to compare"
+        " with the committed class and cpu runs.</p>"
+        if any(g.page == "lab_plan.html" for g in found)
+        else ""
+    )
     return f"""<h2 id="guides">Guides</h2>
 <p>How to install, read, teach with and run these notebooks, and how their verdicts are reached.</p>
 <ul>
 {items}
-</ul>"""
+</ul>
+{worksheets}"""
 
 
 def _cell(value: object, css: str = "") -> str:
