@@ -184,6 +184,11 @@ def test_the_live_line_shows_the_cell_and_the_latest_progress_line(tmp_path):
         handle.write("evaluate 300/1,200 sentences")  # not a whole line yet
     live.show()
     assert len(stream.getvalue().splitlines()) == 1
+    with log.open("a") as handle:
+        handle.write(", done in 8 s\n")  # the end of the cell's evaluation
+    live.cell(19, 54)  # the next cell: what came before is not its progress
+    live.show()
+    assert live.text().endswith(", cell 20/54") and len(stream.getvalue().splitlines()) == 1
 
 
 def test_on_a_terminal_the_live_line_is_rewritten_in_place_and_cleared_for_the_result(tmp_path):

@@ -41,27 +41,32 @@ class LiveLine:
         self.where = ""  # "cell 19/54"
         self.latest = ""  # the last progress line the notebook wrote
         self.offset = 0
+        self._lock = threading.Lock()  # ``cell`` (papermill's thread) and the reads (this line's) move ``offset``
         self.printed_at = -float("inf")
         self.printed = ""
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="stsnb-live-line", daemon=True)
 
     def cell(self, index: int, count: int) -> None:
-        """The notebook's cell ``index`` (0-based) of ``count`` has started."""
-        self.where = f"cell {index + 1}/{count}"
+        """The notebook's cell ``index`` (0-based) of ``count`` has started: the progress shown so far was an
+        earlier cell's, so it goes, and the log is read on from its present end."""
+        with self._lock:
+            self.where, self.latest = f"cell {index + 1}/{count}", ""
+            self.offset = self.progress_log.stat().st_size if self.progress_log.is_file() else 0
 
     def read(self) -> str:
         """The last complete line appended to the progress log since the previous read ("" when none)."""
-        try:
-            with self.progress_log.open("rb") as log:
-                log.seek(self.offset)
-                chunk = log.read()
-        except OSError:
-            return ""
-        end = chunk.rfind(b"\n")
-        if end < 0:
-            return ""
-        self.offset += end + 1
+        with self._lock:
+            try:
+                with self.progress_log.open("rb") as log:
+                    log.seek(self.offset)
+                    chunk = log.read()
+            except OSError:
+                return ""
+            end = chunk.rfind(b"\n")
+            if end < 0:
+                return ""
+            self.offset += end + 1
         lines = chunk[:end].decode("utf-8", "replace").splitlines()
         return lines[-1].strip() if lines else ""
 
@@ -73,8 +78,8 @@ class LiveLine:
     def show(self) -> None:
         """Read the log and show the line: in place on a terminal, as a new line in a log when there is news."""
         fresh = self.read()
-        if fresh:
-            self.latest = fresh
+        with self._lock:
+            self.latest = fresh or self.latest
         if self.terminal:
             width = shutil.get_terminal_size((120, 24)).columns
             self._write(f"\r\x1b[K{self.text()[: max(20, width - 1)]}")
