@@ -1,8 +1,8 @@
 """The ``stsnb`` command: ``stsnb data`` (fetch and verify the data folder), ``stsnb models fetch`` (a plan's Hub models
 into the HF cache), ``stsnb run`` (the papermill batch runner), ``stsnb eval`` (the STS suite on a model) and
 ``stsnb book`` (a static HTML site of the executed runs); ``stsnb summary`` rewrites a profile's summary.md from its run
-folders without running anything; ``stsnb answers`` rewrites the instructor's answer sheet from the committed runs
-(``--run`` first runs exercises).
+folders without running anything; ``stsnb answers`` runs exercises (``--run``) and lists what the answer sheet of
+``stsnb book --instructor`` does not measure yet; ``stsnb figures`` redraws the notebooks' pipeline figures.
 
     stsnb data fetch [--to DIR] [--paper] [--latest] [--strict]
     stsnb data verify [DIR] [--strict]
@@ -16,6 +16,7 @@ folders without running anything; ``stsnb answers`` rewrites the instructor's an
                [--text senteval|raw] [--data-dir DIR] [--json]
     stsnb book [--profile cpu] [--out DIR] [--instructor]
     stsnb answers [--run NOTEBOOK:N[,N...]] [--check]   (Nb: exercise N's second run)
+    stsnb figures [--check]
 
 Bad arguments exit with status 2; ``stsnb run`` exits 1 when a notebook failed (with ``--check``: when the check
 found a problem), ``stsnb data`` and ``stsnb models`` when something could not be fetched or does not verify.
@@ -220,16 +221,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="output folder (default: papermill_runs/<profile>/book, with --instructor book-instructor)",
     )
     book.add_argument("--runs", type=Path, default=DEFAULT_OUT, help="runs root (default: papermill_runs/)")
-    book.add_argument(
-        "--instructor",
-        action="store_true",
-        help="the instructor's edition: add the answer sheet (docs/exercises_answers.md)",
-    )
+    book.add_argument("--instructor", action="store_true", help="the instructor's edition: with the answer sheet")
     book.set_defaults(handler=book_command, parser=book)
 
     answers = commands.add_parser(
         "answers",
-        help="rewrite docs/exercises_answers.md from the notebooks and the committed runs (stsnb.teaching.answers)",
+        help="run exercises and list what the answer sheet (stsnb book --instructor) does not measure yet",
     )
     answers.add_argument(
         "--run",
@@ -239,8 +236,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="first run these exercises (the notebook with each exercise's change; Nb: exercise N's second run), e.g."
         " 10_pcc_tuning:2,3 or 20_sts_regression:5b",
     )
-    answers.add_argument("--check", action="store_true", help="exit 1 if the sheet differs from what it would be")
+    answers.add_argument("--check", action="store_true", help="exit 1 if the sheet has a value not measured yet")
     answers.set_defaults(handler=answers_command, parser=answers)
+
+    figures = commands.add_parser("figures", help="redraw the training notebooks' pipeline figures (their openings)")
+    figures.add_argument("--check", action="store_true", help="exit 1 if a committed figure is out of date")
+    figures.set_defaults(handler=figures_command, parser=figures)
     return parser
 
 
@@ -553,15 +554,20 @@ def answers_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -
                 parser.error(str(err))
             print(f"stsnb answers: exercise {run} of {notebook}: {outcome.status} {outcome.reason}".rstrip())
             failed += outcome.status != "ok"
-    if args.check:
-        stale = answers.SHEET.read_text() != answers.sheet()
-        print(f"stsnb answers: {answers.SHEET.name} is {'out of date' if stale else 'up to date'}")
-        return 1 if stale else 0
-    missing = answers.write_sheet()
-    print(f"stsnb answers: wrote {answers.SHEET}; {len(missing)} values not measured yet")
+    missing = answers.not_measured()
+    print(f"stsnb answers: the answer sheet (stsnb book --instructor) has {len(missing)} values not measured yet")
     for line in missing:
         print(f"  {line}")
-    return 1 if failed else 0
+    return 1 if failed or (args.check and missing) else 0
+
+
+def figures_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from .papers import pipelines
+    from .teaching.pipeline import write_all
+
+    stale = write_all(pipelines(), check=args.check)  # the notebooks whose figure changed (or would)
+    print(f"stsnb figures: {len(stale)} {'out of date' if args.check else 'redrawn'} {' '.join(stale)}".rstrip())
+    return 1 if args.check and stale else 0
 
 
 def report_table(report) -> str:

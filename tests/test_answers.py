@@ -315,9 +315,9 @@ def test_two_main_claims_give_a_sentence_each_and_a_run_names_one_by_a_fragment(
         cpu.main_claim("Table 9")
 
 
-def test_every_main_claim_of_the_papers_is_on_the_committed_sheet():
+def test_every_main_claim_of_the_papers_is_on_the_sheet():
     """Each paper's main claims (``stsnb.main_claims``) open its section of the sheet, whatever the runs say."""
-    text = answers.SHEET.read_text()
+    text = answers.sheet()
     for path in sorted(plans.NOTEBOOKS_DIR.glob("*.ipynb")):
         for main in answers.main_claims_of(path.stem):
             assert f"The paper's main claim, {main.statement}. Class run: " in text, main.statement
@@ -380,16 +380,50 @@ def test_every_notebook_has_an_answer_per_exercise_and_every_run_parameter_exist
                     assert set(given) <= declared, f"{path.stem}, exercise {answer.number}: {set(given) - declared}"
 
 
-def test_the_committed_sheet_is_what_the_committed_runs_write():
-    """docs/exercises_answers.md is written by ``stsnb answers``: after runs are redone, rewrite it."""
-    assert answers.SHEET.read_text() == answers.sheet(), "run `stsnb answers` to rewrite the answer sheet"
+def test_no_answer_sheet_is_committed():
+    """The sheet is written into the instructor's book (``stsnb book --instructor``) from the committed runs: a
+    student's clone holds no page of answers."""
+    assert not (plans.NOTEBOOKS_DIR.parent / "docs" / "exercises_answers.md").exists()
 
 
-def test_stsnb_answers_parses_exercises_and_checks_the_sheet(capsys):
+def test_stsnb_answers_parses_exercises_and_lists_what_is_not_measured(capsys):
     args = cli.build_parser().parse_args(["answers", "--run", "10_pcc_tuning:2,3b", "--check"])
     assert args.run == [("10_pcc_tuning", ["2", "3b"])] and args.check
     for wrong in ("10_pcc_tuning", "10_pcc_tuning:2,x"):
         with pytest.raises(SystemExit):
             cli.build_parser().parse_args(["answers", "--run", wrong])
-    assert cli.main(["answers", "--check"]) == 0
-    assert "exercises_answers.md is up to date" in capsys.readouterr().out
+    missing = answers.not_measured()
+    assert cli.main(["answers"]) == 0
+    assert f"has {len(missing)} values not measured yet" in capsys.readouterr().out
+    assert cli.main(["answers", "--check"]) == (1 if missing else 0)
+
+
+def test_each_exercises_runtime_is_printed_from_its_run_with_the_settings_changed_since(world, tmp_path):
+    """What the cell under a notebook's exercises prints: the measured runtime of each exercise's run, which of its
+    settings differ from what the exercise runs today, "not measured yet" without a run, "no run" where none is
+    needed."""
+    plans_dir = tmp_path / "plans"
+    plans_dir.mkdir()
+    (plans_dir / "class.yaml").write_text("description: d\nnotebooks: {10_x: {profile: class}}\n")
+    kwargs = dict(out=world["out"], notebooks_dir=world["notebooks_dir"], templates=world["templates"])
+    lines = answers.runtimes_text("10_x", plans_dir=plans_dir, **kwargs).splitlines()
+    assert lines[0].startswith("Each exercise's runtime as measured: ") and len(lines) == 3
+    ran = "  exercise 1: 412 s (about 7 min) on 2 CPU cores, at commit aaaaaaa"
+    assert lines[1] == f"{ran}; with earlier settings of seed, lr, profile"  # the faked run recorded none
+    assert lines[2] == "  exercise 2: no run (answered without training)"
+    folder = answers.exercise_dir("10_x", 1, world["out"]) / "10_x"
+    (folder / "params.yaml").write_text(yaml.safe_dump({"seed": 0, "lr": 0.5, "profile": "class"}))
+    assert answers.runtimes_text("10_x", plans_dir=plans_dir, **kwargs).splitlines()[1] == ran
+    (folder / "params.yaml").write_text(yaml.safe_dump({"seed": 0, "lr": 0.1, "profile": "class"}))
+    assert answers.runtimes_text("10_x", plans_dir=plans_dir, **kwargs).splitlines()[1].endswith("settings of lr")
+    shutil.rmtree(folder)
+    assert (
+        answers.runtimes_text("10_x", plans_dir=plans_dir, **kwargs).splitlines()[1] == "  exercise 1: not measured yet"
+    )
+
+
+@pytest.mark.parametrize("path", sorted(plans.NOTEBOOKS_DIR.glob("*.ipynb")), ids=lambda p: p.stem)
+def test_every_notebook_prints_its_exercises_runtimes_under_the_list(path):
+    cells = nbformat.read(path, as_version=4).cells
+    listing = max(i for i, c in enumerate(cells) if c.cell_type == "markdown" and "*Runtime:*" in c.source)
+    assert f'print(runtimes_text("{path.stem}"))' in cells[listing + 1].source

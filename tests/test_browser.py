@@ -33,6 +33,7 @@ FIXTURES = Path(__file__).parent / "fixtures" / "notebooks"
 def lab(tmp_path_factory):
     notebooks = [plans.NOTEBOOKS_DIR / "00_contrastive_ceiling.ipynb"]
     notebooks += [plans.NOTEBOOKS_DIR / "20_sts_regression.ipynb", FIXTURES / "tiny_error_last.ipynb"]
+    notebooks += [FIXTURES / "tiny_bar.ipynb"]
     with browser.lab_with_copies(tmp_path_factory.mktemp("lab"), notebooks, OUTPUT / "jupyter-lab.log") as server:
         yield server
 
@@ -76,3 +77,59 @@ def test_an_error_in_a_cell_is_seen(lab, page):
     """The detector itself: a notebook whose last cell raises shows up with its error."""
     report = _run_through_the_ui(page, lab, "tiny_error_last", timeout=120)
     assert any("ValueError" in e for e in report["errors"]), report
+
+
+_BAR_JS = """() => {
+    const panel = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden)');
+    const indicator = panel.querySelector('.jp-Notebook-ExecutionIndicator');
+    const bars = panel.querySelectorAll('.jp-OutputArea-output .widget-hprogress');
+    const text = [...panel.querySelectorAll('.jp-OutputArea-output')].map(o => o.textContent).join(' ');
+    return {busy: !!indicator && indicator.dataset.status === 'busy', bars: bars.length, text};
+}"""
+
+
+def test_a_progress_bar_updates_while_its_cell_runs(lab, page):
+    """A long cell's bar (``stsnb.models.progress``) is a widget that moves while the cell runs, with the rate, the
+    time left and the latest dev score beside it; read from the page every second."""
+    import re
+    import time
+
+    browser.open_notebook(page, lab, "tiny_bar.ipynb")
+    page.locator(".lm-MenuBar-item", has_text="Run").first.click()
+    page.locator(".lm-Menu-item:visible", has_text="Run All Cells").first.click()
+    seen, text = [], ""
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        page.wait_for_timeout(1000)
+        state = page.evaluate(_BAR_JS)
+        found = re.search(r"(\d+)/20", state["text"])
+        if state["busy"] and state["bars"] and found:
+            seen.append(int(found.group(1)))
+            text = state["text"]
+        if seen and not state["busy"]:
+            break
+    page.screenshot(path=str(OUTPUT / "tiny_bar.png"))
+    assert len(set(seen)) >= 3 and seen == sorted(seen), f"the bar did not move while the cell ran: {seen}"
+    assert "step/s" in text and "dev=" in text and "<" in text, text  # rate, latest dev score, time left
+
+
+def test_a_training_notebook_opened_without_running_shows_its_pipeline_figure(lab, page):
+    """The opening markdown cell's attachment (``stsnb figures``) renders as an image before anything has run, at
+    about its own width (legible at the notebook's width)."""
+    browser.open_notebook(page, lab, "20_sts_regression.ipynb")
+    page.wait_for_function(
+        """() => {
+            const cell = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-MarkdownCell');
+            const img = cell && cell.querySelector('img');
+            return img && img.complete && img.naturalWidth > 0;
+        }""",
+        timeout=60_000,
+    )
+    size = page.evaluate(
+        """() => {
+            const img = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-MarkdownCell img');
+            return {natural: img.naturalWidth, shown: img.getBoundingClientRect().width};
+        }"""
+    )
+    page.screenshot(path=str(OUTPUT / "20_opening.png"))
+    assert size["natural"] == 1000 and size["shown"] >= 0.8 * size["natural"], size

@@ -1,6 +1,7 @@
-"""docs/lab_plan.md, the 90-minute lab: its blocks add up to 90 minutes, its glossary names every verdict and term
-the notebooks print, its suggested exercises are in the notebooks' exercise lists, and it types no runtime (those
-are read from the committed runs' summaries, which it links)."""
+"""docs/lab_plan.md, the 90-minute lab: its blocks add up to 90 minutes with at least 10 of slack, a worksheet per
+training notebook, its glossary names every verdict and term the notebooks print, its suggested exercises are in the
+notebooks' exercise lists, and it types no runtime (those are read from the committed runs' summaries, which it
+links)."""
 
 from __future__ import annotations
 
@@ -33,7 +34,7 @@ def sections() -> dict[str, str]:
     return md.sections(PAGE.read_text(encoding="utf-8"))
 
 
-def test_the_blocks_add_up_to_ninety_minutes_and_cover_the_lab():
+def test_the_blocks_add_up_to_ninety_minutes_with_slack_and_cover_the_lab():
     rows = md.table(sections()["The plan"].split("Suggested exercises")[0])
     blocks = [r for r in rows if not r["block"].startswith("**")]
     assert sum(int(r["minutes"]) for r in blocks) == 90
@@ -41,6 +42,31 @@ def test_the_blocks_add_up_to_ninety_minutes_and_cover_the_lab():
     names = " ".join(r["block"] for r in blocks)
     for part in ("00_contrastive_ceiling", "01_loss_functions", "training notebook", "exercise", "Debrief"):
         assert part in names, part
+    assert sum(int(r["minutes"]) for r in blocks if "Slack" in r["block"]) >= 10
+    training = next(r for r in blocks if "training notebook" in r["block"])["what the students do"]
+    assert "[worksheet](#worksheets)" in training and "progress bar" in training
+    assert "printed in the first cell" not in PAGE.read_text(encoding="utf-8")  # it is printed after the setup
+    assert "Duplicate" in sections()["The plan"], "how to keep block 3's outputs before block 4"
+
+
+def test_every_training_notebook_has_a_worksheet_with_its_four_parts():
+    text = PAGE.read_text(encoding="utf-8")
+    for name in ("10_pcc_tuning", "20_sts_regression", "30_hicl", "40_ccl_csts"):
+        sheet = text.split(f"### Worksheet: {name}\n")[1].split("\n### ")[0].split("\n## ")[0]
+        for part in (
+            "**Read while it runs.**",
+            "**Record three numbers**",
+            "**Question on a figure.**",
+            "**Compare.**",
+        ):
+            assert part in sheet, f"{name}: {part}"
+        assert "class book" in sheet and "cpu book" in sheet, f"{name}: compare with both committed runs"
+
+
+def test_the_plan_says_what_a_curious_student_finds_of_the_answers():
+    answers_part = sections()["Answers"]
+    assert "stsnb book --instructor" in answers_part and "templates/answers" in answers_part
+    assert "papermill_runs/exercises" in answers_part
 
 
 def test_every_notebook_has_learning_objectives():

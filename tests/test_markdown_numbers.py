@@ -1,7 +1,9 @@
 """No figure of a run is typed into a notebook's markdown: a number a committed run printed (a difference, a ratio, a
 time, a count of pairs) must come from the code cell that prints it, since the next run prints another. A number
 the markdown shares with the package's paper modules (the papers' own numbers, ``reported.py``, ``quotes.py``) is the
-paper's and may stand in the text."""
+paper's and may stand in the text. No runtime is typed into markdown at all ("about 110 s", "4 minutes", "305 s"):
+the first cell prints each profile's (``runtimes.text``), the cell under the exercises each exercise's
+(``answers.runtimes_text``), both read from the committed runs; a budget ("within 5 minutes") is no runtime."""
 
 from __future__ import annotations
 
@@ -70,3 +72,38 @@ def test_no_figure_of_a_committed_run_is_typed_into_markdown(notebook: Path):
             for number in sorted((_numbers(text) & printed) - allowed):
                 typed.append(f"cell {index}: {number!r} (printed by the {profile} run)")
     assert not typed, f"{notebook.name}: markdown states figures of a run; print them from a code cell: {typed}"
+
+
+# a duration: "305 s", "about 4 minutes", "4.7 and 4 min", "1.5 h"; not "0.21 s/step" (a rate), not "2 cores"
+DURATION = re.compile(
+    r"(?<![\w.$])\d[\d,]*(?:\.\d+)?(?:\s*(?:and|or|to|-)\s*\d[\d,]*(?:\.\d+)?)?\s*"
+    r"(?:s|secs?|seconds?|min|mins|minutes?|h|hours?)\b(?!/)"
+)
+BUDGET = re.compile(r"(?:at most|within|under|up to|no more than|limit of|timeout of)\s*$")  # a limit, not a time
+
+
+def typed_runtimes(text: str) -> list[str]:
+    """The durations ``text`` states, budgets aside (``within 5 minutes``, ``at most 30 minutes``)."""
+    text = REFERENCE.sub(" ", text)
+    return [m.group(0) for m in DURATION.finditer(text) if not BUDGET.search(text[max(0, m.start() - 20) : m.start()])]
+
+
+def test_the_runtime_check_sees_durations_and_lets_budgets_and_rates_pass():
+    assert typed_runtimes("about 110 s per run, about 4 minutes in all, 305 s before") == [
+        "110 s",
+        "4 minutes",
+        "305 s",
+    ]
+    assert typed_runtimes("*Runtime:* 4.7 and 4\n   min measured, 1.5 h") == ["4.7 and 4\n   min", "1.5 h"]
+    assert typed_runtimes("within 5 minutes on 2 cores, at most 30 minutes; 0.21 s/step; Table 5; 3 seeds") == []
+
+
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.stem)
+def test_no_runtime_is_typed_into_markdown(notebook: Path):
+    typed = [
+        f"cell {i}: {duration!r}"
+        for i, cell in enumerate(_cells(notebook))
+        if cell["cell_type"] == "markdown"
+        for duration in typed_runtimes("".join(cell["source"]))
+    ]
+    assert not typed, f"{notebook.name}: runtimes typed into markdown; print them from the committed runs: {typed}"

@@ -228,3 +228,25 @@ def test_notebook_10_opens_short_states_its_main_claim_after_the_setup_and_keeps
     assert any('metrics["takeaway"] = notebook.takeaway(' in c.source for c in cells)
     assert not [i for i, c in enumerate(cells) if "headline" in c.source.lower()]
     assert cells[-1].cell_type == "markdown" and cells[-1].source.startswith("## Appendix")
+
+
+def test_every_stage_2_run_trains_with_its_training_seed_and_its_own_pair_count(smoke_inputs):
+    """``pipeline.plan`` asks ``config_of(template, global batch, seed, number of pairs)``; the protocol's
+    ``stage2_config`` takes ``(template, global batch, number of pairs, seed)``: the notebook passes them in that order,
+    so stage 2's batch order follows the training seed (not the number of pairs) and a recipe's warmup counts the
+    run's own steps."""
+    from dataclasses import replace
+
+    params = {**smoke_inputs.params, "training_seeds": [3, 5], "control_study": True, "dedup_study": False}
+    inputs = replace(smoke_inputs, params=params)
+    plans = inputs.plans({})
+    assert [p.seed for p in plans] == [3, 5]
+    for plan in plans:
+        for variant in plan.variants.values():
+            assert variant.config.seed == plan.seed, (plan.seed, variant.config.seed, len(variant.pairs))
+    recipe = replace(
+        inputs, params={**params, "stage2_pairs": 2000}, protocol=protocol.Protocol(recipe_row="Mistral-7b")
+    )
+    name, variant = next(iter(recipe.plans({})[0].variants.items()))
+    steps = protocol.optimizer_steps(len(variant.pairs), int(name.split()[-1]), 1, variant.config.epochs, True)
+    assert variant.config.seed == 3 and variant.config.warmup_ratio == protocol.warmup_ratio(100, steps)

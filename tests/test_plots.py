@@ -175,10 +175,12 @@ def test_plain_log_ticks_label_a_log_axis_with_plain_numbers():
 
 
 def test_the_pipeline_figure_names_five_stages_readably_and_refuses_a_missing_part():
-    from stsnb.teaching.pipeline import STAGES, pipeline_figure
+    from stsnb.teaching.pipeline import STAGES, Pipeline, pipeline_figure
 
     fig = pipeline_figure(["STS-B\ntrain", "MiniLM-L6", "Smooth K2\nvs cross entropy", "Spearman x100", "verdict"])
     texts = [t.get_text() for t in fig.axes[0].texts]
     assert all(stage in texts for stage in STAGES) and plots.figure_problems(fig) == []
     with pytest.raises(ValueError, match="needs 5 parts"):
         pipeline_figure(["data", "model"])
+    with pytest.raises(ValueError, match="needs 5 parts"):
+        Pipeline("10_x", "title", ("data", "model"))

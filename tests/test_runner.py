@@ -686,3 +686,18 @@ def test_plan_checkpoints_must_be_a_boolean_and_are_inherited(tmp_path):
     assert load_plan(tmp_path / "child.yaml").checkpoints is True
     with pytest.raises(PlanError, match="checkpoints must be true or false"):
         load_plan(tmp_path / "bad.yaml")
+
+
+def test_the_terminal_shows_the_notebooks_progress_lines_and_not_the_kernels_own_output(tmp_path, capfd):
+    """The kernel's progress lines reach the terminal through the live line (in a log: a plain line, with the cell);
+    ipykernel's TCP warning and anything else the kernel prints outside its cells go to kernel.log; neither log stays
+    in a good run, and the executed notebook holds no progress at all."""
+    assert run(tmp_path, {"tiny_progress": {}}) == 0
+    err = capfd.readouterr().err
+    assert "without encryption" not in err and "IPKernelApp" not in err
+    shown = [line for line in err.splitlines() if "train " in line]
+    assert shown and shown[0].startswith("[stsnb run] 1/1 tiny_progress: ") and ", cell 4/5, train " in shown[0]
+    folder = tmp_path / "out" / "tiny" / "tiny_progress"
+    assert not (folder / execution.PROGRESS_LOG).exists() and not (folder / execution.KERNEL_LOG).exists()
+    cells = json.loads((folder / "tiny_progress.ipynb").read_text())["cells"]
+    assert not [output for cell in cells for output in cell.get("outputs", [])]

@@ -36,9 +36,10 @@ def test_runtimes_come_from_kept_runs_only(tmp_path):
     assert str(tmp_path) not in text, "no machine path"
 
 
-def test_during_a_run_its_profiles_kept_run_is_named_the_previous_one(tmp_path, monkeypatch):
+def test_during_a_run_its_profiles_line_prints_no_earlier_runs_time(tmp_path, monkeypatch):
     """Inside ``stsnb run`` (STSNB_RUN_DIR = <profile>/.partial-<notebook>) the kept run of that profile is the one
-    before: its duration is never printed as this run's (notebook 40's cpu run printed 1,053 s for a 720 s run)."""
+    this run replaces: its duration is not printed at all (notebook 40's cpu run printed 1,053 s for a 720 s run, the
+    class runs their predecessors' times), only where this run's own is."""
     from stsnb.runs.context import RUN_DIR_ENV
 
     _kept_run(tmp_path, "cpu", "40_ccl_csts", 1053.0, cores=2)
@@ -46,13 +47,12 @@ def test_during_a_run_its_profiles_kept_run_is_named_the_previous_one(tmp_path, 
     monkeypatch.setenv(RUN_DIR_ENV, str(tmp_path / "cpu" / ".partial-40_ccl_csts"))
     assert runtimes.running_profile("40_ccl_csts") == "cpu" and runtimes.running_profile("30_hicl") is None
     text = runtimes.text("40_ccl_csts", tmp_path)
-    own = "this run's own: summary.md and the cell that finishes the run"
-    assert f"  cpu    the run before this one ({own}): 1,053 s" in text
+    assert f"  cpu    {runtimes.THIS_RUN}" in text and "1,053" not in text
     assert "  class  183 s (about 3 min), run at commit 6753319" in text  # another profile's run: as it was
     monkeypatch.setenv(RUN_DIR_ENV, str(tmp_path / "smoke" / ".partial-40_ccl_csts"))
-    assert "  smoke  this run is its first" in runtimes.text("40_ccl_csts", tmp_path)
+    assert f"  smoke  {runtimes.THIS_RUN}" in runtimes.text("40_ccl_csts", tmp_path)
     monkeypatch.delenv(RUN_DIR_ENV)
-    assert "before this one" not in runtimes.text("40_ccl_csts", tmp_path)
+    assert runtimes.THIS_RUN not in runtimes.text("40_ccl_csts", tmp_path)
 
 
 def test_runs_on_different_machines_name_their_cores_on_their_own_line(tmp_path):
@@ -101,10 +101,9 @@ def test_every_notebook_opens_with_its_paper_sections_and_runtimes(path):
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda path: path.stem)
-def test_a_class_run_names_the_committed_class_run_it_follows(path, monkeypatch):
-    """The committed class runs printed "class  no run of this profile yet": each was the first class run, made in a
-    checkout that held none yet, by a runtimes module that could not tell "none kept" from "this is the first". Now a
-    kept class run is read as such, and a class run made beside it names it as the run before itself."""
+def test_a_class_run_prints_the_other_profiles_runs_and_none_of_its_own(path, monkeypatch):
+    """Outside a run (JupyterLab) the kept class run is read as such; a class run made beside it prints no class
+    duration (the kept one is the run it replaces), and the kept runs of the other profiles as they are."""
     from stsnb.runs.context import RUN_DIR_ENV
 
     folder = plans.DEFAULT_OUT / "class" / path.stem
@@ -117,8 +116,7 @@ def test_a_class_run_names_the_committed_class_run_it_follows(path, monkeypatch)
     assert "  class  " + kept in runtimes.text(path.stem)  # JupyterLab, or a run of another profile
     monkeypatch.setenv(RUN_DIR_ENV, str(plans.DEFAULT_OUT / "class" / f".partial-{path.stem}"))
     during = runtimes.text(path.stem)
-    own = "this run's own: summary.md and the cell that finishes the run"
-    assert f"  class  the run before this one ({own}): {kept}" in during
+    assert f"  class  {runtimes.THIS_RUN}" in during and kept not in during
     kept_profiles = [p for p, m in runtimes.measured(path.stem).items() if m is not None]
     assert not [line for line in during.splitlines() if line.split()[0] in kept_profiles and "no run" in line]
 

@@ -71,8 +71,7 @@ def test_recipe_builds_the_train_config_the_notebook_did_by_hand():
         schedule_steps_factor=4,
         max_grad_norm=10.0,
         eval_every=15,
-        seed=3,
-        progress=False,
+        seed=3,  # with a progress bar (the default): each fit shows one
     )
     assert recipe.config() == expected
     # positional as the notebook calls it: lr, clip, batch, passes, every (None: once per epoch), and the seed

@@ -431,6 +431,33 @@ def test_fit_prints_its_pace_once(monkeypatch, capsys):
     assert len(lines) == 1 and lines[0].startswith("fit: step 1/8: ") and "s/step, done in about" in lines[0]
 
 
+def test_in_a_batch_run_a_fit_writes_plain_lines_with_its_loss_and_dev_score_and_its_evaluations_none(
+    tmp_path, monkeypatch, capsys
+):
+    """The fit's bar, as ``stsnb run`` sees it: plain lines in the progress log (here one per step), the latest loss
+    and dev score beside the steps; a bar its dev evaluation opens (an encoder's) stays silent; nothing goes into the
+    notebook (stdout, stderr)."""
+    from stsnb.models import progress
+
+    monkeypatch.setenv("TQDM_DISABLE", "1")
+    monkeypatch.setenv(progress.PROGRESS_LOG_ENV, str(tmp_path / "progress.log"))
+    monkeypatch.setattr(progress, "LOG_DELAY", 0.0)
+    monkeypatch.setattr(progress, "LOG_EVERY", 0.0)
+
+    def evaluate(model: nn.Module) -> float:
+        with progress.bar(100, "encode", "sentence") as encoding:
+            encoding.update(100)
+        return 50.0
+
+    config = TrainConfig(batch_size=8, eval_every=4, label="stage 1, seed 0")
+    fit(fresh_model(), mse, make_data(), config, collate=collate, evaluate=evaluate)
+    lines = (tmp_path / "progress.log").read_text().splitlines()
+    assert lines[0].startswith("stage 1, seed 0 1/8 steps, ") and " s left, dev 50.00, loss " in lines[0]
+    assert lines[-1].startswith("stage 1, seed 0 8/8 steps, ") and " s, dev 50.00, loss " in lines[-1]
+    assert ", done in " in lines[-1] and not any("encode" in line for line in lines)
+    assert capsys.readouterr() == ("", "")
+
+
 def test_schedule_is_transformers_linear_warmup_then_decay():
     data = make_data(n=80)
     result = fit(
@@ -526,21 +553,21 @@ def test_a_batch_the_loss_refuses_is_named_by_step():
 def make_run(monkeypatch):
     """``make_run(scores=None, **config)``: a fit's ``_Run`` on ``fresh_model()`` and ``make_data()`` (batches of 8,
     lr 0.05); with ``scores`` its ``evaluate`` returns them in turn. The Accelerator lets go of the runs afterwards."""
+    import contextlib
+
     monkeypatch.delenv(checkpoints.CHECKPOINTS_ENV, raising=False)
-    runs = []
+    bars = contextlib.ExitStack()
 
     def make(scores=None, **settings):
         answers = iter(scores or ())
         evaluate = (lambda model: next(answers)) if scores is not None else None
         config = TrainConfig(batch_size=8, lr=0.05, progress=False, **settings)
         run = train._start(fresh_model(), mse, make_data(), config, evaluate, None)
-        run.bar = train._progress_bar(run)
-        runs.append(run)
+        run.bar = bars.enter_context(train._progress_bar(run))
         return run
 
     yield make
-    for run in runs:
-        run.bar.close()
+    bars.close()
     accelerator().free_memory()
 
 

@@ -19,6 +19,7 @@ import torch
 from scipy.stats import pearsonr, spearmanr
 
 from .. import data as stsdata
+from ..models import progress
 
 STS_TASKS = ("STS12", "STS13", "STS14", "STS15", "STS16", "STSBenchmark", "SICKRelatedness")
 
@@ -217,20 +218,24 @@ def embed_sentences(
     batch_size: int = 128,
     max_tokens: int | None = None,  # None: the encoder's own per-device budget
 ) -> tuple[dict[str, torch.Tensor], int]:
-    """Encode each distinct sentence once (cached); returns (text -> embedding, number newly encoded)."""
+    """Encode each distinct sentence once (cached); returns (text -> embedding, number newly encoded). A progress bar
+    over the distinct sentences (``stsnb.models.progress``; the cached ones count at once) joins an evaluation's."""
     unique = list(dict.fromkeys(sentences))
-    if cache is None:
-        vectors = encoder.encode(unique, batch_size=batch_size, max_tokens=max_tokens)
-        check_finite(vectors, unique)
-        return dict(zip(unique, vectors, strict=True)), len(unique)
-    key = encoder.fingerprint()
-    table = cache.get(key)
-    missing = [s for s in unique if s not in table]
-    if missing:
-        vectors = encoder.encode(missing, batch_size=batch_size, max_tokens=max_tokens)
-        check_finite(vectors, missing)
-        table.update(zip(missing, vectors, strict=True))
-        cache.save(key)
+    with progress.bar(len(unique), "encode", "sentence", leave=False) as shown:
+        start = shown.n
+        if cache is None:
+            table, missing = {}, unique
+        else:
+            key = encoder.fingerprint()
+            table = cache.get(key)
+            missing = [s for s in unique if s not in table]
+        if missing:
+            vectors = encoder.encode(missing, batch_size=batch_size, max_tokens=max_tokens)
+            check_finite(vectors, missing)
+            table.update(zip(missing, vectors, strict=True))
+            if cache is not None:
+                cache.save(key)
+        shown.update(start + len(unique) - shown.n)  # the cached ones, and any an encoder without a bar left out
     return table, len(missing)
 
 
@@ -365,11 +370,14 @@ def task_predictions(
     fixed sample of ``max_pairs`` per task: the same draw for every model, so two models' predictions pair up
     for ``stsnb.evaluation.stats.paired_predictions_difference``. The cache is keyed by the weights' fingerprint and the
     text encoded (after ``preprocess``, which maps each sentence before encoding)."""
+    drawn = {task: drawn_pairs(task, max_pairs, seed) for task in parse_tasks(tasks)}
+    prep = preprocess or (lambda s: s)
+    sentences = sum(len({prep(s) for p in pairs for s in (p.sent1, p.sent2)}) for pairs in drawn.values())
     out: TaskPredictions = {}
-    for task in parse_tasks(tasks):
-        pairs = drawn_pairs(task, max_pairs, seed)
-        similarities = pair_similarities(encoder, pairs, cache, preprocess)
-        out[task] = (np.array([p.score for p in pairs], dtype=float), np.asarray(similarities, dtype=float))
+    with progress.bar(sentences, "evaluate", "sentence", leave=False):  # one bar over every task's sentences
+        for task, pairs in drawn.items():
+            similarities = pair_similarities(encoder, pairs, cache, preprocess)
+            out[task] = (np.array([p.score for p in pairs], dtype=float), np.asarray(similarities, dtype=float))
     return out
 
 

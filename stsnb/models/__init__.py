@@ -2,8 +2,9 @@
 
 Holds the loading of encoders and causal LMs with their pooling and prompt templates (``loading``), the packaged
 names, the cache and model folders written whole (``folders``), the raw ``smollm2-135m-l6`` stand-in
-(``raw_backbone``), the rehearsal's tiny random models (``tiny``), the embedding cache key (``fingerprint``) and the
-Hub commits a plan pins its models at (``revisions``).
+(``raw_backbone``), the rehearsal's tiny random models (``tiny``), the embedding cache key (``fingerprint``), the
+Hub commits a plan pins its models at (``revisions``) and the progress bar of every fit and evaluation
+(``progress``).
 
 May import: no other layer.
 

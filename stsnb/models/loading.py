@@ -22,7 +22,7 @@ from urllib.parse import urlparse
 import torch
 from torch import nn
 
-from . import fingerprint, raw_backbone
+from . import fingerprint, progress, raw_backbone
 from . import folders as model_folders
 from . import revisions as model_revisions
 from . import tiny as tiny_models
@@ -263,7 +263,8 @@ class SentenceEncoder(nn.Module):
         sentences and ``max_tokens`` padded tokens (None: ``evaluation_chunk_tokens`` of the device), so almost no
         compute goes to padding. On a GPU that has bf16
         the forward runs under bf16 autocast (the papers evaluate in half precision; the embeddings come back as
-        fp32), on the CPU in the weights' own precision.
+        fp32), on the CPU in the weights' own precision. A progress bar over the sentences (``progress.bar``) joins
+        an evaluation's bar when one is open.
         """
         was_training = self.training
         self.eval()
@@ -275,15 +276,17 @@ class SentenceEncoder(nn.Module):
             order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
             out = torch.empty(len(ids), self.dim)
             start = 0
-            while start < len(order):
-                longest = len(ids[order[min(start + batch_size, len(order)) - 1]])
-                size = max(1, min(batch_size, max_tokens // max(longest, 1)))
-                index = order[start : start + size]
-                features = self.tokenizer.pad({"input_ids": [ids[i] for i in index]}, return_tensors="pt")
-                features = {k: v.to(self.device) for k, v in features.items()}
-                with evaluation_precision(self.device):
-                    out[index] = self.embed(features).cpu()
-                start += size
+            with progress.bar(len(ids), "encode", "sentence", leave=False) as shown:
+                while start < len(order):
+                    longest = len(ids[order[min(start + batch_size, len(order)) - 1]])
+                    size = max(1, min(batch_size, max_tokens // max(longest, 1)))
+                    index = order[start : start + size]
+                    features = self.tokenizer.pad({"input_ids": [ids[i] for i in index]}, return_tensors="pt")
+                    features = {k: v.to(self.device) for k, v in features.items()}
+                    with evaluation_precision(self.device):
+                        out[index] = self.embed(features).cpu()
+                    start += size
+                    shown.update(len(index))
             return out
         finally:
             self.train(was_training)

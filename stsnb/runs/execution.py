@@ -23,6 +23,11 @@ A folder is replaced by renaming the old one aside (``.old-<name>``), the new on
 aside; ``recover`` (at the start of every batch) puts back an aside that a crash left without its replacement.
 ``<out>/<profile>/summary.md`` (``stsnb.runs.summary``) is rewritten after every notebook and on the way out.
 
+What a kernel prints outside its cells (ipykernel's start-up warnings, a library's C-level messages) goes to
+``kernel.log`` in the scratch folder, not the terminal; the progress lines of its fits and evaluations go to
+``progress.log`` there (``$STSNB_PROGRESS_LOG``, ``stsnb.models.progress``), which the terminal shows as one live line
+per notebook (``stsnb.runs.live``). A good run drops both; a failed one keeps them beside its error.log.
+
 Runs of one profile may share its folder when they run different notebooks (``stsnb run --parallel``, two shells
 with ``--only``): each holds the locks of the notebooks it runs, and promotions, ``recover`` and summary.md take the
 folder's short lock (``stsnb.runs.locks``).
@@ -44,6 +49,7 @@ from pathlib import Path
 from typing import Any
 
 from .context import RUN_DIR_ENV
+from .live import LiveLine
 from .locks import folder_lock, notebook_locks
 from .plans import DEFAULT_OUT, NOTEBOOKS_DIR, PLANS_DIR, PlanError, check_plan, load_plan, plan_path, plan_pins
 from .summary import Outcome, read_status, status_text, write_runtime, write_summary
@@ -51,6 +57,8 @@ from .summary import Outcome, read_status, status_text, write_runtime, write_sum
 KERNEL = "python3"
 # Read by tqdm and huggingface_hub when they are imported, so they are set before the kernel starts.
 QUIET_ENV = {"TQDM_DISABLE": "1", "HF_HUB_DISABLE_PROGRESS_BARS": "1"}
+PROGRESS_LOG = "progress.log"  # in the scratch folder: the plain progress lines of the notebook's fits and evaluations
+KERNEL_LOG = "kernel.log"  # in the scratch folder: what the kernel process printed outside its cells
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
 
@@ -80,12 +88,14 @@ def kernel_environment(
     run_dir: Path, checkpoints: Path | None = None, resume: bool = False, timeout: float | None = None
 ) -> Iterator[None]:
     """Set the variables a kernel must see at start-up (it inherits our environment), restore them after: its run
-    folder, quiet progress bars, the checkpoints, and when it starts with its ``timeout`` (a fit's pace line projects
-    its end against it, ``stsnb.training.progress.Pace``)."""
+    folder, quiet progress bars writing plain lines to ``progress.log`` there, the checkpoints, and when it starts
+    with its ``timeout`` (a fit's pace line projects its end against it, ``stsnb.training.progress.Pace``)."""
+    from ..models.progress import PROGRESS_LOG_ENV
     from ..training.checkpoints import CHECKPOINTS_ENV, RESUME_ENV
     from ..training.progress import NOTEBOOK_STARTED_ENV, NOTEBOOK_TIMEOUT_ENV
 
     values = {RUN_DIR_ENV: str(run_dir), **QUIET_ENV, CHECKPOINTS_ENV: "", RESUME_ENV: "0"}
+    values[PROGRESS_LOG_ENV] = str(Path(run_dir) / PROGRESS_LOG)
     values |= {
         NOTEBOOK_STARTED_ENV: f"{time.time():.0f}",
         NOTEBOOK_TIMEOUT_ENV: "" if timeout is None else f"{timeout:g}",
@@ -132,13 +142,25 @@ class KernelDied(RuntimeError):
     """The notebook's kernel process ended while a cell ran (killed, e.g. by the out-of-memory killer, or crashed)."""
 
 
-def _exit_recording_kernel_manager() -> type:
+def _exit_recording_kernel_manager(output: Path | None = None) -> type:
     """A jupyter_client kernel manager class that remembers how its kernel process ended (exit code, ``-N`` for
-    signal ``N``), so that a dead kernel's failure can say it was killed (SIGKILL: typically the OOM killer)."""
+    signal ``N``), so that a dead kernel's failure can say it was killed (SIGKILL: typically the OOM killer), and
+    sends what the kernel process prints outside its cells to the file ``output`` (None: our terminal): ipykernel's
+    "Kernel is running over TCP without encryption" warning, for one, never reaches the terminal."""
+    import subprocess
+
     from jupyter_client.manager import AsyncKernelManager
 
     class ExitRecordingKernelManager(AsyncKernelManager):
         exit_codes: list[int] = []  # a new class per notebook (``execute``): its kernel's exit code
+
+        async def _async_launch_kernel(self, kernel_cmd: list[str], **kw: Any) -> None:
+            if output is None:
+                return await super()._async_launch_kernel(kernel_cmd, **kw)
+            with open(output, "ab") as log:  # the kernel holds its own copy of the descriptor
+                kw.setdefault("stdout", log)
+                kw.setdefault("stderr", subprocess.STDOUT)
+                return await super()._async_launch_kernel(kernel_cmd, **kw)
 
         async def _async_is_alive(self) -> bool:  # what nbclient polls while a cell runs
             alive = await super()._async_is_alive()
@@ -160,8 +182,12 @@ def execute(
     timeout: float | None = None,
     checkpoints: Path | None = None,
     resume: bool = False,
+    live: LiveLine | None = None,
 ) -> None:
     """Execute one notebook with papermill into ``run_dir/<name>.ipynb``; raises what the notebook raised.
+
+    The kernel's own output goes to ``run_dir/kernel.log``, its progress lines to ``run_dir/progress.log``; ``live``
+    (``stsnb.runs.live``) is told which cell runs.
 
     ``checkpoints``: the folder its training runs checkpoint under (``$STSNB_CHECKPOINTS``), ``resume``: they
     continue from there (``$STSNB_RESUME``).
@@ -171,10 +197,17 @@ def execute(
     past the limit is stopped and ``NotebookTimeout`` raised. A kernel that dies mid-cell raises ``KernelDied``
     naming the signal that killed it. The runner records either as a failed notebook and goes on.
     """
+    import nbformat
     import papermill
     from nbclient.exceptions import CellTimeoutError, DeadKernelError
 
     notebook = notebook.resolve()
+    cells = len(nbformat.read(notebook, as_version=4).cells) + (1 if parameters else 0)  # papermill adds one
+
+    def cell_started(cell: Any = None, cell_index: int = 0, **_: Any) -> None:
+        if live is not None:
+            live.cell(cell_index, cells)
+
     deadline = time.monotonic() + timeout if timeout is not None else None
 
     def remaining_seconds(cell: Any = None) -> int | None:
@@ -182,7 +215,7 @@ def execute(
             return None
         return max(1, math.ceil(deadline - time.monotonic()))  # nbclient reads 0 as "no limit"
 
-    manager = _exit_recording_kernel_manager()
+    manager = _exit_recording_kernel_manager(run_dir / KERNEL_LOG)
     with kernel_environment(run_dir, checkpoints, resume, timeout):
         try:
             papermill.execute_notebook(
@@ -196,6 +229,7 @@ def execute(
                 execution_timeout=remaining_seconds(),
                 timeout_func=remaining_seconds,
                 kernel_manager_class=manager,
+                on_cell_start=cell_started,
             )
         except CellTimeoutError as err:
             raise NotebookTimeout(
@@ -277,10 +311,12 @@ def run_notebook(
     timeout: float | None = None,
     checkpoints: bool = False,
     resume: bool = False,
+    shown_as: str = "",
 ) -> Outcome:
     """Execute one notebook into a scratch folder; promote it on success, keep it as ``<nb>.failed`` otherwise.
 
-    ``checkpoints``: its training runs checkpoint under ``.checkpoints/<nb>`` (kept when it fails, for ``resume``)."""
+    ``checkpoints``: its training runs checkpoint under ``.checkpoints/<nb>`` (kept when it fails, for ``resume``).
+    While it runs, its live line (``stsnb.runs.live``) shows ``shown_as`` (default: its name) and its progress."""
     good, failed, partial = profile_dir / name, profile_dir / f"{name}.failed", profile_dir / f".partial-{name}"
     keep_abandoned(partial)
     partial.mkdir(parents=True)
@@ -288,8 +324,10 @@ def run_notebook(
     started = time.perf_counter()
     reason = log = ""
     interrupted: BaseException | None = None
+    live = LiveLine(f"[stsnb run] {shown_as or name}: ", partial / PROGRESS_LOG).start()
     try:
-        execute(Path(notebooks_dir) / f"{name}.ipynb", parameters, partial.resolve(), timeout, checkpoint_dir, resume)
+        notebook = Path(notebooks_dir) / f"{name}.ipynb"
+        execute(notebook, parameters, partial.resolve(), timeout, checkpoint_dir, resume, live)
         if read_status(partial) != "ok":
             reason = "the notebook ended without run.finish() writing STATUS ok"
             log = f"{reason}; STATUS: {read_status(partial) or 'missing'}\n"
@@ -298,7 +336,10 @@ def run_notebook(
     except KeyboardInterrupt as err:  # Ctrl-C or SIGTERM (see ``run``): keep what it finished, then stop the batch
         reason, log = "interrupted (Ctrl-C or SIGTERM)", "".join(traceback.format_exception(err))
         interrupted = err
+    finally:
+        live.stop()
     seconds = time.perf_counter() - started
+    drop_empty_logs(partial, keep=bool(reason))
     if not reason:
         write_runtime(partial, name)
         if checkpoint_dir is not None:
@@ -315,6 +356,15 @@ def run_notebook(
     if interrupted is not None:
         raise interrupted
     return Outcome(name, "failed", reason, seconds, good=good if read_status(good) == "ok" else None)
+
+
+def drop_empty_logs(folder: Path, keep: bool) -> None:
+    """``progress.log`` and ``kernel.log`` of a run: deleted after a good run (``keep`` False), kept after a failed
+    one where they hold anything."""
+    for name in (PROGRESS_LOG, KERNEL_LOG):
+        path = folder / name
+        if path.is_file() and not (keep and path.stat().st_size):
+            path.unlink()
 
 
 def prepare_checkpoints(profile_dir: Path, name: str, resume: bool) -> Path:
@@ -382,6 +432,11 @@ def _log(message: str) -> None:
     print(f"[stsnb run] {message}", file=sys.stderr, flush=True)
 
 
+def _terminal() -> bool:
+    """Whether our stderr is a terminal (where each notebook's live line is rewritten in place)."""
+    return bool(getattr(sys.stderr, "isatty", lambda: False)())
+
+
 def run(
     profile: str = "cpu",
     only: Sequence[str] | None = None,
@@ -416,9 +471,18 @@ def run(
         try:
             for number, name in enumerate(selected, start=1):
                 limit = plan.timeouts.get(name) if timeout == "plan" else timeout
-                _log(f"{number}/{len(selected)} {name}: started" + (f" (timeout {limit:.0f} s)" if limit else ""))
+                if not _terminal():  # a terminal shows the live line instead
+                    _log(f"{number}/{len(selected)} {name}: started" + (f" (timeout {limit:.0f} s)" if limit else ""))
+                shown = f"{number}/{len(selected)} {name}"
                 outcome = run_notebook(
-                    name, plan.notebooks[name], notebooks_dir, profile_dir, limit, plan.checkpoints or resume, resume
+                    name,
+                    plan.notebooks[name],
+                    notebooks_dir,
+                    profile_dir,
+                    limit,
+                    plan.checkpoints or resume,
+                    resume,
+                    shown,
                 )
                 detail = "ok" if outcome.status == "ok" else status_text(outcome)
                 _log(f"{number}/{len(selected)} {name}: {detail} ({outcome.seconds:.1f} s)")

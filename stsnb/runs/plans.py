@@ -167,6 +167,22 @@ def assigned_parameters(notebook: Path) -> list[str]:
     return names
 
 
+def parameter_values(notebook: Path) -> dict[str, Any]:
+    """What the ``parameters``-tagged cell assigns, by name: the values a notebook opened in JupyterLab runs (those of
+    the ``class`` profile, ``stsnb.runs.profiles``). Each value must be a literal (``ast.literal_eval``)."""
+    import nbformat
+
+    values: dict[str, Any] = {}
+    for cell in nbformat.read(notebook, as_version=4).cells:
+        if "parameters" in cell.get("metadata", {}).get("tags", []):
+            for statement in ast.parse(cell.source).body:
+                if isinstance(statement, ast.Assign) and statement.value is not None:
+                    for target in statement.targets:
+                        if isinstance(target, ast.Name):
+                            values[target.id] = ast.literal_eval(statement.value)
+    return values
+
+
 def plan_file_setting(path: Path, key: str, default: Any = None) -> Any:
     """A top-level setting of the plan file itself, not inherited through ``extends`` (``requires``,
     ``trust_remote_code``: the rehearsal extends the paper plan but runs on the CPU, with tiny models)."""

@@ -8,11 +8,11 @@ the text. Only a run that ended ``ok`` is kept there (``stsnb.runs.execution``);
 committed with the repository, and a reader's own run of a profile replaces its committed one in their checkout.
 
 While ``stsnb run`` executes a notebook (``STSNB_RUN_DIR`` names its scratch folder ``<profile>/.partial-<notebook>``),
-the kept run of that profile is the *previous* one: its line says so ("the run before this one"), so the executed
-notebook never prints an older run's duration as its own (notebook 40's cpu run printed 1,053 s, its predecessor's,
-for a run of 720 s); where none is kept, its line says "this run is its first" (the first committed class runs,
-each made in a checkout that held no class run yet, printed "no run of this profile yet"). This run's own duration is
-in summary.md and the cell that finishes the run (``run.finish``), which prints it.
+the kept run of that profile is the *previous* one, which this run replaces: its line prints no duration, only where
+this run's own is (summary.md and the cell that finishes the run, ``run.finish``), so the executed notebook never
+shows an older run's time for its own profile (notebook 40's cpu run once printed 1,053 s for a run of 720 s; the
+class runs printed their predecessors' times, 305 s for a run of 267 s). The other profiles' lines name the commit
+their run came from.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from .context import RUN_DIR_ENV
 from .plans import DEFAULT_OUT
 
 PROFILES = ("smoke", "class", "cpu")  # the profiles a student runs (paper and rehearsal need GPUs)
+THIS_RUN = "this run: its time is in summary.md and in the cell that finishes the run"  # the running profile's line
 
 
 class Measured(NamedTuple):
@@ -80,12 +81,13 @@ def text(notebook: str, root: Path = DEFAULT_OUT, profiles: Sequence[str] = PROF
     lines = [f"measured runtime of this notebook (its last successful run of each profile{on}):"]
     for profile, m in found.items():
         now = profile == running
+        if now:
+            lines.append(f"  {profile:<6} {THIS_RUN}")
+            continue
         if m is None:
-            lines.append(f"  {profile:<6} {'this run is its first' if now else 'no run of this profile yet'}")
+            lines.append(f"  {profile:<6} no run of this profile yet")
             continue
         where = "" if shared else (f", on {m.cores} CPU cores" if m.cores else ", cores not recorded")
         commit = f", run at commit {m.commit}" if m.commit else ""
-        own = "this run's own: summary.md and the cell that finishes the run"
-        before = f"the run before this one ({own}): " if now else ""
-        lines.append(f"  {profile:<6} {before}{duration(m.seconds)}{where}{commit}")
+        lines.append(f"  {profile:<6} {duration(m.seconds)}{where}{commit}")
     return "\n".join(lines)

@@ -1,4 +1,6 @@
-"""The instructor's answer sheet, ``docs/exercises_answers.md``, written from the notebooks and the committed runs.
+"""The instructor's answer sheet, written from the notebooks and the committed exercise runs into the instructor's
+edition of the book (``stsnb book --instructor``, ``stsnb.teaching.book``); no copy of it is committed, so a
+student's clone holds no page of answers (the prose templates and the exercise runs stay in the repository).
 
 Three sources, none of them typed into the sheet:
 
@@ -17,7 +19,7 @@ Three sources, none of them typed into the sheet:
   results.
 
 A value no run recorded renders as "*not measured*" with what would measure it, never as a guess; ``missing``
-lists them. ``write_sheet`` rewrites the sheet (``stsnb answers``); a test keeps the committed sheet equal to it.
+lists them (``not_measured``, ``stsnb answers``).
 """
 
 from __future__ import annotations
@@ -34,12 +36,10 @@ import yaml
 
 from ..evaluation.main_claims import MainClaim, main_claim_text, main_claims_of
 from ..runs import committed, profiles, runtimes, summary
-from ..runs.context import REPO_ROOT
 from ..runs.plans import DEFAULT_OUT, NOTEBOOKS_DIR, PLANS_DIR, PlanError, assigned_parameters, load_plan, plan_path
 from ..runs.profiles import CELL_PROFILE
 
 TEMPLATES = Path(__file__).resolve().parent / "templates" / "answers"
-SHEET = REPO_ROOT / "docs" / "exercises_answers.md"
 EXERCISES = "exercises"  # papermill_runs/exercises/<notebook>/<n>/: each exercise's run
 BASE_PROFILE = "class"  # an exercise changes the class profile's values (its overrides may name another profile)
 NOT_MEASURED = "*not measured*"
@@ -359,9 +359,9 @@ def views(notebook: str, out: Path, missing: list[str]) -> dict[str, Any]:
 
 HEADER = """# Exercises: the instructor's answer sheet
 
-Written by `stsnb answers` (`stsnb.teaching.answers`) from the notebooks and the committed runs: do not edit it here.
-The answers' prose is in `stsnb/teaching/templates/answers/<notebook>.md`; every number from our runs in it is read
-from a committed run when the sheet is written. Each exercise is quoted as its notebook prints it, then:
+Written by `stsnb book --instructor` (`stsnb.teaching.answers`) from the notebooks and the committed runs. The
+answers' prose is in `stsnb/teaching/templates/answers/<notebook>.md`; every number from our runs in it is read from a
+committed run when the sheet is written. Each exercise is quoted as its notebook prints it, then:
 
 - **Measured:** the exercise's own run, the notebook in the `class` profile with the exercise's change
   (`papermill_runs/exercises/<notebook>/<n>/`, made by `stsnb answers --run <notebook>:<n>`), on the cores it names;
@@ -458,12 +458,67 @@ def sheet(
     return "\n\n".join([HEADER, *sections]) + "\n"
 
 
-def write_sheet(path: Path = SHEET, **kwargs: Any) -> list[str]:
-    """Rewrite the sheet at ``path``; returns what no committed run measured yet (``RunView.missing``)."""
+def not_measured(**kwargs: Any) -> list[str]:
+    """What the sheet shows as *not measured*: each value no committed run records yet (``RunView.missing``)."""
     missing: list[str] = []
-    text = sheet(missing=missing, **kwargs)
-    Path(path).write_text(text)
+    sheet(missing=missing, **kwargs)
     return list(dict.fromkeys(missing))
+
+
+# ---- the exercises' runtimes, as each notebook prints them under its exercise list ------------------------------
+
+
+def settings_changed(
+    notebook: str, answer: Answer, second: bool, folder: Path, notebooks_dir: Path = NOTEBOOKS_DIR, plans_dir=PLANS_DIR
+) -> list[str]:
+    """The parameters whose value in the exercise run at ``folder`` (its params.yaml) differs from what the exercise
+    runs today: the parameters cell's values with ``exercise_parameters`` over them."""
+    from ..runs.plans import parameter_values
+
+    path = folder / "params.yaml"
+    recorded = (yaml.safe_load(path.read_text()) or {}) if path.is_file() else {}
+    today = parameter_values(Path(notebooks_dir) / f"{notebook}.ipynb")
+    today |= exercise_parameters(notebook, answer, plans_dir, second)
+    return [name for name, value in today.items() if recorded.get(name, _ABSENT) != value]
+
+
+def runtimes_text(
+    notebook: str,
+    out: Path = DEFAULT_OUT,
+    notebooks_dir: Path = NOTEBOOKS_DIR,
+    templates: Path = TEMPLATES,
+    plans_dir: Path = PLANS_DIR,
+) -> str:
+    """What a notebook prints under its exercise list: each exercise's measured runtime, from its committed run
+    (``papermill_runs/exercises/<notebook>/<n>/``: the notebook in the class profile with the exercise's change), with
+    the cores, the commit and, where the run's settings differ from today's, which ones; "not measured yet" where no
+    run is committed; "no run" for an exercise answered without one. Nothing is typed into the notebook."""
+    source = load_source(notebook, templates)
+    lines = [
+        "Each exercise's runtime as measured: the notebook in the class profile with the exercise's change "
+        f"(papermill_runs/exercises/{notebook}/; `stsnb answers --run {notebook}:N` measures one again)"
+    ]
+    for item in exercises(Path(notebooks_dir) / f"{notebook}.ipynb"):
+        number = int(_ITEM.match(item).group(1))
+        answer = source.answers.get(number)
+        if answer is None or answer.overrides is None:
+            lines.append(f"  exercise {number}: no run (answered without training)")
+            continue
+        for second in (False, True) if answer.second is not None else (False,):
+            name = f"exercise {number}" + (", its second run" if second else "")
+            folder = exercise_dir(notebook, f"{number}{'b' if second else ''}", out) / notebook
+            seconds = summary.run_seconds(folder, notebook) if folder.is_dir() else None
+            if seconds is None:
+                lines.append(f"  {name}: not measured yet")
+                continue
+            cores = summary.read_env(folder).get("cpu_count")
+            line = f"  {name}: {runtimes.duration(seconds)}" + (f" on {cores} CPU cores" if cores else "")
+            line += f", at commit {summary.run_commit(folder) or 'not recorded'}"
+            changed = settings_changed(notebook, answer, second, folder, notebooks_dir, plans_dir)
+            more = f" and {len(changed) - 3} more" if len(changed) > 4 else ""
+            shown = ", ".join(changed[:3] if more else changed)
+            lines.append(line + (f"; with earlier settings of {shown}{more}" if changed else ""))
+    return "\n".join(lines)
 
 
 # ---- the exercises' runs ----------------------------------------------------------------------------------------

@@ -9,9 +9,11 @@ with nbconvert's Markdown filter (mistune), their links to each other and to the
 book's own pages. Math renders with a local copy of MathJax (the ``jupyter-server-mathjax`` package of the ``lab``
 extra); nothing is loaded from the network.
 
-Two editions: the students' (the default) leaves out the answer sheet(s) (``ANSWER_SHEETS``, the pages of docs/ that
-``stsnb answers`` writes): no page of it, and every link to it becomes plain text that names the instructor's edition.
-``build(..., instructor=True)`` (``stsnb book --instructor``) adds them, in a folder of its own by default.
+Two editions: the students' (the default) leaves out the answer sheet (``ANSWER_SHEETS``: no page of it, and every
+link to ``exercises_answers.md`` in docs/ becomes plain text that names the instructor's edition).
+``build(..., instructor=True)`` (``stsnb book --instructor``) adds it, in a folder of its own by default, written at
+build time from the notebooks' exercises and the committed exercise runs (``stsnb.teaching.answers``, ``answer_sheet``):
+no copy of it is committed, so a student's clone holds no page of answers.
 """
 
 from __future__ import annotations
@@ -30,7 +32,8 @@ TEMPLATES = Path(__file__).parent / "templates"
 MATHJAX_CONFIG = "TeX-AMS-MML_HTMLorMML-full,Safe"
 REPOSITORY = Path(__file__).resolve().parents[2]  # the checkout holding README.md and docs/ (if there is one)
 GUIDE_IMAGES = "_static/guides"
-ANSWER_SHEETS = ("exercises_answers.md",)  # docs/ pages with the exercises' answers: the instructor's edition only
+ANSWER_SHEETS = ("exercises_answers.md",)  # the answer sheet's name among docs/ (built, not a file): instructor only
+SHEET_TITLE = "Exercises: the instructor's answer sheet"
 INSTRUCTOR_OUT = "book-instructor"  # the instructor's edition's default folder, apart from the students' ``book``
 
 
@@ -81,6 +84,10 @@ class Guide:
     page: str  # file name in the book: README.html, students.html, ...
     title: str
     instructor_only: bool = False  # an answer sheet (``ANSWER_SHEETS``): in the instructor's edition only
+    text: str | None = None  # its Markdown when no file holds it (the answer sheet, written at build time)
+
+    def markdown(self) -> str:
+        return self.text if self.text is not None else self.source.read_text(encoding="utf-8")
 
 
 def is_answer_sheet(source: Path, repository: Path = REPOSITORY) -> bool:
@@ -88,18 +95,31 @@ def is_answer_sheet(source: Path, repository: Path = REPOSITORY) -> bool:
     return source.resolve().parent == (repository / "docs").resolve() and source.name in ANSWER_SHEETS
 
 
+def answer_sheet(repository: Path = REPOSITORY, runs_root: Path = plans.DEFAULT_OUT, written: bool = True) -> Guide:
+    """The answer sheet as a guide at ``exercises_answers.md`` in docs/ (where links point): its Markdown written now
+    from the notebooks and the exercise runs under ``runs_root`` (``answers.sheet``); without ``written`` only its
+    place, for the links the students' edition turns into text."""
+    from .answers import sheet
+
+    text = sheet(out=runs_root) if written else None
+    page = Path(ANSWER_SHEETS[0]).with_suffix(".html").name
+    return Guide(repository / "docs" / ANSWER_SHEETS[0], page, SHEET_TITLE, instructor_only=True, text=text)
+
+
 def guides(repository: Path = REPOSITORY, instructor: bool = False) -> list[Guide]:
-    """README.md, then every ``docs/*.md`` page by name, the answer sheets only with ``instructor``; none when stsnb
-    runs without its checkout."""
+    """README.md, then every ``docs/*.md`` page by name (``all_guides``), those marked ``instructor_only`` only with
+    ``instructor``; none when stsnb runs without its checkout."""
     return [g for g in all_guides(repository) if instructor or not g.instructor_only]
 
 
 def all_guides(repository: Path = REPOSITORY) -> list[Guide]:
-    """README.md, then every ``docs/*.md`` page by name, the answer sheets marked ``instructor_only``."""
+    """README.md, then every ``docs/*.md`` page by name; never a file named as the answer sheet (it is built)."""
     sources = [repository / "README.md"] if (repository / "README.md").is_file() else []
     sources += sorted((repository / "docs").glob("*.md")) if (repository / "docs").is_dir() else []
     found = []
     for source in sources:
+        if is_answer_sheet(source, repository):
+            continue  # a copy left from before the sheet was built: ``answer_sheet`` writes it now
         text = source.read_text(encoding="utf-8")
         heading = re.search(r"^# (.+)$", text, flags=re.M)
         title = heading.group(1).strip().replace("`", "") if heading else source.stem
@@ -211,7 +231,7 @@ def guide_html(guide: Guide, links: GuideLinks, mathjax_url: str) -> str:
     from nbconvert.filters import markdown2html
     from pygments.formatters import HtmlFormatter
 
-    body = _heading_ids(markdown2html(guide.source.read_text(encoding="utf-8")))
+    body = _heading_ids(markdown2html(guide.markdown()))
     body = links.rewrite(guide.source, body)
     math = ""
     if mathjax_url:
@@ -252,11 +272,19 @@ def _guides_section(found: list[Guide]) -> str:
         + "</li>"
         for g in found
     )
+    worksheets = (
+        '<p>For a lab: <a href="lab_plan.html#worksheets">a worksheet per training notebook</a>, for the minutes its'
+        " long cells run: what to read meanwhile, three numbers to record, a question on a figure, and how to compare"
+        " with the committed class and cpu runs.</p>"
+        if any(g.page == "lab_plan.html" for g in found)
+        else ""
+    )
     return f"""<h2 id="guides">Guides</h2>
 <p>How to install, read, teach with and run these notebooks, and how their verdicts are reached.</p>
 <ul>
 {items}
-</ul>"""
+</ul>
+{worksheets}"""
 
 
 def _cell(value: object, css: str = "") -> str:
@@ -413,6 +441,10 @@ def build(
     rows = summary.overview_rows([summary.recorded_outcome(name, profile_dir) for name in names], profile_dir)
     found = guides(repository, instructor)
     withheld = [g for g in all_guides(repository) if g not in found]
+    if instructor:
+        found.append(answer_sheet(repository, runs_root))
+    else:
+        withheld.append(answer_sheet(repository, runs_root, written=False))
     links = GuideLinks(out, repository, profile, pages, found, withheld)
     for guide in withheld:
         (out / guide.page).unlink(missing_ok=True)

@@ -84,7 +84,7 @@ def run_settings(config: TrainConfig) -> dict[str, Any]:
 
 
 # how a fit is shown, where and how often it checkpoints: the same weights whatever they are (old run keys hold)
-_NOT_SETTINGS = {"progress", "checkpoint_dir", "resume", "last_checkpoint_minutes"}
+_NOT_SETTINGS = {"progress", "label", "checkpoint_dir", "resume", "last_checkpoint_minutes"}
 
 
 _SIMPLE = (bool, int, float, str, type(None))

@@ -56,8 +56,15 @@ class TrainConfig:
     # last/ (the full state: 1.5 GB for BERT-base) at a dev evaluation at most every this many minutes, and always at
     # the end of the fit and on Ctrl-C (one process); 0: at every evaluation. best.pt follows every better score
     last_checkpoint_minutes: float = 10.0
-    progress: bool = True
+    progress: bool = True  # a progress bar (stsnb.training.progress), silent with False
+    label: str = ""  # the bar's name (e.g. "stage 1, seed 0"); "" shows "train"
     schedule_steps_factor: float = 1.0  # the scheduler counts this many times the real steps (official-code quirks)
+
+    def labelled(self, label: str) -> TrainConfig:
+        """This config with its progress bar named ``label``, unless it has a name already."""
+        from dataclasses import replace
+
+        return self if self.label else replace(self, label=label)
 
 
 @dataclass

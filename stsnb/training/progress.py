@@ -1,33 +1,22 @@
-"""Progress bars that a batch run keeps quiet: ``tqdm.auto`` with ``TQDM_DISABLE=1`` honoured in Jupyter too.
+"""A fit's progress: its bar (``stsnb.models.progress``, re-exported here) and, once, its pace against the notebook's
+timeout.
 
-``stsnb run`` sets ``TQDM_DISABLE=1`` for its kernels. The terminal bar reads the variable, but tqdm's notebook bar
-passes ``disable=False`` itself and so ignores it: its widget is saved in the executed notebook, and a static view
-(GitHub, the book) shows a loop stuck at 0%. ``progress`` passes the variable's value explicitly.
-
-A batch run has no bar, so each fit prints its pace once, a few minutes in (:class:`Pace`, called by
-``stsnb.training.train.fit``): the measured seconds per optimizer step and when the fit would end, against the
+Each fit (``stsnb.training.train.fit``) has a :class:`~stsnb.models.progress.Bar` over its optimizer steps: a
+``tqdm.auto`` bar in JupyterLab, plain lines in a batch run (``stsnb run`` shows the latest one per notebook), with
+the latest loss and dev score beside it. From the same bar's measurement, each fit prints its pace once into the
+notebook, a few minutes in (:class:`Pace`): the seconds per optimizer step and when the fit would end, against the
 notebook's plan timeout that ``stsnb run`` gives its kernel (``step 120/14,720: 0.21 s/step, done in about 51 min,
-3.1 h into the notebook of its 41.0 h timeout``), so a paper run that cannot finish in time says so in its first hour.
+3.1 h into the notebook of its 41.0 h timeout``), so a paper run on GPUs that cannot finish in time says so in its
+first hour, in its torchrun workers as in the kernel.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
-from typing import Any
 
+from ..models.progress import Bar, bar, hours, progress, quiet
 
-def quiet() -> bool:
-    """True in a batch run (``TQDM_DISABLE=1``)."""
-    return os.environ.get("TQDM_DISABLE") == "1"
-
-
-def progress(iterable: Iterable | None = None, **kwargs: Any):
-    """``tqdm.auto.tqdm(iterable, **kwargs)``, disabled in a batch run unless ``disable`` is given."""
-    from tqdm import auto
-
-    kwargs.setdefault("disable", quiet())
-    return auto.tqdm(iterable, **kwargs)
+__all__ = ["Bar", "Pace", "bar", "hours", "notebook_clock", "pace_line", "progress", "quiet"]
 
 
 # Set by ``stsnb run`` for a notebook's kernel (``stsnb.runs.execution.kernel_environment``) and inherited by its
@@ -52,11 +41,6 @@ def notebook_clock() -> tuple[float | None, float | None]:
     return (None if started is None else time.time() - started), number(NOTEBOOK_TIMEOUT_ENV)
 
 
-def hours(seconds: float) -> str:
-    """``51 min`` under an hour, else ``3.1 h``."""
-    return f"{seconds / 60:.0f} min" if seconds < 3600 else f"{seconds / 3600:.1f} h"
-
-
 def pace_line(step: int, total: int, seconds_per_step: float, elapsed: float | None, timeout: float | None) -> str:
     """``step 120/14,720: 0.21 s/step, done in about 51 min, 3.1 h into the notebook of its 41 h timeout``: a fit's
     measured pace, what is left of it, and (inside ``stsnb run``) when it would end against the notebook's timeout;
@@ -75,23 +59,19 @@ def pace_line(step: int, total: int, seconds_per_step: float, elapsed: float | N
 
 class Pace:
     """A fit's pace, reported once: :meth:`update` after each optimizer step returns :func:`pace_line` the first
-    time ``after`` seconds of training have passed in this call (steps a resumed fit skipped do not count), then
-    None. ``clock``: ``time.monotonic`` unless a test passes its own."""
+    time its bar (:class:`~stsnb.models.progress.Bar`: the steps and seconds of this call, not those a resumed fit
+    skipped) has run ``after`` seconds, then None."""
 
-    def __init__(self, total: int, step: int, after: float = PACE_AFTER_SECONDS, clock=None) -> None:
-        import time
-
-        self.clock = clock or time.monotonic
-        self.total, self.first_step, self.after = total, step, after
-        self.started = self.clock()
+    def __init__(self, steps: Bar, after: float = PACE_AFTER_SECONDS) -> None:
+        self.steps, self.after = steps, after
         self.reported = False
 
     def update(self, step: int) -> str | None:
-        if self.reported or step <= self.first_step:
+        if self.reported:
             return None
-        seconds = self.clock() - self.started
-        if seconds < self.after:
+        rate = self.steps.rate()
+        if rate is None or self.steps.elapsed() < self.after:
             return None
         self.reported = True
         elapsed, timeout = notebook_clock()
-        return pace_line(step, self.total, seconds / (step - self.first_step), elapsed, timeout)
+        return pace_line(step, self.steps.total, 1 / rate, elapsed, timeout)

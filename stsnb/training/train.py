@@ -28,7 +28,8 @@
   fast-forwards through the fits a killed run finished. The files and the run key are ``stsnb.training.checkpoints``.
   The main process holds ``checkpoint_dir/.lock`` while it writes there (``orphans.checkpoints_locked``): a second
   fit on the folder, such as an orphan of a killed run, fails at once naming the holder's pid.
-- Progress bars with ``tqdm.auto`` (quiet when ``TQDM_DISABLE=1``).
+- A progress bar over the optimizer steps with the latest loss and dev score (``stsnb.training.progress``: a
+  ``tqdm.auto`` bar in JupyterLab, plain lines in a batch run), and the fit's pace printed once, from the same bar.
 
 Batch statistics and several processes. Accumulation sums the gradients of ``grad_accum`` micro-batches: that is one
 big batch only for losses that are a mean of per-example terms (MSE, Smooth K2, Translated ReLU, cross entropy). A
@@ -46,6 +47,7 @@ Several GPUs from a notebook: ``stsnb.training.distributed.launch(fn, args, num_
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import os
@@ -79,8 +81,8 @@ from .checkpoints import (
 )
 from .config import MIXED_PRECISION, EvalFn, LossFn, NonFiniteLossError, ScoredEvaluation, TrainConfig, TrainResult
 from .orphans import checkpoints_locked
-from .progress import Pace
-from .progress import quiet as batch_run_is_quiet
+from .progress import Bar, Pace
+from .progress import bar as progress_bar
 
 
 def resolve_mixed_precision(choice: str) -> str:
@@ -235,14 +237,15 @@ def fit(
     run = _start(model, loss_fn, train_data, config, evaluate, param_groups)
     with checkpoints_locked(run.checkpoints if run.acc.is_main_process else None):  # one writer per folder
         _resume_state(run)
-        run.bar, run.pace = _progress_bar(run), Pace(run.total, run.state["step"])
-        _mark_resumable(run)
-        run.model.train()
-        try:
-            _train_and_evaluate(run, loss_fn, train_data, collate)
-        except KeyboardInterrupt:
-            _save_on_interrupt(run)
-            raise
+        with _progress_bar(run, loss_fn) as run.bar:  # open until the last evaluation: the dev evaluations show no bars
+            run.pace = Pace(run.bar)
+            _mark_resumable(run)
+            run.model.train()
+            try:
+                _train_and_evaluate(run, loss_fn, train_data, collate)
+            except KeyboardInterrupt:
+                _save_on_interrupt(run)
+                raise
         unwrapped = _restore_best(run, was_training)
         returned = trainable_state(unwrapped) if run.initial_weights else None
         change = largest_change(run.initial_weights, returned) if returned is not None else None
@@ -280,7 +283,6 @@ def _train_and_evaluate(run: _Run, loss_fn: LossFn, train_data: Sequence, collat
             if not config.eval_every:
                 _evaluate_and_select(run)
                 _mark_resumable(run)
-    run.bar.close()
     if run.loss_count:
         _log_loss(run, run.state["epoch"])
     if run.state["evaluated_at"] != run.state["step"]:
@@ -324,7 +326,7 @@ class _Run:
     resumed_at: int | None = None
     loss_sum: float = 0.0  # the micro-batch losses since the last loss row of the history, and their number
     loss_count: int = 0
-    bar: Any = None  # the progress bar over optimizer steps
+    bar: Bar | None = None  # the progress bar over optimizer steps, open for the whole fit
     pace: Pace | None = None  # prints the measured pace once, a few minutes in
     # the model, optimizer, scheduler and ``state`` stand at a finished optimizer step (not inside an update or an
     # evaluation), and ``rng`` holds the RNG states of that moment: what ``_save_on_interrupt`` may save
@@ -401,13 +403,23 @@ def _resume_state(run: _Run) -> None:
     run.best_weights = take_up_best(run.checkpoints, last, run.acc.is_main_process)
 
 
-def _progress_bar(run: _Run):
-    """A bar over the run's optimizer steps from where it stands; silent with ``progress=False``, in a quiet batch run
-    (``stsnb.training.progress``) and on every process but the main one."""
-    from tqdm.auto import tqdm
+def _progress_bar(run: _Run, loss_fn: LossFn | None = None):
+    """The bar over the run's optimizer steps from where it stands (``stsnb.training.progress.bar``: a widget in
+    JupyterLab, plain lines in a batch run), named by ``config.label`` or else by the loss (``train smooth_k2``);
+    silent with ``progress=False`` and on every process but the main one."""
+    shown = run.config.progress and run.acc.is_main_process
+    name = run.config.label or f"train {loss_name(loss_fn)}".strip()
+    return progress_bar(run.total, name, "step", initial=run.state["step"], enabled=shown)
 
-    quiet = not run.config.progress or batch_run_is_quiet() or not run.acc.is_main_process
-    return tqdm(total=run.total, initial=run.state["step"], desc="train", disable=quiet)
+
+def loss_name(loss_fn: LossFn | None) -> str:
+    """A loss function's short name for its bar: ``smooth_k2`` for ``partial(losses.smooth_k2_loss, k=...)``, the
+    enclosing function's name for a closure (``stage2`` for ``stage2_loss.<locals>.loss``); "" when it has none."""
+    while isinstance(loss_fn, functools.partial):
+        loss_fn = loss_fn.func
+    name = getattr(loss_fn, "__qualname__", "") or ""
+    name = name.split(".<locals>", 1)[0].rsplit(".", 1)[-1]
+    return "" if name.startswith("<") else name.removesuffix("_loss").removeprefix("_")
 
 
 def _train_epoch(run: _Run, epoch: int, loss_fn: LossFn, train_data: Sequence, collate: Callable[[list], Any]) -> None:
@@ -482,8 +494,8 @@ def _count_step(run: _Run, epoch: int) -> None:
     loss row with the learning rate, and ``_evaluate_and_select``."""
     run.scheduler.step()
     run.state["step"] += 1
+    run.bar.show(loss=f"{run.loss_sum / run.loss_count:.4f}")
     run.bar.update(1)
-    run.bar.set_postfix(loss=f"{run.loss_sum / run.loss_count:.4f}")
     if run.config.eval_every and run.state["step"] % run.config.eval_every == 0:
         _log_loss(run, epoch, lr=run.scheduler.get_last_lr()[0])
         _evaluate_and_select(run)
@@ -544,6 +556,8 @@ def _evaluate_and_select(run: _Run) -> None:
     state["history"].append({"step": state["step"], "epoch": state["epoch"], "dev": score})
     if state["step"] == 0 and record is not None:
         state["dev_start"] = record
+    if run.bar is not None:
+        run.bar.show(dev=f"{score:.2f}")
     improved = state["best_score"] is None or score > state["best_score"]
     if improved:
         state["best_score"], state["best_step"] = score, state["step"]

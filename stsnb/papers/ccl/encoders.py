@@ -29,6 +29,7 @@ from torch import Tensor, nn
 
 from ...data import CSTSRecord
 from ...models import loading as models
+from ...models import progress
 
 Architecture = Literal["bi", "tri"]
 ARCHITECTURES: tuple[Architecture, ...] = ("bi", "tri")
@@ -122,10 +123,12 @@ class ConditionalEncoder(nn.Module):
             unique = list(dict.fromkeys(zip(sentences, conditions, strict=True)))
             order = sorted(range(len(unique)), key=lambda i: len(unique[i][0]) + len(unique[i][1]))
             table: dict[tuple[str, str], Tensor] = {}
-            for start in range(0, len(order), batch_size):
-                chunk = [unique[i] for i in order[start : start + batch_size]]
-                h = self.represent_batch([s for s, _ in chunk], [c for _, c in chunk]).float().cpu()
-                table.update(zip(chunk, h, strict=True))
+            with progress.bar(len(unique), "evaluate", "input", leave=False) as shown:
+                for start in range(0, len(order), batch_size):
+                    chunk = [unique[i] for i in order[start : start + batch_size]]
+                    h = self.represent_batch([s for s, _ in chunk], [c for _, c in chunk]).float().cpu()
+                    table.update(zip(chunk, h, strict=True))
+                    shown.update(len(chunk))
             return torch.stack([table[key] for key in zip(sentences, conditions, strict=True)])
         finally:
             self.train(was_training)
@@ -202,7 +205,8 @@ class TriEncoder(ConditionalEncoder):
         self.eval()
         try:
             texts = {"s": list(dict.fromkeys(sentences)), "c": list(dict.fromkeys(conditions))}
-            encoded = {k: self.encoder.encode(v, batch_size).to(self.device) for k, v in texts.items()}
+            with progress.bar(len(texts["s"]) + len(texts["c"]), "evaluate", "sentence", leave=False):
+                encoded = {k: self.encoder.encode(v, batch_size).to(self.device) for k, v in texts.items()}
             condition = self.condition_transform(encoded["c"]).float().cpu()
             where = {k: {t: i for i, t in enumerate(v)} for k, v in texts.items()}
             s_index = torch.tensor([where["s"][s] for s in sentences])

@@ -21,6 +21,7 @@ from matplotlib.figure import Figure
 
 from ...data import CSTSRecord
 from ...teaching import plots
+from ...teaching.pipeline import Pipeline, count
 from ...training import conditional_losses
 from .objectives import acl, fdl, rdl
 from .quadruples import Quadruple
@@ -284,3 +285,21 @@ def appendix_a(
         )
     plots.legend_outside(axes[-1])
     return fig
+
+
+def pipeline(p: Mapping) -> Pipeline:
+    """Notebook 40's opening figure from its parameters ``p`` (``stsnb.teaching.pipeline``): the C-STS quadruples,
+    the encoder, QuMSE against CCL, the scored validation rows and the main claim (Table 3 on the bi-encoder)."""
+    encoders = " and ".join(f"{a}-" for a in p["architectures"]).removesuffix("-") + "-encoder"
+    seeds = p["training_seeds"]
+    return Pipeline(
+        "40_ccl_csts",
+        "CCL on C-STS, as this notebook runs by default (the class profile)",
+        (
+            f"{count(p['train_pairs'], 'C-STS')}\nsentence pairs,\neach under two\nconditions",
+            f"{p['backbones'][0]},\n{encoders}:\none input holds\nsentence, condition",
+            "QuMSE vs CCL\n(W-ACL + BCL\n+ C-MSE)",
+            f"{count(p['eval_rows'], 'validation')}\nrows (not the\ntest split);\nSpearman x100",
+            f"CCL vs QuMSE,\n{seeds} seed{'s' if seeds != 1 else ''}, pairs\nresampled with\nboth conditions",
+        ),
+    )

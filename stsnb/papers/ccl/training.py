@@ -194,7 +194,7 @@ def train_and_evaluate(
         model,
         loss_function(objective),
         list(train_quadruples),
-        config,
+        config.labelled(name or f"{settings.label()} {objective.name}, seed {config.seed}"),
         evaluate=(lambda m: evaluate_rows(m, selection).dev_score()) if selection else None,
         param_groups=param_groups(model, config.lr, config.weight_decay, head_lr),
     )

@@ -30,6 +30,7 @@ from typing import Literal
 
 import numpy as np
 
+from ...models import progress
 from ...teaching import plots
 
 Mode = Literal["whole", "segments"]
@@ -137,18 +138,20 @@ def measure(
     from ...gpu.memory import measure_in_fresh_process
 
     rows = []
-    for n in lengths:
-        for mode in ("whole", "segments"):
-            kwargs = dict(
-                model=model,
-                n_tokens=int(n),
-                mode=mode,
-                batch_size=batch_size,
-                repeats=repeats,
-                slice_length=slice_length,
-                threads=threads,
-            )
-            rows.append(measure_in_fresh_process("stsnb.papers.hicl.efficiency:step_cost", kwargs))
+    with progress.bar(2 * len(lengths), "step costs", "process") as shown:
+        for n in lengths:
+            for mode in ("whole", "segments"):
+                kwargs = dict(
+                    model=model,
+                    n_tokens=int(n),
+                    mode=mode,
+                    batch_size=batch_size,
+                    repeats=repeats,
+                    slice_length=slice_length,
+                    threads=threads,
+                )
+                rows.append(measure_in_fresh_process("stsnb.papers.hicl.efficiency:step_cost", kwargs))
+                shown.update(1)
     return rows
 
 

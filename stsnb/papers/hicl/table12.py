@@ -35,6 +35,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from ...evaluation import claims
+from ...models import progress
 from . import quotes
 from .objectives import ObjectiveSettings
 from .reported import REPORTED, TABLE12
@@ -121,13 +122,15 @@ def timed_steps(
     for mode in MODES:
         step(mode, batches[0])  # warm-up, not timed
     seconds: dict[str, list[list[float]]] = {mode: [] for mode in MODES}
-    for r in range(repeats):
-        passes = {mode: [] for mode in MODES}
-        for b, batch in enumerate(batches):
-            for mode in MODES[(r + b) % 3 :] + MODES[: (r + b) % 3]:  # rotate which mode goes first
-                passes[mode].append(step(mode, batch))
-        for mode in MODES:
-            seconds[mode].append(passes[mode])
+    with progress.bar(repeats * len(batches) * len(MODES), "timed steps", "step") as shown:
+        for r in range(repeats):
+            passes = {mode: [] for mode in MODES}
+            for b, batch in enumerate(batches):
+                for mode in MODES[(r + b) % 3 :] + MODES[: (r + b) % 3]:  # rotate which mode goes first
+                    passes[mode].append(step(mode, batch))
+                    shown.update(1)  # outside the timed step
+            for mode in MODES:
+                seconds[mode].append(passes[mode])
     encoder.eval()
     segments = models["segments"]
     return {

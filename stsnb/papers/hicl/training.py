@@ -294,6 +294,7 @@ def train_method(
         parts.append(dict(getattr(m, "module", m).last_parts))
         return loss
 
+    config = config.labelled(f"{method}{' +HiCL' if hicl.enabled else ''}, seed {config.seed}")
     result = fit(model, loss_fn, list(examples), config, evaluate=timed_evaluate if evaluate is not None else None)
     return TrainedModel(model.encoder, result, parts, evaluation_seconds[0])
 

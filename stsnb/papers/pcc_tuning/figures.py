@@ -8,6 +8,7 @@ import numpy as np
 
 from ...evaluation import evaluate, stats
 from ...teaching import plots
+from ...teaching.pipeline import Pipeline, count
 from .pipeline import TemplateRun
 from .prompts import TEMPLATE_NAMES
 from .reported import REPORTED
@@ -116,3 +117,28 @@ def stages_and_ceiling(
         bbox_to_anchor=(0.5, -0.1),
     )
     return fig
+
+
+def pipeline(p: Mapping) -> Pipeline:
+    """Notebook 10's opening figure from its parameters ``p`` (``stsnb.teaching.pipeline``): the two stages' data,
+    the prompt embedding with its adapter, Eq. 8 then Eq. 9, the scored test pairs, and the main claim with the
+    control when ``control_study`` runs it."""
+    seeds = len(p["training_seeds"])
+    template = TEMPLATE_NAMES.get(p["templates"][0], p["templates"][0])
+    adapter = f"QLoRA r {p['lora_r']}" if p["quantize_4bit"] else f"LoRA r {p['lora_r']}"
+    tasks = "7 STS tasks" if p["eval_tasks"] == "all" else p["eval_tasks"]
+    verdict = f"stage 2 vs stage 1,\n{seeds} seed{'s' if seeds != 1 else ''}"
+    if p["control_study"]:
+        verdict += "; control:\nInfoNCE on the\nstage-2 pairs"
+    return Pipeline(
+        "10_pcc_tuning",
+        "Pcc-tuning, as this notebook runs by default (the class profile)",
+        (
+            f"{count(p['stage1_triplets'], 'NLI triplets')}\n(stage 1); {count(p['stage2_pairs'], '').strip()}"
+            "\nSTS-B + SICK-R\npairs (stage 2)",
+            f"{p['backbone']},\n{template} prompt,\nlast token;\n{adapter}",
+            "stage 1: InfoNCE\n(Eq. 8); stage 2:\n1 - Pearson (Eq. 9)",
+            f"{tasks},\n{count(p['eval_max_pairs'], 'test pairs', 'every')}\nper task;\nSpearman x100",
+            verdict,
+        ),
+    )

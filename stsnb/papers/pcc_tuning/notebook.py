@@ -104,7 +104,7 @@ class Inputs:
             p["templates"],
             p["training_seeds"],
             self.stage2_pairs,
-            self.protocol.stage2_config,
+            lambda template, batch, seed, pairs: self.protocol.stage2_config(template, batch, pairs, seed),
             self.protocol.batch_sizes,
             arms_of=arms.get if p["dedup_study"] else None,
             control_positive_score=p["control_positive_score"] if p["control_study"] else None,

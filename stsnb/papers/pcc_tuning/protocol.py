@@ -213,7 +213,6 @@ class Protocol:
             max_grad_norm=self.max_grad_norm,
             eval_every=self.eval_every,
             seed=seed,
-            progress=False,
             drop_last=drop_last,
         )
 

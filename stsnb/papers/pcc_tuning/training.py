@@ -192,10 +192,11 @@ def train_stage(
         config = replace(config, drop_last=True)  # a batch of 1-2 pairs has no Pearson to speak of
     else:
         raise ValueError(f"stage must be 1 or 2, got {stage!r}")
+    arm = "stage 1" if stage == 1 else ("stage 2" if objective == "pearson" else "stage 2 control (InfoNCE)")
     return fit(
         encoder,
         loss,
         list(train_data),
-        config,
+        config.labelled(f"{arm}, seed {config.seed}"),
         evaluate=evaluate.dev_evaluator(dev_pairs) if dev_pairs is not None else None,
     )

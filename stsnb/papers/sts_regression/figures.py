@@ -17,6 +17,7 @@ from matplotlib.ticker import MaxNLocator
 
 from ...evaluation import claims
 from ...teaching import plots
+from ...teaching.pipeline import Pipeline, count
 
 TEXT_PT = plots.MIN_POINTS  # the smallest text of any figure (readable on a projector)
 SPEARMAN = plots.SPEARMAN_LABEL
@@ -228,3 +229,37 @@ def table5_table6(
     for ax, (rows, title) in zip(axes[:, 0], drawn, strict=True):
         claims_forest(ax, rows, title, f"{average_name} difference, {SPEARMAN}")
     return fig, missing
+
+
+LOSS_TEXT = {
+    "cross_entropy": "cross entropy",
+    "l1": "L1",
+    "translated_relu": "Translated ReLU",
+    "mse": "MSE",
+    "smooth_k2": "Smooth K2",
+}
+TASK_TEXT = {  # Table 1's training pairs, as the figure's data box names them ({n}: how many)
+    "nli": "{n} NLI pairs,\n3 ordered labels",
+    "sts": "{n} STS-B +\nSICK-R pairs,\nscores 0-5",
+    "sts_rounded": "{n} STS-B +\nSICK-R pairs,\nscores rounded\nto 6 classes",
+}
+
+
+def pipeline(p: Mapping) -> Pipeline:
+    """Notebook 20's opening figure from its parameters ``p`` (``stsnb.teaching.pipeline``): Table 1's training
+    pairs, the Siamese model, its losses, the scored test pairs and the main claim (Smooth K2 against cross
+    entropy)."""
+    seeds = len(p["main_claim_seeds"])
+    losses = [LOSS_TEXT.get(loss, loss) for loss in p["table1_losses"]]
+    tasks = "7 STS tasks" if p["eval_tasks"] == "all" else p["eval_tasks"]
+    return Pipeline(
+        "20_sts_regression",
+        "STS-Regression, as this notebook runs by default (the class profile)",
+        (
+            TASK_TEXT.get(p["table1_task"], "{n} pairs").format(n=count(p["table1_pairs"], "").strip()),
+            f"{p['backbones'][0]},\nSiamese: a head\non (u, v, |u - v|)",
+            " vs\n".join(losses) + "\non the same labels",
+            f"{tasks},\n{count(p['eval_max_pairs'], 'test pairs', 'every')}\nper task;\nSpearman x100",
+            f"Smooth K2 vs\ncross entropy,\n{seeds} seed{'s' if seeds != 1 else ''}, paired\nbootstrap",
+        ),
+    )

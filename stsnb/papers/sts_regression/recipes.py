@@ -160,7 +160,7 @@ def train_siamese(
         model,
         pair_loss(loss, clamp, label_range),
         list(pairs),
-        config,
+        config.labelled(f"{loss.name}, seed {config.seed}"),
         evaluate=evaluate.dev_evaluator(dev_pairs) if dev_pairs is not None else None,
         param_groups=groups,
     )
@@ -317,7 +317,7 @@ def train_contrast(
         encoder,
         contrast_loss(temperature),
         list(pairs),
-        config,
+        config.labelled(f"+Contrast, seed {config.seed}"),
         evaluate=evaluate.dev_evaluator(dev_pairs) if dev_pairs is not None else None,
         param_groups=layerwise_param_groups(encoder, config.lr, lr_decay, config.weight_decay),
     )
@@ -373,8 +373,8 @@ class Recipe:
         run_seed: int | None = None,
     ) -> TrainConfig:
         """One run's ``TrainConfig``: these settings with any of ``lr``, ``clip``, ``batch`` (global), ``passes``
-        (epochs), ``every`` (optimizer steps between dev evaluations; None: once per epoch) and ``run_seed`` replaced,
-        no progress bar; its ``batch_size`` is one process's micro-batch (``split``)."""
+        (epochs), ``every`` (optimizer steps between dev evaluations; None: once per epoch) and ``run_seed`` replaced;
+        its ``batch_size`` is one process's micro-batch (``split``)."""
         share = self.split(batch)
         return TrainConfig(
             epochs=self.epochs if passes is None else passes,
@@ -387,7 +387,6 @@ class Recipe:
             max_grad_norm=self.max_grad_norm if clip is None else clip,
             eval_every=self.eval_every if every == "default" else every,
             seed=self.seed if run_seed is None else run_seed,
-            progress=False,
         )
 
     def lr_and_clip(self, row: str, loss: str) -> tuple[float, float | None]:
