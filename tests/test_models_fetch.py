@@ -18,6 +18,8 @@ from remote_repos import CODE, MODEL_COMMIT, PLAIN, WORKING_CODE, WORKS, remote_
 
 from stsnb.gpu import local_models
 
+pytestmark = pytest.mark.usefixtures("local_hub_online")  # served on 127.0.0.1, whatever HF_HUB_OFFLINE says
+
 SCRIPT = """
 import stsnb.cli as cli
 import stsnb.gpu.local_models as lm
@@ -41,6 +43,7 @@ for step, call in (("BEFORE", lambda: cli._offline_check(plan, None)),
 
 LOAD_OFFLINE = f"""
 from stsnb.models import load_encoder
+
 for name, remote in (("{WORKS}", True), ("{PLAIN}", False)):
     encoder = load_encoder(name, trust_remote_code=remote, device="cpu")
     print("LOADED", name, type(encoder.backbone).__name__, tuple(encoder.encode(["one", "two"]).shape))

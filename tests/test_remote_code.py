@@ -16,6 +16,8 @@ from remote_repos import BROKEN, CODE, MODEL_COMMIT, WORKING_CODE, WORKS, remote
 
 from stsnb.models.revisions import REVISIONS_ENV, Pin, PinError, from_env, parse, to_env
 
+pytestmark = pytest.mark.usefixtures("local_hub_online")  # served on 127.0.0.1, whatever HF_HUB_OFFLINE says
+
 PREFLIGHT = """
 from stsnb.gpu.preflight import run_preflight
 from stsnb.models.revisions import Pin
@@ -112,3 +114,4 @@ def test_a_contrastive_backbone_that_fails_is_recorded_as_not_run_and_the_rest_l
     assert row["model"] == str(broken) and row["status"] == "not run"
     assert row["skipped"] == ["Table 3", "Table 5 (stage-2 sweep)"] and row["reason"].startswith("ValueError: ")
     assert run.sections == [f"{broken} not run"]
+
