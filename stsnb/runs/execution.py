@@ -43,8 +43,9 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ..models.revisions import LOADED_ENV
 from ..training.heartbeat import HEARTBEAT_ENV, HEARTBEAT_FILE
-from .context import RUN_DIR_ENV
+from .context import MODELS_LOADED_FILE, RUN_DIR_ENV
 from .locks import folder_lock, notebook_locks
 from .plans import DEFAULT_OUT, NOTEBOOKS_DIR, PLANS_DIR, PlanError, check_plan, load_plan, plan_path, plan_pins
 from .resume import skip_reason, source_state, write_record
@@ -90,6 +91,7 @@ def kernel_environment(
 
     values = {RUN_DIR_ENV: str(run_dir), **QUIET_ENV, CHECKPOINTS_ENV: "", RESUME_ENV: "0"}
     values[HEARTBEAT_ENV] = str(Path(run_dir) / HEARTBEAT_FILE)
+    values[LOADED_ENV] = str(Path(run_dir) / MODELS_LOADED_FILE)  # env.json "models": the commits loaded
     values |= {
         NOTEBOOK_STARTED_ENV: f"{time.time():.0f}",
         NOTEBOOK_TIMEOUT_ENV: "" if timeout is None else f"{timeout:g}",
