@@ -402,7 +402,8 @@ class CheckReport:
             lines += cost_assumptions(self.costs, self.gpu_type)
             lines += ["", _OVERHEAD_HEAD, "", overhead_table(self.costs)]
         if self.gpus:
-            lines += ["", f"A --parallel layout on {self.gpus} GPUs (stsnb.gpu.layout):", "", self._layout_text()]
+            gpus = f"{self.gpus} GPU" + ("s" if self.gpus != 1 else "")
+            lines += ["", f"A --parallel layout on {gpus} (stsnb.gpu.layout):", "", self._layout_text()]
         return "\n".join(lines)
 
     def _layout_text(self) -> str:
