@@ -80,4 +80,4 @@ def test_run_check_prints_the_memory_table_and_fails_on_too_few_gpus(capsys):
     # --only checks those notebooks alone (a one-GPU Slurm job of notebook 30)
     assert main(["run", "--check", "--profile", "paper", "--gpus", "1", "--only", "30_hicl"]) == 0
     out = capsys.readouterr().out
-    assert "30_hicl" in out and "| 10_pcc_tuning |" not in out and "--parallel \"0:30_hicl\"" in out
+    assert "30_hicl" in out and "| 10_pcc_tuning |" not in out and '--parallel "0:30_hicl"' in out
