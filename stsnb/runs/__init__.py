@@ -2,7 +2,8 @@
 
 Holds the run context (``context``: output folder, seed, params.yaml, env.json, metrics recorded per section), the
 plans and profiles (``plans``, ``profiles``), papermill execution with its locks, signals and GPU sets
-(``execution``, ``locks``, ``parallel``), summary.md (``summary``), and what is read back from committed runs
+(``execution``, ``locks``, ``parallel``), what ``--resume`` skips (``resume``), ``stsnb status`` (``status``),
+summary.md (``summary``), and what is read back from committed runs
 (``committed``, ``runtimes``, ``probe_tables``, ``notebook_noise``).
 
 May import: data, models, training, evaluation.

@@ -90,17 +90,21 @@ def git_sha(root: Path = REPO_ROOT) -> str:
     """
     try:
         sha = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, check=True)
-        changed = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no", "--no-renames"],
-            cwd=root,
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.splitlines()
-        dirty = any(not _is_run_output(line[3:]) for line in changed)
-        return sha.stdout.strip() + ("-dirty" if dirty else "")
+        return sha.stdout.strip() + ("-dirty" if changed_source(root) else "")
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
+
+
+def changed_source(root: Path = REPO_ROOT) -> list[str]:
+    """The tracked files that differ from HEAD, run outputs under ``papermill_runs/`` (not the plans) left out."""
+    changed = subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=no", "--no-renames"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.splitlines()
+    return [line[3:].strip('"') for line in changed if not _is_run_output(line[3:])]
 
 
 def _is_run_output(path: str) -> bool:

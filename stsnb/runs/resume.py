@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from .context import REPO_ROOT, git_sha, write_text_atomic
+from .context import REPO_ROOT, changed_source, git_sha, write_text_atomic
 
 RECORD_FILE = "runner.json"
 
@@ -42,15 +42,7 @@ def source_state(root: Path = REPO_ROOT) -> str:
     if not sha.endswith("-dirty"):
         return sha
     try:
-        changed = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no", "--no-renames"],
-            cwd=root,
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.splitlines()
-        paths = [line[3:].strip('"') for line in changed]
-        paths = [p for p in paths if not (p.startswith("papermill_runs/") and not p.startswith("papermill_runs/plans"))]
+        paths = changed_source(root)
         diff = subprocess.run(["git", "diff", "HEAD", "--", *paths], cwd=root, capture_output=True, check=True).stdout
     except (OSError, subprocess.CalledProcessError):
         return sha

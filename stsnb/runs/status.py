@@ -12,9 +12,6 @@ not in it); and for a finished notebook whether ``stsnb run --resume`` would ski
 from __future__ import annotations
 
 import datetime as dt
-import json
-import os
-import socket
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -46,19 +43,10 @@ def duration(seconds: float) -> str:
 def _runner_alive(profile_dir: Path, name: str) -> bool | None:
     """Whether the runner that holds ``.lock-<nb>`` is alive: None when that cannot be told from here (no lock file,
     or a runner on another host)."""
-    try:
-        owner = json.loads((profile_dir / f".lock-{name}").read_text())
-    except (OSError, ValueError):
-        return None
-    if not isinstance(owner, dict) or owner.get("host") != socket.gethostname() or not owner.get("pid"):
-        return None
-    try:
-        os.kill(int(owner["pid"]), 0)
-    except ProcessLookupError:
-        return False
-    except (PermissionError, ValueError):
-        return True
-    return True
+    from ..training.file_lock import holder, holder_alive
+
+    path = profile_dir / f".lock-{name}"
+    return holder_alive(holder(path)) if path.is_file() else None
 
 
 def fit_text(beat: dict, elapsed: float | None, timeout: float | None, now: float) -> str:

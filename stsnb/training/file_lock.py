@@ -103,17 +103,17 @@ def _flock(path: Path, wait: bool) -> int:
         os.close(descriptor)
 
 
-def _stale(owner: dict[str, Any]) -> bool:
-    """A holder of this host whose process is gone."""
+def holder_alive(owner: dict[str, Any]) -> bool | None:
+    """Whether a lock file's holder is alive: None where it cannot be told from here (another host, no pid)."""
     if owner.get("host") != socket.gethostname() or not owner.get("pid"):
-        return False
+        return None
     try:
         os.kill(int(owner["pid"]), 0)
     except ProcessLookupError:
-        return True
-    except (PermissionError, ValueError):
         return False
-    return False
+    except (PermissionError, ValueError):
+        return True
+    return True
 
 
 def _create(path: Path, wait: bool, say: Callable[[str], None]) -> int:
@@ -123,7 +123,7 @@ def _create(path: Path, wait: bool, say: Callable[[str], None]) -> int:
             return os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
         except FileExistsError:
             owner = holder(path)
-            if _stale(owner):
+            if holder_alive(owner) is False:  # a holder of this host that is gone
                 say(f"took over {path} from pid {owner.get('pid')}, which is gone")
                 path.unlink(missing_ok=True)
                 continue
