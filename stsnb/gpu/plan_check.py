@@ -561,10 +561,14 @@ def plan_layout(plan, costs, params_of, gpus: int, gpu_type: str, gpu_memory: fl
         if cost is None:
             known[name, size] = (0.0, 0)  # a notebook without fits: minutes
             return known[name, size]
+        wanted = params.get("num_processes")
+        if isinstance(wanted, int) and not isinstance(wanted, bool) and wanted > size:
+            known[name, size] = None  # a fixed process count needs that many GPUs
+            return None
         priced = notebook_cost(name, params, size, gpu_type, cost.timeout, rows=cost.rows)
         if calibration is not None:
             priced = calibrate_costs([priced], calibration)[0]
-        used = max([f.split.processes for f in priced.fits] or [1])
+        used = max([f.split.processes for f in priced.fits] + [wanted if isinstance(wanted, int) else 1])
         fits = True
         if used > 1 and memory:
             sized = {**params, "num_processes": priced.processes}
