@@ -228,6 +228,7 @@ def fit_row(
         return {**row, "status": "not run: the notebook's cost plan lists no optimizer step"}
     try:
         kwargs = {"probe": measured.to_json(), "typical": measured.typical.to_json(), "device": device, "steps": steps}
+        kwargs["quick"] = not fresh_process  # the CPU rehearsal, in this process: its figures are plumbing
         if measured.scoring is not None:
             kwargs["scoring"] = asdict(measured.scoring)
         if fresh_process:
@@ -441,7 +442,8 @@ def run(
         # the rehearsal's tiny probes run in this process: their peaks say nothing either way, and four fresh
         # interpreters would cost it more time than the probes themselves
         cost = costs.get(probe.notebook)
-        report.fits.append(fit_row(probe, measured, device, pricing, cost, steps, fresh_process=not cpu_rehearsal))
+        timed = 1 if cpu_rehearsal else steps  # the rehearsal checks the plumbing: one timed step of each kind
+        report.fits.append(fit_row(probe, measured, device, pricing, cost, timed, fresh_process=not cpu_rehearsal))
     say("  checkpoint writes: a fit's last/ written to the report's folder ...")
     report.io = io_probe(out, costs, tiny=cpu_rehearsal)
     for row in report.fits:

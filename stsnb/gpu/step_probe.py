@@ -70,8 +70,10 @@ class _Pooled:
         return (hidden * weights).sum(1) / weights.sum(1).clamp(min=1)
 
 
-def typical_step_seconds(model, typical: Typical, steps: int) -> float:
-    """Seconds per optimizer step of ``stsnb.training.train.fit`` on ``model`` at the typical batch."""
+def typical_step_seconds(model, typical: Typical, steps: int, base: int = FIT_STEPS, warm_up: bool = True) -> float:
+    """Seconds per optimizer step of ``stsnb.training.train.fit`` on ``model`` at the typical batch: a fit of
+    ``base + steps`` steps less one of ``base``, after a one-step warm-up fit (``warm_up``; the CPU rehearsal skips
+    it, its figures being plumbing)."""
     import torch
 
     from ..training.config import TrainConfig
@@ -79,7 +81,7 @@ def typical_step_seconds(model, typical: Typical, steps: int) -> float:
 
     tokenizer = _tokenizer()
     group = typical.sequences_per_example
-    texts = sentences(typical.examples * group * (FIT_STEPS + steps), typical.tokens)
+    texts = sentences(typical.examples * group * (base + steps), typical.tokens)
     data = [(tuple(texts[i * group : (i + 1) * group]), float(i % 5) / 4) for i in range(len(texts) // group)]
 
     vocab = _vocabulary(model)
@@ -105,8 +107,9 @@ def typical_step_seconds(model, typical: Typical, steps: int) -> float:
             torch.cuda.synchronize()
         return time.perf_counter() - started
 
-    timed(1)  # warm-up: the Accelerator, kernels, AdamW's state
-    return (timed(FIT_STEPS + steps) - timed(FIT_STEPS)) / steps
+    if warm_up:
+        timed(1)  # the Accelerator, kernels, AdamW's state
+    return (timed(base + steps) - timed(base)) / steps
 
 
 def encode_seconds(model, sequences: int, tokens: int, device: str, batches: int = 3) -> float:
@@ -148,11 +151,17 @@ def scoring_copy(spec, device: str):
 
 
 def measure_notebook(
-    probe: dict[str, Any], typical: dict[str, Any], device: str = "cuda", steps: int = 3, scoring: dict | None = None
+    probe: dict[str, Any],
+    typical: dict[str, Any],
+    device: str = "cuda",
+    steps: int = 3,
+    scoring: dict | None = None,
+    quick: bool = False,
 ) -> dict[str, Any]:
     """The probe's largest setting (``fit_probe.timed_steps``), then its typical step through ``fit`` and its
     evaluation, on one model; with ``scoring`` (a 4-bit notebook's ``ScoringSetup`` fields), the 16-bit copy's peak
-    memory and speed beside the training model."""
+    memory and speed beside the training model. ``quick`` (the CPU rehearsal): the typical step's fits as short as
+    they go, without a warm-up."""
     import torch
 
     from .fit_probe import Probe, build, timed_steps
@@ -163,7 +172,8 @@ def measure_notebook(
     spec, shape = Probe.from_json(probe), Typical(**typical)
     model = build(spec, device)
     result = timed_steps(model, spec, device, steps)
-    result["typical_seconds_per_step"] = typical_step_seconds(model, shape, steps)
+    base, warm_up = (1, False) if quick else (FIT_STEPS, True)
+    result["typical_seconds_per_step"] = typical_step_seconds(model, shape, steps, base, warm_up)
     model.eval()
     if scoring is None:
         result["eval_seconds_per_sequence"] = encode_seconds(model, shape.eval_sequences, shape.eval_tokens, device)
