@@ -80,7 +80,7 @@ def stop_after_the_second_notebook(command: list[str], names: list[str], env: di
     the two finished notebooks are ok in the folder and the third failed as interrupted."""
     child = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
     deadline = time.monotonic() + 900
-    while not (folder / f".partial-{names[2]}").is_dir():
+    while not (folder / f".partial-{names[2]}" / "runner.json").is_file():  # the third notebook has started
         assert child.poll() is None and time.monotonic() < deadline, child.communicate()[1][-3000:]
         time.sleep(0.5)
     running = status(folder)
