@@ -1,15 +1,18 @@
 """The ``stsnb`` command: ``stsnb data`` (fetch and verify the data folder), ``stsnb models fetch`` (a plan's Hub models
 into the HF cache), ``stsnb run`` (the papermill batch runner), ``stsnb eval`` (the STS suite on a model) and
-``stsnb book`` (a static HTML site of the executed runs); ``stsnb summary`` rewrites a profile's summary.md from its run
-folders without running anything; ``stsnb answers`` runs exercises (``--run``) and lists what the answer sheet of
-``stsnb book --instructor`` does not measure yet; ``stsnb figures`` redraws the notebooks' pipeline figures.
+``stsnb book`` (a static HTML site of the executed runs); ``stsnb status`` (where a plan's run stands, read from its
+output folder); ``stsnb summary`` rewrites a profile's summary.md from its run folders without running anything;
+``stsnb answers`` runs exercises (``--run``) and lists what the answer sheet of ``stsnb book --instructor`` does not
+measure yet; ``stsnb figures`` redraws the notebooks' pipeline figures.
 
     stsnb data fetch [--to DIR] [--paper] [--latest] [--strict]
     stsnb data verify [DIR] [--strict]
     stsnb models fetch --paper
     stsnb run [--profile smoke|class|cpu|paper|rehearsal] [--only NOTEBOOK,...] [--out DIR]
     stsnb run --profile paper --parallel "0,1,2,3:10_pcc_tuning 4,5,6,7:20_sts_regression,30_hicl"
-    stsnb run --profile paper --check [--online] [--offline] [--gpus N] [--gpu-memory GIB] [--calibration REPORT.json]
+    stsnb run --profile paper --check [--only NOTEBOOK,...] [--online] [--offline] [--gpus N] [--gpu-memory GIB]
+              [--calibration REPORT.json]
+    stsnb status [FOLDER] [--profile paper] [--out DIR]
     stsnb gpu-check [--out DIR] [--cpu-rehearsal]
     stsnb summary [--profile cpu] [--out DIR]
     stsnb eval --model NAME [--pooling mean|cls|last] [--template TEXT] [--tasks all|sts12,...]
@@ -58,12 +61,16 @@ def _groups(value: str) -> list:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from .gpu.cost_estimate import DEFAULT_GPU, GPU_TYPES
-    from .runs.plans import DEFAULT_OUT
-
+    """The ``stsnb`` parser: one sub-parser per command, each built by its own function below."""
     parser = argparse.ArgumentParser(prog="stsnb", description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True)
+    for add in (_data_parser, _models_parser, _run_parser, _status_parser, _gpu_check_parser, _summary_parser,
+                _eval_parser, _book_parser, _answers_parser, _figures_parser):  # fmt: skip
+        add(commands)
+    return parser
 
+
+def _data_parser(commands) -> None:
     data_command = commands.add_parser("data", help="fetch the data folder from the Hugging Face Hub, or verify one")
     data_actions = data_command.add_subparsers(dest="action", required=True)
     fetch = data_actions.add_parser(
@@ -81,21 +88,16 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="read every repo at its main branch instead of the commits stsnb pins (the manifest still checks it)",
     )
-    fetch.add_argument(
-        "--strict",
-        action="store_true",
-        help="fail on lines whose text equals the reference copy's but for its spacing (default: accept and report)",
-    )
+    strict = "fail on lines whose text equals the reference copy's but for its spacing (default: accept and report)"
+    fetch.add_argument("--strict", action="store_true", help=strict)
     fetch.set_defaults(handler=data_fetch_command, parser=fetch)
     verify = data_actions.add_parser("verify", help="check a data folder against the manifest shipped in stsnb")
     verify.add_argument("dir", nargs="?", type=Path, help="the folder (default: $STSNB_DATA_DIR, else ./data)")
-    verify.add_argument(
-        "--strict",
-        action="store_true",
-        help="fail on lines whose text equals the reference copy's but for its spacing (default: accept and report)",
-    )
+    verify.add_argument("--strict", action="store_true", help=strict)
     verify.set_defaults(handler=data_verify_command, parser=verify)
 
+
+def _models_parser(commands) -> None:
     models_command = commands.add_parser("models", help="put a plan's Hub models in the HF cache before compute")
     models_actions = models_command.add_subparsers(dest="action", required=True)
     models_fetch = models_actions.add_parser(
@@ -106,6 +108,10 @@ def build_parser() -> argparse.ArgumentParser:
     models_fetch.add_argument("--paper", action="store_true", required=True, help="the paper plan's models")
     models_fetch.set_defaults(handler=models_fetch_command, parser=models_fetch)
 
+
+def _run_parser(commands) -> None:
+    from .runs.plans import DEFAULT_OUT
+
     run = commands.add_parser("run", help="execute the notebooks of a plan with papermill and write summary.md")
     run.add_argument("--profile", default="cpu", help="plan papermill_runs/plans/<profile>.yaml (default: cpu)")
     run.add_argument(
@@ -113,7 +119,7 @@ def build_parser() -> argparse.ArgumentParser:
         type=_names,
         action="extend",
         metavar="NOTEBOOK,...",
-        help="run only these notebooks of the plan (summary.md still lists all of them)",
+        help="run (with --check: check) only these notebooks of the plan (summary.md still lists all of them)",
     )
     run.add_argument(
         "--parallel",
@@ -133,13 +139,22 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--resume",
         action="store_true",
-        help="training runs continue from the checkpoints a failed or killed earlier run of the plan left",
+        help="skip the notebooks whose run in --out finished ok at the same plan values and commit, and continue the "
+        "training runs of the others from the checkpoints a failed or killed earlier run left",
     )
+    _check_arguments(run)
+    run.set_defaults(handler=run_command, parser=run)
+
+
+def _check_arguments(run: argparse.ArgumentParser) -> None:
+    """``stsnb run --check`` and the options that go with it."""
+    from .gpu.cost_estimate import DEFAULT_GPU, GPU_TYPES
+
     run.add_argument(
         "--check",
         action="store_true",
         help="run nothing: check the plan (value types, num_processes vs --gpus, model ids, peak memory per GPU, "
-        "global batches, estimated hours against each timeout, checkpoint disk)",
+        "global batches, estimated hours against each timeout, checkpoint disk, a --parallel layout for --gpus)",
     )
     run.add_argument(
         "--online",
@@ -156,8 +171,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--markdown",
         action="store_true",
-        help="with --check: print only the tables docs/gpu-server.md holds (memory per GPU, time per notebook), "
-        "between comments naming this command, to paste there (tests/test_docs.py compares them)",
+        help="with --check: print only the tables docs/gpu-server.md holds (memory per GPU, time per notebook, the "
+        "overhead's sensitivity, the --parallel layout), between comments naming this command, to paste there "
+        "(tests/test_docs.py compares them)",
     )
     run.add_argument("--gpus", type=int, help="with --check: GPUs on the server (num_processes must fit)")
     run.add_argument("--gpu-memory", type=float, metavar="GIB", help="with --check: memory per GPU in GiB")
@@ -171,10 +187,31 @@ def build_parser() -> argparse.ArgumentParser:
         "--calibration",
         type=Path,
         metavar="FILE",
-        help="with --check: a `stsnb gpu-check` report (.json) whose measured memory and time replace the assumptions",
+        help="with --check: a `stsnb gpu-check` report (.json) whose measured ratios replace the assumptions, each "
+        "term (compute, per-step overhead, evaluation, I/O) by its own",
     )
-    run.set_defaults(handler=run_command, parser=run)
 
+
+def _status_parser(commands) -> None:
+    from .runs.plans import DEFAULT_OUT
+
+    status = commands.add_parser(
+        "status",
+        help="where a plan's run stands, read from its output folder alone (works from a login node while the job "
+        "runs): each notebook's state, its fit and step, pace and projected end against its timeout",
+    )
+    status.add_argument(
+        "folder",
+        nargs="?",
+        type=Path,
+        help="the plan's output folder (default: <--out>/<--profile>, papermill_runs/paper)",
+    )
+    status.add_argument("--profile", default=None, help="the plan (default: the folder's name, else paper)")
+    status.add_argument("--out", type=Path, default=DEFAULT_OUT, help="runs root (default: papermill_runs/)")
+    status.set_defaults(handler=status_command, parser=status)
+
+
+def _gpu_check_parser(commands) -> None:
     gpu_check = commands.add_parser(
         "gpu-check",
         help="the first command on a GPU server: the gpu test tier, measured memory and time of each paper fit, "
@@ -190,6 +227,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     gpu_check.set_defaults(handler=gpu_check_command, parser=gpu_check)
 
+
+def _summary_parser(commands) -> None:
+    from .runs.plans import DEFAULT_OUT
+
     summary = commands.add_parser(
         "summary", help="rewrite papermill_runs/<profile>/summary.md from the run folders (runs no notebook)"
     )
@@ -197,6 +238,8 @@ def build_parser() -> argparse.ArgumentParser:
     summary.add_argument("--out", type=Path, default=DEFAULT_OUT, help="runs root (default: papermill_runs/)")
     summary.set_defaults(handler=summary_command, parser=summary)
 
+
+def _eval_parser(commands) -> None:
     evaluate = commands.add_parser("eval", help="evaluate a model on the STS suite (Spearman x100, SentEval 'all')")
     evaluate.add_argument("--model", required=True, help="minilm-l6, smollm2-135m, a local folder or a Hub id")
     evaluate.add_argument("--pooling", choices=("mean", "cls", "last"), help="default: the model's own")
@@ -213,6 +256,10 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--json", action="store_true", help="print one JSON object: task -> Spearman, avg")
     evaluate.set_defaults(handler=eval_command, parser=evaluate)
 
+
+def _book_parser(commands) -> None:
+    from .runs.plans import DEFAULT_OUT
+
     book = commands.add_parser("book", help="a static HTML site of the executed runs of a profile (readable offline)")
     book.add_argument("--profile", default="cpu", help="the runs under papermill_runs/<profile>/ (default: cpu)")
     book.add_argument(
@@ -224,6 +271,8 @@ def build_parser() -> argparse.ArgumentParser:
     book.add_argument("--instructor", action="store_true", help="the instructor's edition: with the answer sheet")
     book.set_defaults(handler=book_command, parser=book)
 
+
+def _answers_parser(commands) -> None:
     answers = commands.add_parser(
         "answers",
         help="run exercises and list what the answer sheet (stsnb book --instructor) does not measure yet",
@@ -239,10 +288,11 @@ def build_parser() -> argparse.ArgumentParser:
     answers.add_argument("--check", action="store_true", help="exit 1 if the sheet has a value not measured yet")
     answers.set_defaults(handler=answers_command, parser=answers)
 
+
+def _figures_parser(commands) -> None:
     figures = commands.add_parser("figures", help="redraw the training notebooks' pipeline figures (their openings)")
     figures.add_argument("--check", action="store_true", help="exit 1 if a committed figure is out of date")
     figures.set_defaults(handler=figures_command, parser=figures)
-    return parser
 
 
 def _exercises(value: str) -> tuple[str, list[str]]:
@@ -316,29 +366,10 @@ def gpu_check_command(args: argparse.Namespace, parser: argparse.ArgumentParser)
 
 def run_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from .runs.execution import run
-    from .runs.plans import NOTEBOOKS_DIR, PLANS_DIR, PlanError, load_plan, plan_path
+    from .runs.plans import PLANS_DIR, PlanError
 
     if args.check:
-        from .gpu.calibration import CalibrationError
-        from .gpu.calibration import load as load_calibration
-        from .gpu.cost_estimate import DEFAULT_GPU
-        from .gpu.plan_check import check
-
-        try:
-            plan = load_plan(plan_path(args.profile, PLANS_DIR))
-            calibration = load_calibration(args.calibration) if args.calibration else None
-            report = check(plan, NOTEBOOKS_DIR, args.gpus, args.gpu_memory, args.gpu_type or DEFAULT_GPU, calibration)
-        except (PlanError, CalibrationError) as err:
-            parser.error(str(err))
-        if args.markdown:
-            print(report.markdown(), flush=True)
-            if not report.ok:
-                print(report.text().split("\n\n")[0], file=sys.stderr)  # the problems, not the tables again
-        else:
-            print(report.text(), flush=True)
-        online_ok = _preflight(plan, NOTEBOOKS_DIR) if args.online else True
-        offline_ok = _offline_check(plan, NOTEBOOKS_DIR) if args.offline else True
-        return 0 if report.ok and online_ok and offline_ok else 1
+        return _check_command(args, parser)
     asked = (args.gpus, args.gpu_memory, args.gpu_type, args.calibration)
     if any(value is not None for value in asked) or args.online or args.offline or args.markdown:
         parser.error(
@@ -346,7 +377,9 @@ def run_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> in
         )
     if args.parallel and args.only:
         parser.error("--parallel names the notebooks of each group: leave out --only")
-    refusal = _cuda_refusal(args.profile, PLANS_DIR)
+    from .gpu.check_command import cuda_refusal
+
+    refusal = cuda_refusal(args.profile, PLANS_DIR)
     if refusal:
         print(f"stsnb run: {refusal}", file=sys.stderr)
         return 2
@@ -356,6 +389,55 @@ def run_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> in
         return run(args.profile, args.only, args.out, timeout=args.timeout, resume=args.resume)
     except PlanError as err:
         parser.error(str(err))
+
+
+def _check_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    """``stsnb run --check``: the plan (its ``--only`` notebooks) checked by ``stsnb.gpu.check_command``."""
+    from .gpu.calibration import CalibrationError
+    from .gpu.calibration import load as load_calibration
+    from .gpu.check_command import only_plan, run_check
+    from .gpu.cost_estimate import DEFAULT_GPU
+    from .runs.plans import NOTEBOOKS_DIR, PLANS_DIR, PlanError, load_plan, plan_path
+
+    try:
+        plan = load_plan(plan_path(args.profile, PLANS_DIR))
+        unknown = [name for name in args.only or () if name not in plan.notebooks]
+        if unknown:
+            raise PlanError(
+                f"--only {', '.join(unknown)}: not in {plan.path.name} (it has: {', '.join(plan.notebooks)})"
+            )
+        calibration = load_calibration(args.calibration) if args.calibration else None
+    except (PlanError, CalibrationError) as err:
+        parser.error(str(err))
+    return run_check(
+        only_plan(plan, args.only),
+        NOTEBOOKS_DIR,
+        gpus=args.gpus,
+        gpu_memory=args.gpu_memory,
+        gpu_type=args.gpu_type or DEFAULT_GPU,
+        calibration=calibration,
+        markdown=args.markdown,
+        online=args.online,
+        offline=args.offline,
+    )
+
+
+def status_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    """``stsnb status``: ``stsnb.runs.status`` on the plan's output folder; exit 1 when it holds no run."""
+    from .runs.plans import PLANS_DIR, PlanError, load_plan, plan_path
+    from .runs.status import plan_status
+
+    folder = args.folder if args.folder is not None else Path(args.out) / (args.profile or "paper")
+    profile = args.profile or folder.resolve().name
+    if not folder.is_dir():
+        parser.error(f"{folder} does not exist: give the output folder of a plan (stsnb run --out DIR --profile NAME)")
+    try:
+        notebooks: dict | list = load_plan(plan_path(profile, PLANS_DIR)).notebooks
+    except PlanError:  # a folder of no known plan: the notebooks it holds
+        names = {p.name.removeprefix(".partial-").removesuffix(".failed") for p in folder.iterdir() if p.is_dir()}
+        notebooks = sorted(n for n in names if not n.startswith("."))
+    print(plan_status(folder, notebooks))
+    return 0
 
 
 def _run_parallel(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
@@ -377,73 +459,6 @@ def _run_parallel(args: argparse.Namespace, parser: argparse.ArgumentParser) -> 
     base = [sys.executable, "-m", "stsnb.cli", "run", "--profile", args.profile, "--out", str(Path(args.out).resolve())]
     base += ["--timeout", timeout] + (["--resume"] if args.resume else [])
     return run_parallel(args.parallel, lambda group: [*base, "--only", ",".join(group.notebooks)])
-
-
-def _cuda_refusal(profile: str, plans_dir: Path) -> str | None:
-    """Why a plan that requires CUDA cannot run here (``stsnb.gpu.cuda_check``), or None."""
-    from .gpu.cuda_check import plan_requires_cuda, probe, problem
-    from .runs.plans import PlanError, plan_path
-
-    try:
-        path = plan_path(profile, plans_dir)
-    except PlanError:
-        return None  # the runner names a plan that does not exist
-    if not plan_requires_cuda(path):
-        return None
-    reason = problem(probe())
-    if reason is None:
-        return None
-    return (
-        f"the {profile} plan requires CUDA (`requires: [cuda]` in {path.name}), which is not usable here: {reason}. "
-        "Nothing was run. `stsnb run --profile rehearsal` runs its code path on the CPU."
-    )
-
-
-def _preflight(plan, notebooks_dir: Path) -> bool:
-    """``--check --online``: :mod:`stsnb.gpu.preflight` over the plan; prints its lines, returns whether all passed."""
-    from .data import DataError, resolve_data_dir
-    from .gpu.preflight import plan_params, plan_settings, run_preflight
-
-    try:
-        data_dir = resolve_data_dir()
-    except DataError as err:
-        print(f"preflight: {err}", flush=True)
-        data_dir = None
-    print("preflight (the Hub's models and datasets of the plan; no weights are downloaded):", flush=True)
-    settings = plan_settings(plan.path)
-    result = run_preflight(
-        plan_params(plan, notebooks_dir),
-        trust_remote_code=settings["trust_remote_code"],
-        pins=settings["pins"],
-        data_dir=data_dir,
-        say=lambda line: print(f"  {line}", flush=True),
-    )
-    print(result.text().splitlines()[0] + (" (data folder missing)" if data_dir is None else ""))
-    return result.ok and data_dir is not None
-
-
-def _offline_check(plan, notebooks_dir: Path) -> bool:
-    """``--check --offline``: :func:`stsnb.gpu.local_models.offline_check` over the plan; prints its lines."""
-    from .data import DataError, resolve_data_dir
-    from .gpu.local_models import offline_check
-    from .gpu.preflight import plan_params, plan_settings
-
-    try:
-        data_dir = resolve_data_dir()
-    except DataError as err:
-        print(f"offline check: {err}", flush=True)
-        data_dir = None
-    print("offline check (the HF cache and the data folder; no network):", flush=True)
-    result = offline_check(
-        plan_params(plan, notebooks_dir),
-        plan_settings(plan.path)["pins"],
-        data_dir,
-        say=lambda line: print(f"  {line}", flush=True),
-    )
-    head = f"offline check: {len(result.reached)} local, {len(result.problems)} missing ({result.seconds:.0f} s)"
-    tail = "; compute nodes can run with HF_HUB_OFFLINE=1" if result.ok else ""
-    print(head + tail, flush=True)
-    return result.ok
 
 
 def models_fetch_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
@@ -523,7 +538,7 @@ def eval_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> i
     if args.json:
         print(json.dumps(report.headline()))
     else:
-        print(report_table(report))
+        print(report.table())
     return 0
 
 
@@ -568,19 +583,6 @@ def figures_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -
     stale = write_all(pipelines(), check=args.check)  # the notebooks whose figure changed (or would)
     print(f"stsnb figures: {len(stale)} {'out of date' if args.check else 'redrawn'} {' '.join(stale)}".rstrip())
     return 1 if args.check and stale else 0
-
-
-def report_table(report) -> str:
-    """Per task: Spearman over all pairs, mean and size-weighted mean over subsets, Pearson (all); then avg."""
-    header = f"{'task':<16} {'pairs':>6} {'spearman':>9} {'mean':>7} {'wmean':>7} {'pearson':>8}"
-    lines = [header, "-" * len(header)]
-    for row in report.rows():
-        lines.append(
-            f"{row['task']:<16} {row['n']:>6} {row['spearman_all']:>9.2f} {row['spearman_mean']:>7.2f} "
-            f"{row['spearman_wmean']:>7.2f} {row['pearson_all']:>8.2f}"
-        )
-    lines += ["-" * len(header), f"{'avg':<16} {'':>6} {report.avg:>9.2f}"]
-    return "\n".join(lines)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -58,6 +58,19 @@ def save_tiny_causal_lm(folder: Path, config_class) -> Path:
     return folder
 
 
+@pytest.fixture
+def local_hub_online(monkeypatch):
+    """For the tests that serve a Hub on 127.0.0.1 (``tests/hub_server.py``): this process's offline switches off.
+    A compute node's exported ``HF_HUB_OFFLINE=1`` (docs/gpu-server.md asks for it) would make ``huggingface_hub``
+    refuse the local endpoint: it reads the variable once, at import, into ``constants.HF_HUB_OFFLINE``. Their
+    subprocesses get an environment of their own without any ``HF_`` variable."""
+    from huggingface_hub import constants
+
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+    for name in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_DATASETS_OFFLINE"):
+        monkeypatch.delenv(name, raising=False)
+
+
 LONG_OPTION = "--long"
 LONG_TEST_TIMEOUT = 1500  # seconds: the rehearsal plan took 380 to 595 s on a 2-core CI machine
 

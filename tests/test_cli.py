@@ -74,3 +74,10 @@ def test_run_check_prints_the_memory_table_and_fails_on_too_few_gpus(capsys):
     assert main(["run", "--check", "--profile", "paper", "--gpus", "1"]) == 1
     out = capsys.readouterr().out
     assert "10_pcc_tuning: estimated" in out or "10_pcc_tuning: num_processes: 4 processes need 4 GPUs" in out
+    # the overhead's 2x and 3x rows and a layout for the one GPU (every notebook placed, or none)
+    assert "| notebook | optimizer steps | hours at 0.05 s/step (assumed) |" in out
+    assert "A --parallel layout on 1 GPU (stsnb.gpu.layout)" in out and "No layout places each notebook" in out
+    # --only checks those notebooks alone (a one-GPU Slurm job of notebook 30)
+    assert main(["run", "--check", "--profile", "paper", "--gpus", "1", "--only", "30_hicl"]) == 0
+    out = capsys.readouterr().out
+    assert "30_hicl" in out and "| 10_pcc_tuning |" not in out and '--parallel "0:30_hicl"' in out

@@ -27,6 +27,8 @@ from stsnb.data import manifest as data_manifest
 from stsnb.data import revisions
 from stsnb.runs import context as runs_context
 
+pytestmark = pytest.mark.usefixtures("local_hub_online")  # served on 127.0.0.1, whatever HF_HUB_OFFLINE says
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
 

@@ -18,8 +18,11 @@ from remote_repos import CODE, MODEL_COMMIT, PLAIN, WORKING_CODE, WORKS, remote_
 
 from stsnb.gpu import local_models
 
+pytestmark = pytest.mark.usefixtures("local_hub_online")  # served on 127.0.0.1, whatever HF_HUB_OFFLINE says
+
 SCRIPT = """
 import stsnb.cli as cli
+import stsnb.gpu.check_command as check_command
 import stsnb.gpu.local_models as lm
 import stsnb.gpu.preflight as pf
 from stsnb.models.revisions import Pin
@@ -32,15 +35,16 @@ pf.plan_params = lambda plan, notebooks: PARAMS  # the paper plan's models repla
 pf.plan_settings = lambda path: {{"trust_remote_code": list(PINS), "pins": PINS}}
 lm.plan_models_and_pins = lambda plan, notebooks: (pf.plan_models(PARAMS), PINS)
 plan = load_plan(plan_path("paper"))
-for step, call in (("BEFORE", lambda: cli._offline_check(plan, None)),
+for step, call in (("BEFORE", lambda: check_command.offline_check(plan, None)),
                    ("FETCH", lambda: cli.main(["models", "fetch", "--paper"])),
-                   ("AFTER", lambda: cli._offline_check(plan, None))):
+                   ("AFTER", lambda: check_command.offline_check(plan, None))):
     print("==", step, flush=True)
     print(step, call(), flush=True)
 """
 
 LOAD_OFFLINE = f"""
 from stsnb.models import load_encoder
+
 for name, remote in (("{WORKS}", True), ("{PLAIN}", False)):
     encoder = load_encoder(name, trust_remote_code=remote, device="cpu")
     print("LOADED", name, type(encoder.backbone).__name__, tuple(encoder.encode(["one", "two"]).shape))

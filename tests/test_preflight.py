@@ -19,6 +19,8 @@ from hub_server import LocalHub, Repo
 from stsnb.models import tiny as tiny_models
 from stsnb.runs.plans import plan_path, plan_pins
 
+pytestmark = pytest.mark.usefixtures("local_hub_online")  # served on 127.0.0.1, whatever HF_HUB_OFFLINE says
+
 REMOTE_CONFIG = """from transformers import BertConfig
 
 

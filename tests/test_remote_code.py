@@ -16,6 +16,8 @@ from remote_repos import BROKEN, CODE, MODEL_COMMIT, WORKING_CODE, WORKS, remote
 
 from stsnb.models.revisions import REVISIONS_ENV, Pin, PinError, from_env, parse, to_env
 
+pytestmark = pytest.mark.usefixtures("local_hub_online")  # served on 127.0.0.1, whatever HF_HUB_OFFLINE says
+
 PREFLIGHT = """
 from stsnb.gpu.preflight import run_preflight
 from stsnb.models.revisions import Pin
@@ -112,3 +114,25 @@ def test_a_contrastive_backbone_that_fails_is_recorded_as_not_run_and_the_rest_l
     assert row["model"] == str(broken) and row["status"] == "not run"
     assert row["skipped"] == ["Table 3", "Table 5 (stage-2 sweep)"] and row["reason"].startswith("ValueError: ")
     assert run.sections == [f"{broken} not run"]
+
+
+def test_a_backbone_whose_embeddings_are_not_finite_is_recorded_as_not_run(monkeypatch):
+    """Code that runs but returns NaN (a half-supported remote model under a new transformers) trains on nothing: the
+    guard records it as not run, as it does code that raises."""
+    import torch
+
+    from stsnb.papers import sts_regression as reg
+    from stsnb.papers.sts_regression import backbones
+
+    real = backbones.load_backbone
+
+    def nan_backbone(name, max_length):
+        encoder = real("tiny-random-bert", max_length)
+        monkeypatch.setattr(encoder, "encode", lambda sentences, **kw: torch.full((len(sentences), 8), float("nan")))
+        return encoder
+
+    monkeypatch.setattr(backbones, "load_backbone", nan_backbone)
+    run, metrics = _Run(), {}
+    assert reg.guarded_backbone("nan-model", 32, run=run, metrics=metrics) is None
+    (row,) = metrics["not_run"]
+    assert row["model"] == "nan-model" and row["reason"].startswith("ValueError: its embeddings of 2 sentences hold")

@@ -91,7 +91,8 @@ def test_a_first_run_checks_the_plan_on_the_allocated_gpus_then_runs_it_offline(
     process, log = cluster("--only", "20_sts_regression", SLURM_GPUS_ON_NODE="4")
     assert process.returncode == 0, process.stderr
     assert lines(log / "sbatch.args") == [str(SCRIPT), "--only", "20_sts_regression"]
-    assert lines(log / "stsnb.0.args") == ["run", "--check", "--profile", "paper", "--gpus", "4"]
+    check = ["run", "--check", "--offline", "--profile", "paper", "--gpus", "4", "--only", "20_sts_regression"]
+    assert lines(log / "stsnb.0.args") == check  # the job's notebooks, offline, on its GPUs
     assert lines(log / "stsnb.1.args") == ["run", "--profile", "paper", "--only", "20_sts_regression"]  # no --resume
     assert lines(log / "srun.args")[:3] == ["--ntasks=1", "--cpus-per-task=16", "--kill-on-bad-exit=1"]
     assert environment(log / "stsnb.1.env")["HF_HUB_OFFLINE"] == "1"
@@ -100,9 +101,19 @@ def test_a_first_run_checks_the_plan_on_the_allocated_gpus_then_runs_it_offline(
 def test_a_requeued_run_resumes_and_counts_the_visible_gpus(cluster):
     process, log = cluster(SLURM_RESTART_COUNT="1", CUDA_VISIBLE_DEVICES="0,1")
     assert process.returncode == 0, process.stderr
-    assert lines(log / "stsnb.0.args")[-2:] == ["--gpus", "2"]
+    assert lines(log / "stsnb.0.args") == ["run", "--check", "--offline", "--profile", "paper", "--gpus", "2"]
     assert lines(log / "stsnb.1.args") == ["run", "--profile", "paper", "--resume"]
     assert environment(log / "stsnb.1.env")["CUDA_VISIBLE_DEVICES"] == "0,1"
+
+
+def test_a_one_gpu_job_of_one_notebook_checks_that_notebook_on_its_gpu(cluster):
+    """The four jobs of docs/gpu-server.md: a single-process notebook asks for one GPU; its check and run take the
+    job's notebook alone (``--only=`` works too)."""
+    process, log = cluster("--only=30_hicl", SLURM_GPUS_ON_NODE="1", SLURM_RESTART_COUNT="2")
+    assert process.returncode == 0, process.stderr
+    assert lines(log / "stsnb.0.args") == ["run", "--check", "--offline", "--profile", "paper", "--gpus", "1",
+                                           "--only=30_hicl"]  # fmt: skip
+    assert lines(log / "stsnb.1.args") == ["run", "--profile", "paper", "--resume", "--only=30_hicl"]
 
 
 def test_no_gpu_or_a_failed_check_runs_nothing(cluster):

@@ -153,6 +153,19 @@ class STSReport:
     def to_json(self) -> str:
         return json.dumps({name: asdict(r) for name, r in self.tasks.items()}, indent=1)
 
+    def table(self) -> str:
+        """Per task: Spearman over all pairs, mean and size-weighted mean over subsets, Pearson (all); then avg
+        (what ``stsnb eval`` prints)."""
+        header = f"{'task':<16} {'pairs':>6} {'spearman':>9} {'mean':>7} {'wmean':>7} {'pearson':>8}"
+        lines = [header, "-" * len(header)]
+        for row in self.rows():
+            lines.append(
+                f"{row['task']:<16} {row['n']:>6} {row['spearman_all']:>9.2f} {row['spearman_mean']:>7.2f} "
+                f"{row['spearman_wmean']:>7.2f} {row['pearson_all']:>8.2f}"
+            )
+        lines += ["-" * len(header), f"{'avg':<16} {'':>6} {self.avg:>9.2f}"]
+        return "\n".join(lines)
+
 
 class EmbeddingCache:
     """Embeddings keyed by the encoder's fingerprint (``stsnb.models.fingerprint``: weights, tokenizer, pooling,

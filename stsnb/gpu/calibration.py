@@ -1,11 +1,15 @@
 """``stsnb run --check --calibration FILE``: the estimates with what ``stsnb gpu-check`` measured in place of the
-assumptions.
+assumptions, each term of the time by its own ratio.
 
 A gpu-check report (its JSON) holds, per training notebook, the measured peak memory of its largest setting per GPU
-over ``memory_estimate``'s figure and the measured seconds per step over what ``cost_estimate`` assumes (peak x
-utilisation, the 4-bit slowdown, the per-step overhead). The calibrated check multiplies that notebook's memory rows
-by the first ratio and its fits' hours by the second, so the timeouts and the "fits on the GPU" column are judged on
-the measurement; a notebook the report has no row for keeps its assumptions, and the check says which.
+over ``memory_estimate``'s figure, and one measured / assumed ratio per term of ``cost_estimate``'s hours
+(``FitCost.terms``): ``compute`` (the largest setting's steps on random ids, over the FLOPs at the assumed
+utilisation), ``overhead`` (a whole optimizer step at the notebook's typical batch through the real loop, with
+tokenization and collation, less its compute, over the assumed seconds per step), ``evaluation`` (the notebook's
+scoring, over its FLOPs) and ``io`` (a checkpoint written to the report's folder, over the assumed rate). The
+calibrated check multiplies each term of each fit by its ratio, and the memory rows by the memory ratio: one ratio
+for hours that are mostly per-step overhead (notebook 20) would move them by the wrong term. A notebook or term the
+report did not measure keeps its assumption, and the check says which.
 """
 
 from __future__ import annotations
@@ -21,26 +25,28 @@ class CalibrationError(ValueError):
     """A calibration file that cannot be used; the message names the file and what was expected."""
 
 
+TERMS = ("compute", "overhead", "evaluation", "io")
+
+
 @dataclass(frozen=True)
 class Calibration:
-    """The ratios a gpu-check report measured, per notebook."""
+    """The ratios a gpu-check report measured, per notebook: memory, and each term of the time."""
 
     source: str
     gpu: str
     rehearsal: bool
     memory_ratio: dict[str, float]
-    time_ratio: dict[str, float]
+    term_ratios: dict[str, dict[str, float]]
 
     def describe(self) -> list[str]:
         """The lines the check prints above its tables."""
-        lines = [f"Calibrated from {self.source} ({self.gpu}): measured / estimated, per notebook:"]
-        for name in sorted(set(self.memory_ratio) | set(self.time_ratio)):
-            memory, seconds = self.memory_ratio.get(name), self.time_ratio.get(name)
-            lines.append(
-                f"  - {name}: memory x{memory:.2f}, time x{seconds:.2f}"
-                if memory and seconds
-                else f"  - {name}: memory x{memory or 1:.2f}, time x{seconds or 1:.2f} (one ratio not measured)"
-            )
+        lines = [f"Calibrated from {self.source} ({self.gpu}): measured / assumed, per notebook and term:"]
+        for name in sorted(set(self.memory_ratio) | set(self.term_ratios)):
+            ratios = self.term_ratios.get(name, {})
+            memory = self.memory_ratio.get(name)
+            parts = [f"memory x{memory:.2f}" if memory else "memory not measured"]
+            parts += [f"{term} x{ratios[term]:.2f}" if term in ratios else f"{term} assumed" for term in TERMS]
+            lines.append(f"  - {name}: {', '.join(parts)}")
         if self.rehearsal:
             lines.append(
                 "  (a CPU rehearsal: ratios of tiny models on the CPU, which say nothing about a GPU; for a real "
@@ -60,28 +66,33 @@ def load(path: Path) -> Calibration:
             f"{path}: not a stsnb gpu-check report ({type(err).__name__}: {err}); expected the .json that "
             "`stsnb gpu-check --out DIR` writes beside its .md"
         ) from err
-    memory, seconds = {}, {}
+    memory: dict[str, float] = {}
+    terms: dict[str, dict[str, float]] = {}
     for row in fits:
         if row.get("status") != "ok":
             continue
+        if "time_ratio" in row and "ratios" not in row:
+            raise CalibrationError(
+                f"{path}: made by an earlier stsnb gpu-check, whose one time ratio per notebook would scale hours "
+                "that are mostly per-step overhead by the compute's ratio; run `stsnb gpu-check` again"
+            )
         if row.get("memory_ratio"):
             memory[row["notebook"]] = float(row["memory_ratio"])
-        if row.get("time_ratio"):
-            seconds[row["notebook"]] = float(row["time_ratio"])
-    if not memory and not seconds:
+        measured = {t: float(v) for t, v in (row.get("ratios") or {}).items() if t in TERMS and v}
+        if measured:
+            terms[row["notebook"]] = measured
+    if not memory and not terms:
         raise CalibrationError(f"{path}: no fit row ran ok, so there is nothing to calibrate with")
-    return Calibration(str(path), gpu, rehearsal, memory, seconds)
+    return Calibration(str(path), gpu, rehearsal, memory, terms)
 
 
 def calibrate_costs(costs: Sequence[Any], calibration: Calibration) -> list[Any]:
-    """Each notebook's fits (``plan_costs.NotebookCost``) with their hours x its measured time ratio."""
+    """Each notebook's fits (``plan_costs.NotebookCost``) with each term x its measured ratio
+    (``cost_estimate.FitCost.scaled``)."""
     out = []
     for cost in costs:
-        ratio = calibration.time_ratio.get(cost.notebook)
-        if ratio is None:
-            out.append(cost)
-            continue
-        out.append(replace(cost, fits=[replace(f, hours=f.hours * ratio) for f in cost.fits]))
+        ratios = calibration.term_ratios.get(cost.notebook)
+        out.append(replace(cost, fits=[f.scaled(ratios) for f in cost.fits]) if ratios else cost)
     return out
 
 

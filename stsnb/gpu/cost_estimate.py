@@ -130,6 +130,34 @@ class FitCost:
     last_writes: int = 0  # per fit: last/ written (the interval's and the end's)
     write_hours: float = 0.0  # all ``row.count`` fits: writing last/ and best.pt (included in ``hours``)
     load_hours: float = 0.0  # all ``row.count`` fits: reading the model's weights (included in ``hours``)
+    # the other terms of ``hours``, all ``row.count`` fits: training FLOPs, the per-step overhead, evaluation FLOPs
+    compute_hours: float = 0.0
+    overhead_hours: float = 0.0
+    eval_hours: float = 0.0
+
+    def terms(self) -> dict[str, float]:
+        """``hours`` by term: what ``stsnb run --check --calibration`` scales, each by its own measured ratio."""
+        return {
+            "compute": self.compute_hours,
+            "overhead": self.overhead_hours,
+            "evaluation": self.eval_hours,
+            "io": self.write_hours + self.load_hours,
+        }
+
+    def scaled(self, ratios: Mapping[str, float]) -> FitCost:
+        """This cost with each term of :meth:`terms` times ``ratios[term]`` (1 where absent)."""
+        from dataclasses import replace
+
+        r = {term: float(ratios.get(term, 1.0)) for term in ("compute", "overhead", "evaluation", "io")}
+        compute, overhead = self.compute_hours * r["compute"], self.overhead_hours * r["overhead"]
+        evaluation, writes, loads = (
+            self.eval_hours * r["evaluation"],
+            self.write_hours * r["io"],
+            self.load_hours * r["io"],
+        )
+        hours = compute + overhead + evaluation + writes + loads
+        return replace(self, hours=hours, compute_hours=compute, overhead_hours=overhead, eval_hours=evaluation,
+                       write_hours=writes, load_hours=loads)  # fmt: skip
 
     @property
     def peak_bytes(self) -> float:
@@ -210,8 +238,10 @@ def fit_cost(notebook: str, row: FitRow, shape: ModelShape, processes: int, gpu:
     training, evaluating = train_flops(shape, row), eval_flops(shape, row)
     dev = row.dev_evaluations * row.dev_sequences
     dev_share = dev / max(1, dev + row.test_sequences)
-    seconds = training * slow / (share.processes * throughput) + optimizer_steps(row) * STEP_OVERHEAD_SECONDS
-    seconds += evaluating * (dev_share * slow + (1 - dev_share)) / throughput
+    compute = training * slow / (share.processes * throughput)
+    overhead = optimizer_steps(row) * STEP_OVERHEAD_SECONDS
+    evaluation = evaluating * (dev_share * slow + (1 - dev_share)) / throughput
+    seconds = compute + overhead + evaluation
     trainable = trainable_parameters(shape, row)
     saves = row.checkpoints and row.trainable != "none" and row.examples > 0
     weights = trainable * TRAINABLE_BYTES if saves else 0.0
@@ -223,8 +253,10 @@ def fit_cost(notebook: str, row: FitRow, shape: ModelShape, processes: int, gpu:
     writing = (writes * written + best_writes * weights) / CHECKPOINT_WRITE_BYTES_PER_S
     loading = weight_file_bytes(shape) / MODEL_READ_BYTES_PER_S if training or evaluating else 0.0
     hours = row.count * (seconds + writing + loading) / 3600
+    per_hour = row.count / 3600
     return FitCost(notebook, row, share, trainable, training, evaluating, hours, last, weights, writes,
-                   row.count * writing / 3600, row.count * loading / 3600)  # fmt: skip
+                   writing * per_hour, loading * per_hour, compute * per_hour, overhead * per_hour,
+                   evaluation * per_hour)  # fmt: skip
 
 
 def last_writes(row: FitRow, seconds: float, minutes: float | None = None) -> int:

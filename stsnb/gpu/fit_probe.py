@@ -33,6 +33,8 @@ class Probe:
     model: str
     shape: ModelShape
     setup: TrainingSetup
+    typical: Any = None  # ``step_probe.Typical``: the notebook's typical step and scoring batch
+    scoring: Any = None  # ``memory_estimate.ScoringSetup``: a 4-bit notebook's 16-bit scoring copy
 
     def tiny(self) -> Probe:
         """The same family and training setting at the rehearsal's size."""
@@ -42,7 +44,15 @@ class Probe:
         setup = replace(
             self.setup, sequences=min(self.setup.sequences, TINY_SEQUENCES), length=min(self.setup.length, TINY_LENGTH)
         )
-        return replace(self, shape=shape, setup=setup)
+        typical, scoring = self.typical, self.scoring
+        if typical is not None:
+            typical = replace(typical, examples=min(typical.examples, 2), tokens=min(typical.tokens, TINY_LENGTH),
+                              eval_sequences=min(typical.eval_sequences, TINY_SEQUENCES),
+                              eval_tokens=min(typical.eval_tokens, TINY_LENGTH))  # fmt: skip
+        if scoring is not None:
+            scoring = replace(scoring, sequences=min(scoring.sequences, TINY_SEQUENCES),
+                              length=min(scoring.length, TINY_LENGTH))  # fmt: skip
+        return replace(self, shape=shape, setup=setup, typical=typical, scoring=scoring)
 
     def to_json(self) -> dict[str, Any]:
         return {"notebook": self.notebook, "label": self.label, "model": self.model, "shape": asdict(self.shape),
@@ -140,16 +150,23 @@ def build(probe: Probe, device):
 def measure_probe(probe: dict[str, Any], device: str = "cuda", steps: int = 3) -> dict[str, Any]:
     """Build the probe (its JSON), take one warm-up and ``steps`` timed AdamW steps on ``device``; return the peak
     the steps added, the estimate without weights beside it, and the seconds per step."""
+    import torch
+
+    torch.manual_seed(0)
+    spec = Probe.from_json(probe)
+    return timed_steps(build(spec, device), spec, device, steps)
+
+
+def timed_steps(model, spec: Probe, device: str, steps: int) -> dict[str, Any]:
+    """One warm-up and ``steps`` timed AdamW steps of ``model`` on random ids at the probe's setting: the peak the
+    steps added (beside ``memory_estimate``'s), the seconds per step."""
     import contextlib
 
     import torch
 
     from .memory import PeakMemory
 
-    torch.manual_seed(0)
-    spec = Probe.from_json(probe)
     cuda = device.startswith("cuda")
-    model = build(spec, device)
     trainable = [p for p in model.parameters() if p.requires_grad]
     optimizer = torch.optim.AdamW(trainable, lr=1e-5)
     setup = spec.setup

@@ -12,7 +12,8 @@ def _number(value: Any, digits: int = 2) -> str:
 def _fit_lines(fits: list[dict[str, Any]], priced_as: str) -> list[str]:
     lines = [
         "| notebook | setting | model | sequences x length | 4-bit / LoRA / checkpointing | measured GiB | "
-        "estimated GiB | ratio | measured s/step | assumed s/step | ratio | notebook h: estimated -> recomputed |",
+        "estimated GiB | ratio | measured s/step | assumed compute s/step | compute ratio | notebook h: estimated -> "
+        "recomputed |",
         "|---|---|---|---|---|---:|---:|---:|---:|---:|---:|---|",
     ]
     for row in fits:
@@ -34,24 +35,73 @@ def _fit_lines(fits: list[dict[str, Any]], priced_as: str) -> list[str]:
                 hours += f" (timeout {row['notebook_timeout_hours']:g})"
         lines.append(
             f"{head} {row['measured_gib']:.3f} | {row['estimated_gib']:.3f} | {_number(row['memory_ratio'])} | "
-            f"{row['measured_seconds_per_step']:.3f} | {row['assumed']['seconds_per_step']:.3f} | "
-            f"{row['time_ratio']:.2f} | {hours} |"
+            f"{row['measured_seconds_per_step']:.3f} | {row['assumed']['compute_seconds_per_step']:.3f} | "
+            f"{row['ratios']['compute']:.2f} | {hours} |"
         )
-    assumed = [row for row in fits if row["status"] == "ok"]
-    if assumed:
+    ok = [row for row in fits if row["status"] == "ok"]
+    if ok:
+        lines += ["", *_term_lines(ok), ""]
+        peak = ok[0]["assumed"]["peak_flops"] / 1e12
         terms = "; ".join(
             f"{row['notebook']}: utilisation {row['assumed']['utilisation']:g}, x{row['assumed']['qlora_slowdown']:g} "
             f"(4-bit), {row['assumed']['flops_per_step'] / 1e12:.3g} TFLOP per step"
-            for row in assumed
+            for row in ok
         )
-        peak = assumed[0]["assumed"]["peak_flops"] / 1e12
-        overhead = assumed[0]["assumed"]["step_overhead_s"]
         lines += [
-            "",
-            f"Assumed by the time estimate (priced as `{priced_as}`, a peak of {peak:.0f} TFLOP/s, plus {overhead:g} s "
-            f"per step): {terms}. Recomputed hours: the estimate x the time ratio of the notebook's largest setting.",
+            f"Assumed by the time estimate (priced as `{priced_as}`, a peak of {peak:.0f} TFLOP/s): {terms}. "
+            "Recomputed hours: each term of the notebook's estimate (compute, per-step overhead, evaluation, I/O) x "
+            "its own measured ratio, as `stsnb run --check --calibration` applies them.",
         ]
     return lines
+
+
+def _term_lines(rows: list[dict[str, Any]]) -> list[str]:
+    """The per-term ratios, the typical step and the scoring row of each notebook."""
+    lines = [
+        "| notebook | typical step (examples x sequences x tokens) | measured s/step | of which overhead | overhead "
+        "ratio | evaluation s/sequence (assumed) | evaluation ratio | I/O ratio |",
+        "|---|---|---:|---:|---:|---|---:|---:|",
+    ]
+    for row in rows:
+        typical, evaluation, ratios = row["typical_step"], row["evaluation"], row["ratios"]
+        lines.append(
+            f"| {row['notebook']} | {typical['examples_x_sequences_x_tokens']} | {typical['measured_seconds']:.4f} | "
+            f"{typical['overhead_seconds']:.4f} (assumed {typical['assumed_overhead_seconds']:g}) | "
+            f"{ratios['overhead']:.2f} | {evaluation['seconds_per_sequence']:.2e} "
+            f"({evaluation['assumed_seconds_per_sequence']:.2e}) | {ratios['evaluation']:.2f} | "
+            f"{_number(ratios.get('io'))} |"
+        )
+    for row in rows:
+        if "scoring" in row:
+            scoring = row["scoring"]
+            lines += [
+                "",
+                f"{row['notebook']}'s scoring row (the 16-bit copy beside the 4-bit training model, "
+                f"{scoring['sequences_x_length']}): measured {scoring['measured_bytes'] / 2**30:.3f} GiB, estimated "
+                f"{scoring['estimated_bytes'] / 2**30:.3f} GiB ({scoring['measure']}), ratio "
+                f"{_number(scoring['ratio'])}.",
+            ]
+    return lines
+
+
+def _io_ddp_lines(report: dict[str, Any]) -> list[str]:
+    io, ddp = report.get("io") or {}, report.get("ddp") or {}
+    lines = ["## Checkpoint writes and DDP", ""]
+    if io.get("status") == "ok":
+        lines.append(
+            f"Checkpoint write: {io['bytes'] / 2**30:.2f} GiB in {io['seconds']:.2f} s, {io['bytes_per_s'] / 1e9:.2f} "
+            f"GB/s against an assumed {io['assumed_bytes_per_s'] / 1e9:g} GB/s (I/O ratio {io['ratio']:.2f})."
+        )
+    else:
+        lines.append(f"Checkpoint write: {io.get('status', 'not run')}.")
+    if ddp.get("status") == "ok":
+        lines.append(
+            f"DDP: notebook 20's typical step on two processes {ddp['two_processes_seconds_per_step']:.4f} s against "
+            f"{ddp['one_process_seconds_per_step']:.4f} s on one (x{ddp['ratio']:.2f})."
+        )
+    else:
+        lines.append(f"DDP: {ddp.get('status', 'not run')}.")
+    return [*lines, ""]
 
 
 def markdown(report: dict[str, Any]) -> str:
@@ -79,6 +129,7 @@ def markdown(report: dict[str, Any]) -> str:
         "",
         *_fit_lines(report["fits"], report["priced_as"]),
         "",
+        *_io_ddp_lines(report),
         "## Evaluation speed",
         "",
     ]

@@ -26,14 +26,22 @@ import ast
 import functools
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from ..training import batching
-from . import cost_estimate, memory_estimate, plan_costs
+from . import cost_estimate, memory_estimate, plan_costs, worst_case
 from .calibration import Calibration, calibrate_costs, calibrate_memory
-from .plan_costs import NotebookCost, batch_table, cost_assumptions, fit_cost_table, notebook_cost, notebook_cost_table
+from .plan_costs import (
+    NotebookCost,
+    batch_table,
+    cost_assumptions,
+    fit_cost_table,
+    notebook_cost,
+    notebook_cost_table,
+    overhead_table,
+)
 
 HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$")
 MODEL_PARAMETER = re.compile(r"(^|_)(backbone|backbones|model|models|encoder)($|_)")
@@ -65,6 +73,7 @@ class MemoryRow:
     backward: bool = True  # False: a scoring row (no backward pass, so checkpointing changes nothing)
     auto: bool = False  # gradient_checkpointing = "auto": ``checkpointing`` as resolved for --gpu-memory (resolve_auto)
     resolved: bool = False  # whether a GPU size decided it (without --gpu-memory "auto" stays open)
+    worst_case: bool = False  # a length took its cap: the texts it is measured on were missing
 
     @property
     def used_gib(self) -> float:
@@ -160,7 +169,8 @@ def measured_length(texts_of: Callable[[], Sequence[str]], tokenizer: str, batch
 
     try:
         texts = texts_of()
-    except (data.DataError, OSError):
+    except (data.DataError, OSError) as err:
+        worst_case.note(f"a length at its cap {cap} ({str(err).splitlines()[0][:120]})")
         return cap
     return min(cap, longest_in_batch(texts, tokenizer, batch))
 
@@ -176,7 +186,8 @@ def measured_or_cap(
 
     try:
         texts = list(texts_of())
-    except (data.DataError, OSError):
+    except (data.DataError, OSError) as err:
+        worst_case.note(f"a length at its cap {cap} ({str(err).splitlines()[0][:120]})")
         return cap, False
     if len(texts) > sample:
         texts = random.Random(0).sample(texts, sample)
@@ -297,8 +308,9 @@ def memory_table(rows: Sequence[MemoryRow], gpu_gib: float | None) -> str:
         fits = ""
         if gpu_gib:
             fits = " yes |" if memory_estimate.fits(row.used_gib * memory_estimate.GIB, gpu_gib) else " **no** |"
+        mark = plan_costs.WORST_CASE_MARK if row.worst_case else ""
         lines.append(
-            f"| {row.notebook} | {row.label} | {row.model} | {row.per_gpu_sequences} x {row.length} | "
+            f"| {row.notebook} | {row.label} | {row.model} | {row.per_gpu_sequences} x {row.length}{mark} | "
             f"{row.without_checkpointing_gib:.1f} GiB | {row.with_checkpointing_gib:.1f} GiB | "
             f"{row.used} |{fits}"
         )
@@ -333,6 +345,13 @@ def longest_in_batch(texts: Sequence[str], tokenizer_model: str, batch: int, dra
     return int(np.percentile(longest, 95))
 
 
+LAYOUT_OVERHEAD_MARGIN = 2  # a layout's notebooks stay within their timeouts at this x the assumed per-step overhead
+_OVERHEAD_HEAD = (
+    "Hours at the assumed per-step overhead and at 2x and 3x it (nothing has measured it on a GPU yet; "
+    "`stsnb gpu-check` does, and --calibration applies it):"
+)
+
+
 @dataclass
 class CheckReport:
     """What ``stsnb run --check`` found: problems (the check fails when there are any) and the memory rows."""
@@ -345,6 +364,9 @@ class CheckReport:
     costs: list[NotebookCost] = field(default_factory=list)
     gpu_type: str = cost_estimate.DEFAULT_GPU
     calibration: Calibration | None = None
+    no_data: str | None = None  # why there is no data folder (every measured length is then its cap)
+    layout: Any = None  # stsnb.gpu.layout.Layout for --gpus (None: no --gpus, or nothing fits)
+    notebooks: list[str] = field(default_factory=list)  # the plan's, in its order
 
     @property
     def ok(self) -> bool:
@@ -354,6 +376,15 @@ class CheckReport:
         lines = [
             f"stsnb run --check --profile {self.profile}: " + ("ok" if self.ok else f"{len(self.problems)} problems")
         ]
+        worst = [c.notebook for c in self.costs if c.worst_case] + [r.notebook for r in self.memory if r.worst_case]
+        if self.no_data or worst:
+            lines.append(
+                (f"  NO DATA FOLDER ({self.no_data}): " if self.no_data else "  Texts missing from the data folder: ")
+                + "every length measured on its texts is its cap, an upper bound; the estimates of "
+                + ", ".join(dict.fromkeys(worst))
+                + f" are marked{plan_costs.WORST_CASE_MARK}. `stsnb data fetch` (--paper for the paper plan's "
+                "corpora) builds it."
+            )
         lines += [f"  - {p}" for p in self.problems]
         if self.calibration is not None:
             lines += ["", *self.calibration.describe()]
@@ -369,7 +400,33 @@ class CheckReport:
             lines += ["", "Estimated time and checkpoint disk per fit (stsnb.gpu.cost_estimate):", ""]
             lines += [fit_cost_table(self.costs), "", notebook_cost_table(self.costs, self.gpus, self.gpu_type), ""]
             lines += cost_assumptions(self.costs, self.gpu_type)
+            lines += ["", _OVERHEAD_HEAD, "", overhead_table(self.costs)]
+        if self.gpus:
+            gpus = f"{self.gpus} GPU" + ("s" if self.gpus != 1 else "")
+            lines += ["", f"A --parallel layout on {gpus} (stsnb.gpu.layout):", "", self._layout_text()]
         return "\n".join(lines)
+
+    def _layout_text(self) -> str:
+        rule = (
+            "each notebook where its measured hours stay within its timeout"
+            if self.calibration is not None
+            else f"each notebook only where its hours at {LAYOUT_OVERHEAD_MARGIN}x the assumed per-step overhead stay "
+            "within its timeout"
+        )
+        from .layout import notebook_jobs
+
+        used = {c.notebook: max([f.split.processes for f in c.fits] or [1]) for c in self.costs}
+        timeouts = {c.notebook: c.timeout for c in self.costs}
+        jobs = notebook_jobs(used, self.notebooks or list(used), timeouts, self.profile)
+        per_notebook = (
+            f"\n\nOr one Slurm job per training notebook, each with the GPUs it uses of {self.gpus} (a cluster runs "
+            "them side by side on its nodes; the notebooks without training go with the smallest):\n\n```bash\n"
+            + "\n".join(jobs)
+            + "\n```"
+        )
+        if self.layout is None:
+            return f"No layout places {rule} on these GPUs.{per_notebook}"
+        return f"On one node, placed {rule}:\n\n{self.layout.markdown(self.profile)}{per_notebook}"
 
     def command(self) -> str:
         """The ``stsnb run --check ... --markdown`` command that prints this report's tables."""
@@ -388,6 +445,9 @@ class CheckReport:
         if self.costs:
             table = notebook_cost_table(self.costs, self.gpus, self.gpu_type)
             blocks.append(generated_block(self.command(), "time and disk", table))
+            blocks.append(generated_block(self.command(), "overhead", overhead_table(self.costs)))
+        if self.gpus:
+            blocks.append(generated_block(self.command(), "layout", self._layout_text()))
         return "\n\n".join(blocks)
 
 
@@ -407,7 +467,8 @@ def check(
     """Every check of the module docstring on a loaded plan (``plans.load_plan``); parameters a notebook does not
     declare are reported too (``plans.check_plan``), a memory estimate over ``gpu_memory`` GiB is a problem, and so
     is, with ``gpus``, an estimated time past the notebook's timeout on ``gpus`` GPUs of ``gpu_type``. With a
-    ``calibration`` (``stsnb gpu-check``'s report) the measured ratios replace the assumptions."""
+    ``calibration`` (``stsnb gpu-check``'s report) the measured ratios replace the assumptions. With ``gpus``, a
+    ``--parallel`` layout (``stsnb.gpu.layout``). Estimates whose texts were missing are marked as worst cases."""
     import papermill
 
     from ..runs.plans import PlanError, check_plan
@@ -419,33 +480,20 @@ def check(
         problems += [line.strip() for line in str(err).splitlines()[1:]]
     rows: list[MemoryRow] = []
     costs: list[NotebookCost] = []
+    params_of: dict[str, dict[str, Any]] = {}
     for name, overrides in plan.notebooks.items():
         notebook = Path(notebooks_dir) / f"{name}.ipynb"
         if not notebook.is_file():
             continue
         declared = papermill.inspect_notebook(str(notebook))
         problems += notebook_problems(name, overrides, declared, gpus)
-        params = effective_params(declared, overrides)
-        try:
-            cost = notebook_cost(name, params, gpus, gpu_type, plan.timeouts.get(name))
-        except batching.BatchError as err:
-            problems.append(f"{name}: {err}")
-            cost = None
-        if cost is not None and calibration is not None:
-            cost = calibrate_costs([cost], calibration)[0]
+        params = params_of[name] = effective_params(declared, overrides)
+        with worst_case.collecting() as missed:
+            cost, notebook_rows = _notebook_estimates(name, params, gpus, gpu_type, plan, calibration, problems)
+        worst = bool(missed) or any(not f.row.tokens_measured for f in (cost.fits if cost else []))
         if cost is not None:
-            costs.append(cost)
-            if "num_processes" in params:
-                params["num_processes"] = cost.processes  # "auto" as resolved for --gpus, for the memory plan
-            if gpus is not None and cost.over_timeout:
-                problems.append(
-                    f"{name}: estimated {cost.hours:.1f} h on {gpus} x {gpu_type}, more than its plan timeout of "
-                    f"{cost.timeout / 3600:g} h"
-                )
-        notebook_rows = memory_rows(name, params)
-        if calibration is not None:
-            notebook_rows = calibrate_memory(notebook_rows, calibration)
-        notebook_rows = resolve_auto(notebook_rows, gpu_memory)
+            costs.append(replace(cost, worst_case=worst))
+        notebook_rows = [replace(row, worst_case=worst) for row in resolve_auto(notebook_rows, gpu_memory)]
         rows += notebook_rows
         if gpu_memory:
             for row in notebook_rows:
@@ -455,4 +503,82 @@ def check(
                         f"({HOW_RUN[row.used]}), more than "
                         f"{gpu_memory:g} GiB less the CUDA context and 10%"
                     )
-    return CheckReport(plan.profile, problems, rows, gpus, gpu_memory, costs, gpu_type, calibration)
+    report = CheckReport(plan.profile, problems, rows, gpus, gpu_memory, costs, gpu_type, calibration)
+    report.no_data, report.notebooks = _missing_data_folder(), list(plan.notebooks)
+    if gpus:
+        report.layout = plan_layout(plan, costs, params_of, gpus, gpu_type, gpu_memory, calibration)
+    return report
+
+
+def _notebook_estimates(name, params, gpus, gpu_type, plan, calibration, problems) -> tuple[Any, list[MemoryRow]]:
+    """One notebook's cost (calibrated; a time past its timeout is a problem) and memory rows (``num_processes``
+    as its cost resolved it)."""
+    try:
+        cost = notebook_cost(name, params, gpus, gpu_type, plan.timeouts.get(name))
+    except batching.BatchError as err:
+        problems.append(f"{name}: {err}")
+        cost = None
+    if cost is not None and calibration is not None:
+        cost = calibrate_costs([cost], calibration)[0]
+    if cost is not None:
+        if "num_processes" in params:
+            params = {**params, "num_processes": cost.processes}  # "auto" as resolved for --gpus
+        if gpus is not None and cost.over_timeout:
+            problems.append(
+                f"{name}: estimated {cost.hours:.1f} h on {gpus} x {gpu_type}, more than its plan timeout of "
+                f"{cost.timeout / 3600:g} h"
+            )
+    rows = memory_rows(name, params)
+    return cost, calibrate_memory(rows, calibration) if calibration is not None else rows
+
+
+def _missing_data_folder() -> str | None:
+    """Why there is no data folder (``stsnb.data.resolve_data_dir``'s error), None when there is one."""
+    from .. import data as data
+
+    try:
+        data.resolve_data_dir()
+    except data.DataError as err:
+        return str(err).splitlines()[0]
+    return None
+
+
+def plan_layout(plan, costs, params_of, gpus: int, gpu_type: str, gpu_memory: float | None, calibration) -> Any:
+    """``stsnb.gpu.layout.best_layout`` for the plan's notebooks on ``gpus`` GPUs: each notebook priced on each group
+    size (calibrated like the check), a multi-process one only where its memory rows fit the GPU, and each only where
+    its hours with the per-step overhead at :data:`LAYOUT_OVERHEAD_MARGIN` times the assumed one stay within its
+    timeout (the assumed overhead is the largest unmeasured term; with a calibration, its measured hours)."""
+    from . import layout
+
+    memory = gpu_memory or layout.GPU_MEMORY_GIB.get(gpu_type)
+    by_name = {cost.notebook: cost for cost in costs}
+    known: dict[tuple[str, int], tuple[float, int] | None] = {}
+
+    def hours_at(name: str, size: int) -> tuple[float, int] | None:
+        if (name, size) in known:
+            return known[name, size]
+        cost, params = by_name.get(name), params_of.get(name, {})
+        if cost is None:
+            known[name, size] = (0.0, 0)  # a notebook without fits: minutes
+            return known[name, size]
+        wanted = params.get("num_processes")
+        if isinstance(wanted, int) and not isinstance(wanted, bool) and wanted > size:
+            known[name, size] = None  # a fixed process count needs that many GPUs
+            return None
+        priced = notebook_cost(name, params, size, gpu_type, cost.timeout, rows=cost.rows)
+        if calibration is not None:
+            priced = calibrate_costs([priced], calibration)[0]
+        used = max([f.split.processes for f in priced.fits] + [wanted if isinstance(wanted, int) else 1])
+        fits = True
+        if used > 1 and memory:
+            sized = {**params, "num_processes": priced.processes}
+            fits = all(
+                memory_estimate.fits(row.used_gib * memory_estimate.GIB, memory)
+                for row in resolve_auto(memory_rows(name, sized), memory)
+            )
+        margin = priced.hours if calibration is not None else priced.hours_at_overhead(LAYOUT_OVERHEAD_MARGIN)
+        within = cost.timeout is None or margin * 3600 <= cost.timeout
+        known[name, size] = (priced.hours, used) if fits and within else None
+        return known[name, size]
+
+    return layout.best_layout(list(plan.notebooks), hours_at, gpus, plan.timeouts)

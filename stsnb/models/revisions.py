@@ -94,3 +94,43 @@ def from_env() -> dict[str, Pin]:
 def pin_of(model: str) -> Pin:
     """The pin this process loads ``model`` at (``main`` where none is set)."""
     return from_env().get(model, UNPINNED)
+
+
+# Set by ``stsnb run`` for a notebook's kernel (inherited by its training processes): the file each loaded model is
+# noted in (``note_loaded``), which ``stsnb.runs.context.Run`` copies into env.json's ``models`` as sections finish.
+LOADED_ENV = "STSNB_MODELS_LOADED"
+
+
+def note_loaded(model: str, source: str, commit: str | None, pin: Pin | None = None) -> None:
+    """Append what ``model`` was loaded from (``hub``: the commit the HF cache or the Hub resolved, with the pin it
+    was asked at; a packaged model or a folder: no commit) to ``$STSNB_MODELS_LOADED``; nothing without it. One line
+    per load, appended whole, so several processes may write it."""
+    target = os.environ.get(LOADED_ENV, "").strip()
+    if not target:
+        return
+    record = {"model": model, "source": source, "commit": commit}
+    if pin is not None and source == "hub":
+        record |= {"revision": pin.revision, **({"code_revision": pin.code_revision} if pin.code_revision else {})}
+    try:
+        with open(target, "a", encoding="utf-8") as handle:
+            handle.write(json.dumps(record, sort_keys=True) + "\n")
+    except OSError:  # a record must never stop a load
+        return
+
+
+def loaded_models(path: str | os.PathLike[str]) -> dict[str, dict[str, Any]]:
+    """Model -> what it was loaded from, from a ``$STSNB_MODELS_LOADED`` file ({} when missing); the last load of
+    a model wins."""
+    models: dict[str, dict[str, Any]] = {}
+    try:
+        with open(path, encoding="utf-8") as handle:
+            lines = handle.read().splitlines()
+    except OSError:
+        return models
+    for line in lines:
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:
+            continue  # a line cut by a process killed while writing it
+        models[str(record.pop("model"))] = record
+    return models

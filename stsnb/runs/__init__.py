@@ -2,9 +2,9 @@
 
 Holds the run context (``context``: output folder, seed, params.yaml, env.json, metrics recorded per section), the
 plans and profiles (``plans``, ``profiles``), papermill execution with its locks, signals and GPU sets
-(``execution``, ``locks``, ``parallel``; ``live``: the terminal's line for the notebook running), summary.md
-(``summary``), and what is read back from committed runs (``committed``, ``runtimes``, ``probe_tables``,
-``notebook_noise``).
+(``execution``, ``locks``, ``parallel``; ``live``: the terminal's line for the notebook running), what
+``--resume`` skips (``resume``), ``stsnb status`` (``status``), summary.md (``summary``), and what is read back from
+committed runs (``committed``, ``runtimes``, ``probe_tables``, ``notebook_noise``).
 
 May import: data, models, training, evaluation.
 

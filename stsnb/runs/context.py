@@ -57,6 +57,9 @@ TRACKED_PACKAGES = (
 )
 # the pip constraints of the CPU environment (scripts/setup.sh installs from it; scripts/lock.sh writes it)
 LOCK_FILE = "requirements/cpu.lock.txt"
+# those of a GPU server (setup.sh's GPU branch): the CPU lock's versions, the paper extra, torch in a CUDA build
+GPU_LOCK_FILE = "requirements/gpu.lock.txt"
+MODELS_LOADED_FILE = ".models-loaded.jsonl"  # what $STSNB_MODELS_LOADED names in a run folder (stsnb run sets it)
 _IPYTHON_NAMES = {"In", "Out", "exit", "quit", "get_ipython"}
 _PARAM_TYPES = (bool, int, float, str, list, tuple, dict, type(None))
 
@@ -87,17 +90,21 @@ def git_sha(root: Path = REPO_ROOT) -> str:
     """
     try:
         sha = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, check=True)
-        changed = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no", "--no-renames"],
-            cwd=root,
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.splitlines()
-        dirty = any(not _is_run_output(line[3:]) for line in changed)
-        return sha.stdout.strip() + ("-dirty" if dirty else "")
+        return sha.stdout.strip() + ("-dirty" if changed_source(root) else "")
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
+
+
+def changed_source(root: Path = REPO_ROOT) -> list[str]:
+    """The tracked files that differ from HEAD, run outputs under ``papermill_runs/`` (not the plans) left out."""
+    changed = subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=no", "--no-renames"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.splitlines()
+    return [line[3:].strip('"') for line in changed if not _is_run_output(line[3:])]
 
 
 def _is_run_output(path: str) -> bool:
@@ -156,21 +163,32 @@ def installed_version(name: str) -> str | None:
         return None
 
 
-def lock_record(root: Path = REPO_ROOT) -> dict[str, Any]:
-    """env.json ``lock``: the lock file (relative to the repository), its sha256, and whether every locked package is
-    installed at its locked version (a local label such as torch's ``+cpu`` ignored, as pip's ``==`` does);
-    ``differs`` lists the others with their installed versions (None: not installed). sha256 and the rest are None
-    when the file is missing (stsnb installed outside a checkout)."""
-    path = root / LOCK_FILE
+def environment_lock() -> str:
+    """The lock this environment's install follows: the GPU lock where torch is a CUDA build, else the CPU lock."""
+    try:
+        import torch
+
+        return GPU_LOCK_FILE if torch.version.cuda else LOCK_FILE
+    except ImportError:  # pragma: no cover
+        return LOCK_FILE
+
+
+def lock_record(root: Path = REPO_ROOT, lock: str | None = None) -> dict[str, Any]:
+    """env.json ``lock``: the lock file of this environment (``environment_lock``, relative to the repository), its
+    sha256, and whether every locked package is installed at its locked version (a local label such as torch's
+    ``+cpu`` ignored, as pip's ``==`` does); ``differs`` lists the others with their installed versions (None: not
+    installed). sha256 and the rest are None when the file is missing (stsnb installed outside a checkout)."""
+    lock = lock or environment_lock()
+    path = root / lock
     if not path.is_file():
-        return {"file": LOCK_FILE, "sha256": None, "matches": None, "differs": None}
+        return {"file": lock, "sha256": None, "matches": None, "differs": None}
     differs = {}
     for name, version in read_lock(path).items():
         installed = installed_version(name)
         if installed is None or (installed if "+" in version else installed.split("+")[0]) != version:
             differs[name] = installed
     return {
-        "file": LOCK_FILE,
+        "file": lock,
         "sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
         "matches": not differs,
         "differs": differs,
@@ -272,6 +290,7 @@ class Run:
         return None
 
     def _write(self, metrics: Mapping[str, Any], rows: Sequence[Mapping[str, Any]]) -> None:
+        self._record_models()
         path = self.dir / "metrics.json"
         tmp = path.with_name(f".metrics.{os.getpid()}.tmp")
         tmp.write_text(json.dumps(metrics, indent=2, sort_keys=True) + "\n")
@@ -280,6 +299,19 @@ class Run:
             tmp = self.dir / f".results.{os.getpid()}.tmp"
             write_results_csv(tmp, rows)
             tmp.replace(self.dir / "results.csv")
+
+    def _record_models(self) -> None:
+        """env.json ``models``: each model the run loaded so far and the commit it resolved to (``stsnb run`` has
+        every load noted in the run folder, ``stsnb.models.revisions.note_loaded``, its training processes' too)."""
+        from ..models.revisions import loaded_models
+
+        models = loaded_models(self.dir / MODELS_LOADED_FILE)
+        env_path = self.dir / "env.json"
+        if not models or not env_path.is_file():
+            return
+        env = json.loads(env_path.read_text())
+        if env.get("models") != models:
+            write_text_atomic(env_path, json.dumps({**env, "models": models}, indent=2) + "\n")
 
     def finish(
         self, metrics: Mapping[str, Any], comparison: Sequence[Mapping[str, Any]] = (), headline: Sequence[str] = ()

@@ -48,11 +48,14 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from .context import RUN_DIR_ENV
+from ..models.revisions import LOADED_ENV
+from ..training.heartbeat import HEARTBEAT_ENV, HEARTBEAT_FILE
+from .context import MODELS_LOADED_FILE, RUN_DIR_ENV
 from .live import LiveLine
 from .locks import folder_lock, notebook_locks
 from .plans import DEFAULT_OUT, NOTEBOOKS_DIR, PLANS_DIR, PlanError, check_plan, load_plan, plan_path, plan_pins
-from .summary import Outcome, read_status, status_text, write_runtime, write_summary
+from .resume import skip_reason, source_state, write_record
+from .summary import Outcome, read_status, recorded_outcome, status_text, write_runtime, write_summary
 
 KERNEL = "python3"
 # Read by tqdm and huggingface_hub when they are imported, so they are set before the kernel starts.
@@ -88,14 +91,17 @@ def kernel_environment(
     run_dir: Path, checkpoints: Path | None = None, resume: bool = False, timeout: float | None = None
 ) -> Iterator[None]:
     """Set the variables a kernel must see at start-up (it inherits our environment), restore them after: its run
-    folder, quiet progress bars writing plain lines to ``progress.log`` there, the checkpoints, and when it starts
-    with its ``timeout`` (a fit's pace line projects its end against it, ``stsnb.training.progress.Pace``)."""
+    folder, quiet progress bars writing plain lines to ``progress.log`` there, the checkpoints, when it starts with
+    its ``timeout`` (a fit's pace line projects its end against it, ``stsnb.training.progress.Pace``) and where its
+    fits write their heartbeat for ``stsnb status`` (``stsnb.training.heartbeat``)."""
     from ..models.progress import PROGRESS_LOG_ENV
     from ..training.checkpoints import CHECKPOINTS_ENV, RESUME_ENV
     from ..training.progress import NOTEBOOK_STARTED_ENV, NOTEBOOK_TIMEOUT_ENV
 
     values = {RUN_DIR_ENV: str(run_dir), **QUIET_ENV, CHECKPOINTS_ENV: "", RESUME_ENV: "0"}
     values[PROGRESS_LOG_ENV] = str(Path(run_dir) / PROGRESS_LOG)
+    values[HEARTBEAT_ENV] = str(Path(run_dir) / HEARTBEAT_FILE)
+    values[LOADED_ENV] = str(Path(run_dir) / MODELS_LOADED_FILE)  # env.json "models": the commits loaded
     values |= {
         NOTEBOOK_STARTED_ENV: f"{time.time():.0f}",
         NOTEBOOK_TIMEOUT_ENV: "" if timeout is None else f"{timeout:g}",
@@ -320,6 +326,7 @@ def run_notebook(
     good, failed, partial = profile_dir / name, profile_dir / f"{name}.failed", profile_dir / f".partial-{name}"
     keep_abandoned(partial)
     partial.mkdir(parents=True)
+    write_record(partial, name, parameters, timeout, resume)  # runner.json: what --resume and stsnb status read
     checkpoint_dir = prepare_checkpoints(profile_dir, name, resume) if checkpoints else None
     started = time.perf_counter()
     reason = log = ""
@@ -342,6 +349,7 @@ def run_notebook(
     drop_empty_logs(partial, keep=bool(reason))
     if not reason:
         write_runtime(partial, name)
+        (partial / HEARTBEAT_FILE).unlink(missing_ok=True)  # a live status, not a result
         if checkpoint_dir is not None:
             keep_selected_weights(checkpoint_dir, partial / "weights")
         with folder_lock(profile_dir):  # a summary written meanwhile sees the old result or the new, never neither
@@ -448,8 +456,9 @@ def run(
 ) -> int:
     """Run a profile's plan (or the ``only`` notebooks of it); 0 if every executed notebook succeeded, else 1.
 
-    ``resume``: training runs continue from the checkpoints a failed or killed earlier run left (turns
-    checkpoints on for a plan without them).
+    ``resume``: a notebook whose run in the folder finished ok at the same plan values and source is skipped
+    (``stsnb.runs.resume``), and training runs continue from the checkpoints a failed or killed earlier run left
+    (turns checkpoints on for a plan without them).
 
     Raises ``PlanError`` before anything runs when the plan names an unknown notebook or parameter, and
     ``stsnb.runs.locks.RunLocked`` when another run holds one of its notebooks. ``timeout``: "plan" (the plan's limits),
@@ -468,9 +477,16 @@ def run(
             restored = recover(profile_dir)
         for name in restored:
             _log(f"{name}: restored the good result an interrupted run had set aside")
+        source = source_state() if resume else ""
         try:
             for number, name in enumerate(selected, start=1):
                 limit = plan.timeouts.get(name) if timeout == "plan" else timeout
+                if resume:
+                    skip, why = skip_reason(profile_dir, name, plan.notebooks[name], source)
+                    _log(f"{number}/{len(selected)} {name}: {why}: " + ("skipped, its result kept" if skip else "run"))
+                    if skip:
+                        outcomes[name] = recorded_outcome(name, profile_dir)
+                        continue
                 if not _terminal():  # a terminal shows the live line instead
                     _log(f"{number}/{len(selected)} {name}: started" + (f" (timeout {limit:.0f} s)" if limit else ""))
                 shown = f"{number}/{len(selected)} {name}"

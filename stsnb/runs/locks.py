@@ -8,22 +8,21 @@
   ``stsnb.runs.execution.replace_folder``), putting back what a crash set aside (``recover``, which is only safe while
   no promotion is half done) and writing summary.md from the run folders (``stsnb.runs.summary.write_summary``).
 
-Both are ``flock`` locks, which the kernel drops when their process dies however it dies (SIGKILL, the OOM killer):
-a lock file left behind by a dead run is simply taken over, a pid reused since cannot block a run, and two runs
-starting together cannot both take one. The file holds its owner's pid and start time for the message, and is removed
-on release. POSIX only (Linux, macOS), as is the GPU server.
+Both are ``stsnb.training.file_lock`` locks: an ``flock``, which the kernel drops when its process dies however it
+dies (SIGKILL, the OOM killer), so a lock file left behind by a dead run is simply taken over and two runs starting
+together cannot both take one; where the file system does not support flock (Lustre without ``-o flock``), a lock file
+created with ``O_EXCL``, which the first lock says. The file holds its owner's pid, host and start time for the message
+and ``stsnb status``, and is removed on release. POSIX only (Linux, macOS), as is the GPU server.
 """
 
 from __future__ import annotations
 
 import contextlib
-import datetime as dt
-import json
-import os
 import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
+from ..training import file_lock as file_lock_module
 from .plans import PlanError
 
 FOLDER_LOCK = ".lock"
@@ -37,50 +36,24 @@ def notebook_lock_path(profile_dir: Path, name: str) -> Path:
     return Path(profile_dir) / f".lock-{name}"
 
 
-def _owner(path: Path) -> dict:
-    try:
-        owner = json.loads(path.read_text())
-    except (OSError, ValueError):
-        return {}
-    return owner if isinstance(owner, dict) else {}
-
-
 @contextlib.contextmanager
 def file_lock(path: Path, wait: bool, refusal: str = "") -> Iterator[None]:
-    """Hold an exclusive ``flock`` on ``path``: ``wait`` until it is free, else raise ``RunLocked`` (``refusal``,
-    then the holder's pid and start time). A file whose owner is gone is taken over (and said)."""
-    import fcntl
-
-    path = Path(path)
-    while True:
-        descriptor = os.open(path, os.O_CREAT | os.O_RDWR, 0o644)
+    """Hold the exclusive lock on ``path`` (``stsnb.training.file_lock.exclusive``): ``wait`` until it is free, else
+    raise ``RunLocked`` (``refusal``, then the holder's pid, host and start time, and the file)."""
+    with contextlib.ExitStack() as stack:
         try:
-            fcntl.flock(descriptor, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
-            with contextlib.suppress(FileNotFoundError):
-                if os.fstat(descriptor).st_ino == os.stat(path).st_ino:
-                    break  # else its holder removed it between our open and lock: lock the file now at ``path``
-        except BlockingIOError:
-            owner = _owner(path)
-            os.close(descriptor)
+            stack.enter_context(file_lock_module.exclusive(path, wait, say=_say))
+        except file_lock_module.Busy as busy:
+            owner = busy.holder
             raise RunLocked(
-                f"{refusal} (pid {owner.get('pid', 'unknown')}, started {owner.get('started', 'unknown')})"
+                f"{refusal} (pid {owner.get('pid', 'unknown')} on {owner.get('host', 'an unknown host')}, started "
+                f"{owner.get('started', 'unknown')}; lock file {path})"
             ) from None
-        except BaseException:
-            os.close(descriptor)
-            raise
-        os.close(descriptor)
-    earlier = _owner(path).get("pid")
-    if earlier and earlier != os.getpid():
-        print(f"[stsnb run] took over {path} from a run that is gone (pid {earlier})", file=sys.stderr, flush=True)
-    os.ftruncate(descriptor, 0)
-    os.write(
-        descriptor, json.dumps({"pid": os.getpid(), "started": dt.datetime.now().astimezone().isoformat()}).encode()
-    )
-    try:
         yield
-    finally:
-        path.unlink(missing_ok=True)  # while still held: a waiter then finds the path gone and locks a new file
-        os.close(descriptor)
+
+
+def _say(line: str) -> None:
+    print(f"[stsnb run] {line}", file=sys.stderr, flush=True)
 
 
 @contextlib.contextmanager

@@ -17,8 +17,9 @@ after ``GRACE`` seconds): a return, an exception, Ctrl-C, and SIGTERM (:func:`si
 macOS has no prctl: the watchdogs alone stop them there, within ``POLL`` seconds. A zombie (dead, not yet reaped) counts
 as gone on Linux (``/proc``).
 
-:func:`checkpoints_locked` is the lock ``fit``'s main process holds on its checkpoint folder (an exclusive ``flock``
-on ``.lock`` inside it, which the kernel drops when its holder dies, as ``stsnb.runs.locks`` does for run folders): a
+:func:`checkpoints_locked` is the lock ``fit``'s main process holds on its checkpoint folder (an exclusive lock on
+``.lock`` inside it, ``stsnb.training.file_lock``: an flock, which the kernel drops when its holder dies, where the file
+system supports it, as ``stsnb.runs.locks`` does for run folders): a
 second fit writing the same folder (a second runner, or an orphan of a killed one) fails at once, naming the folder and
 the holder's pid, instead of both writing ``last/``. POSIX only, as is the GPU server.
 """
@@ -26,8 +27,6 @@ the holder's pid, instead of both writing ``last/``. POSIX only, as is the GPU s
 from __future__ import annotations
 
 import contextlib
-import datetime as dt
-import json
 import os
 import signal
 import subprocess
@@ -190,53 +189,27 @@ class CheckpointsLocked(RuntimeError):
     """Another fit (a second runner, or an orphaned worker of a killed run) is writing the same checkpoint folder."""
 
 
-def _holder(path: Path) -> dict:
-    try:
-        holder = json.loads(path.read_text())
-    except (OSError, ValueError):
-        return {}
-    return holder if isinstance(holder, dict) else {}
-
-
 @contextlib.contextmanager
 def checkpoints_locked(folder: Path | None) -> Iterator[None]:
-    """Hold an exclusive ``flock`` on ``folder/.lock`` (created with the folder) for a fit, or raise
-    :class:`CheckpointsLocked` at once naming the folder and the holder's pid. ``None``: nothing to lock (no
+    """Hold an exclusive lock (``stsnb.training.file_lock``) on ``folder/.lock`` (created with the folder) for a fit,
+    or raise :class:`CheckpointsLocked` at once naming the folder and the holder's pid. ``None``: nothing to lock (no
     checkpoints, or not the main process). The file holds the holder's pid and start time, and is removed on
     release; one left by a killed fit is taken over."""
     if folder is None:
         yield
         return
-    import fcntl
+    from .file_lock import Busy, exclusive
 
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    path = folder / LOCK_FILE
-    while True:
-        descriptor = os.open(path, os.O_CREAT | os.O_RDWR, 0o644)
+    with contextlib.ExitStack() as stack:
         try:
-            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            with contextlib.suppress(FileNotFoundError):
-                if os.fstat(descriptor).st_ino == os.stat(path).st_ino:
-                    break  # else its holder removed it between our open and lock: lock the file now at ``path``
-        except BlockingIOError:
-            holder = _holder(path)
-            os.close(descriptor)
-            pid = holder.get("pid", "unknown")
+            stack.enter_context(exclusive(folder / LOCK_FILE, wait=False))
+        except Busy as busy:
+            pid, started = busy.holder.get("pid", "unknown"), busy.holder.get("started", "unknown")
             raise CheckpointsLocked(
-                f"{folder} is being written by another fit (pid {pid}, started {holder.get('started', 'unknown')}): "
+                f"{folder} is being written by another fit (pid {pid}, started {started}): "
                 f"a second run of the same notebook, or a process of a killed run still training; stop it (kill "
                 f"{pid}) or wait for it, then run again"
             ) from None
-        except BaseException:
-            os.close(descriptor)
-            raise
-        os.close(descriptor)
-    os.ftruncate(descriptor, 0)
-    started = dt.datetime.now().astimezone().isoformat()
-    os.write(descriptor, json.dumps({"pid": os.getpid(), "started": started}).encode())
-    try:
         yield
-    finally:
-        path.unlink(missing_ok=True)  # while still held: a waiter then finds the path gone and locks a new file
-        os.close(descriptor)

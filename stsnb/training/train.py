@@ -80,6 +80,7 @@ from .checkpoints import (
     trainable_state,
 )
 from .config import MIXED_PRECISION, EvalFn, LossFn, NonFiniteLossError, ScoredEvaluation, TrainConfig, TrainResult
+from .heartbeat import Heartbeat
 from .orphans import checkpoints_locked
 from .progress import Bar, Pace
 from .progress import bar as progress_bar
@@ -239,6 +240,8 @@ def fit(
         _resume_state(run)
         with _progress_bar(run, loss_fn) as run.bar:  # open until the last evaluation: the dev evaluations show no bars
             run.pace = Pace(run.bar)
+            key = run.checkpoints.name if run.checkpoints is not None else None
+            run.beat = Heartbeat(run.total, run.state["step"], key) if run.acc.is_main_process else None
             _mark_resumable(run)
             run.model.train()
             try:
@@ -251,6 +254,8 @@ def fit(
         change = largest_change(run.initial_weights, returned) if returned is not None else None
         relative = relative_change(run.initial_weights, returned) if returned is not None else None
         _write_about(run, loss_fn, len(train_data))
+        if run.beat is not None:
+            run.beat.update(run.state["step"], run.state["best_score"], done=True)
         slim_finished_checkpoint(run.acc, run.checkpoints if run.state["step"] >= run.total else None)
     run.acc.free_memory()  # the Accelerator outlives this call: let go of this run's model, optimizer and loaders
     state = run.state
@@ -328,6 +333,7 @@ class _Run:
     loss_count: int = 0
     bar: Bar | None = None  # the progress bar over optimizer steps, open for the whole fit
     pace: Pace | None = None  # prints the measured pace once, a few minutes in
+    beat: Heartbeat | None = None  # where the fit stands, for stsnb status (the main process)
     # the model, optimizer, scheduler and ``state`` stand at a finished optimizer step (not inside an update or an
     # evaluation), and ``rng`` holds the RNG states of that moment: what ``_save_on_interrupt`` may save
     resumable: bool = False
@@ -496,9 +502,12 @@ def _count_step(run: _Run, epoch: int) -> None:
     run.state["step"] += 1
     run.bar.show(loss=f"{run.loss_sum / run.loss_count:.4f}")
     run.bar.update(1)
-    if run.config.eval_every and run.state["step"] % run.config.eval_every == 0:
+    evaluated = bool(run.config.eval_every) and run.state["step"] % run.config.eval_every == 0
+    if evaluated:
         _log_loss(run, epoch, lr=run.scheduler.get_last_lr()[0])
         _evaluate_and_select(run)
+    if run.beat is not None:
+        run.beat.update(run.state["step"], run.state["best_score"], force=evaluated)
     shown = run.pace is not None and run.config.progress and run.acc.is_main_process
     line = run.pace.update(run.state["step"]) if shown else None
     if line:

@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ... import data as data
+from ...gpu import worst_case
 from ...gpu.cost_estimate import FitRow, dev_sentences, evaluations, sts_test_sentences
 from ...gpu.memory_estimate import KNOWN_SHAPES
 from ...gpu.plan_check import measured_length, measured_or_cap
@@ -41,6 +42,7 @@ def _segments_per_sentence(cap: int, slice_length: int) -> tuple[float, bool]:
     try:
         texts = data.load_wiki(2000)
     except (data.DataError, OSError):
+        worst_case.note(f"+HiCL's segments at every sentence's cap of {cap} tokens")
         return float(1 + (cap - 1) // slice_length), False
     ids = AutoTokenizer.from_pretrained(resolve(TOKENIZER).path)(texts, add_special_tokens=False)["input_ids"]
     return sum(1 + (max(1, min(len(x), cap)) - 1) // slice_length for x in ids) / len(ids), True

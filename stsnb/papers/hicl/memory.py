@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ... import data as data
+from ...gpu import worst_case
 from ...gpu.memory_estimate import GIB, TrainingSetup, auto_checkpointing, gpu_memory_gib
 from ...gpu.plan_check import MemoryPlanRow, activation_bytes, measured_length, memory_rows
 from .variants import SNCSE_ANCHOR_PROMPT
@@ -49,6 +50,7 @@ def memory_plan(params: Mapping[str, Any]) -> list[MemoryPlanRow]:
         segments = _segments_per_batch(data.load_wiki(2000), "minilm-l6", batch, cap, slice_length)
     except (data.DataError, OSError):
         segments = batch * (1 + (cap - 1) // slice_length)  # every sentence at the cap: an upper bound
+        worst_case.note(f"+HiCL's segments per batch at every sentence's cap of {cap} tokens")
     common = dict(
         activation_bytes=activation_bytes(params),
         dropout=0.1,

@@ -99,11 +99,14 @@ def guarded_backbone(
     skips: Sequence[str] = CONTRASTIVE_TABLES,
 ) -> models.SentenceEncoder | None:
     """``load_backbone(name, max_length)`` and a forward pass on two sentences, or None where either raises (the
-    Hub's remote code under this transformers): then a not-run row naming the model, the tables it ``skips`` and
-    the reason goes to ``metrics["not_run"]``, ``run.record`` writes it to metrics.json, and the notebook goes on."""
+    Hub's remote code under this transformers) or its embeddings are not finite: then a not-run row naming the model,
+    the tables it ``skips`` and the reason goes to ``metrics["not_run"]``, ``run.record`` writes it to metrics.json,
+    and the notebook goes on."""
     try:
         encoder = load_backbone(name, max_length)
-        encoder.encode(list(GUARD_SENTENCES))
+        embeddings = encoder.encode(list(GUARD_SENTENCES))
+        if not bool(embeddings.isfinite().all()):  # code that runs but computes garbage trains on nothing
+            raise ValueError(f"its embeddings of {len(GUARD_SENTENCES)} sentences hold non-finite values (NaN or inf)")
         return encoder
     except Exception as err:  # whatever the model's code raises: recorded, its tables skipped
         cause = err.__cause__ if isinstance(err, RuntimeError) and err.__cause__ is not None else err
