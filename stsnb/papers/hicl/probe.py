@@ -139,7 +139,8 @@ def baseline_probes_note(paper_backbone: str = "BERT-base") -> str:
         "whole notebook"
         + (
             ": no probed setting trains the baseline past the gate within the cpu budget, so the cpu profile keeps "
-            "the cheaper stand-in and its main claim reads not tested; the `paper` profile (BERT-base) is the test."
+            "the cheaper stand-in, whose gate decides whether the main claim is tested (section 6); the `paper` "
+            "profile (BERT-base) is the test of the paper's setting."
             if fit == "past"
             else "."
         )
