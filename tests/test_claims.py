@@ -374,11 +374,8 @@ def test_the_committed_runs_lead_with_each_papers_main_claim(profile, notebook, 
     import json
     from pathlib import Path
 
-    from pending_reruns import PENDING, expect_failure_if_pending
-
     from stsnb.runs.summary import main_claim_cell
 
-    expect_failure_if_pending(request, profile, notebook)
     root = Path(__file__).resolve().parent.parent / "papermill_runs" / profile
     summary = (root / "summary.md").read_text()
     rows = json.loads((root / notebook / "metrics.json").read_text())["claims"]
@@ -388,7 +385,7 @@ def test_the_committed_runs_lead_with_each_papers_main_claim(profile, notebook, 
         assert row is not None, f"{notebook}: no row for its main claim {main.statement}"
         assert row["paper_direction"] == main.direction and row["kind"] == claims.PAPER
         texts.append(main_claim_cell(main, rows, root))
-        if profile != "cpu" and ("cpu", notebook) not in PENDING:  # the cpu run's verdict beside the class one
+        if profile != "cpu":  # the cpu run's verdict beside the class one
             assert re.search(r"\(cpu: [a-z ]+ \((\d+ of )?\d+ seeds?", texts[-1]), texts[-1]
     line = next(line for line in summary.splitlines() if line.startswith(f"| [{notebook}]"))
     assert line.split(" | ")[1] == "; ".join(texts)

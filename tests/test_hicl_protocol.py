@@ -375,7 +375,7 @@ def test_one_hicl_step_with_the_same_dropout_masks_is_what_changes_the_loss():
     """Notebook 30's visible step: SimCSE+HiCL's loss (Eq. 1-2) on one batch with dropout on is the same number on
     two calls inside ``training_step.same_dropout`` with one seed (another seed gives another), and after one AdamW
     step it is lower; ``terms_text`` prints the terms ``last_parts`` holds."""
-    from stsnb.training import train, training_step
+    from stsnb.training import param_groups, training_step
 
     encoder = _minilm()  # its own copy: the step changes its weights
     model = hicl.ContrastiveModel(encoder, "simcse", hicl.HiclSettings(True, 8), hicl.ObjectiveSettings(alpha=0.15))
@@ -391,7 +391,7 @@ def test_one_hicl_step_with_the_same_dropout_masks_is_what_changes_the_loss():
     with training_step.same_dropout(3):
         loss = model.loss(batch)
     assert loss.requires_grad and loss.item() == pytest.approx(first.item(), rel=1e-6)
-    optimizer = torch.optim.AdamW(train.default_param_groups(model, 0.0), lr=1e-4)
+    optimizer = torch.optim.AdamW(param_groups.default_param_groups(model, 0.0), lr=1e-4)
     loss.backward()
     optimizer.step()
     with training_step.same_dropout(3), torch.no_grad():

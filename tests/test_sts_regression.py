@@ -12,7 +12,7 @@ from stsnb.evaluation import evaluate
 from stsnb.models import loading as models
 from stsnb.papers import sts_regression as reg
 from stsnb.papers.sts_regression import memory as table4_memory
-from stsnb.training import losses, train
+from stsnb.training import losses, param_groups, train
 from stsnb.training.config import TrainConfig
 
 
@@ -179,7 +179,7 @@ def test_table2_hyperparameters():
 
 def test_layerwise_lr_decay_from_the_top_layer(minilm):
     model = reg.SiameseModel(minilm)
-    groups = train.layerwise_param_groups(model, lr=1.0, decay=0.5, weight_decay=0.01)
+    groups = param_groups.layerwise_param_groups(model, lr=1.0, decay=0.5, weight_decay=0.01)
     lr_of = {id(p): (g["lr"], g["weight_decay"]) for g in groups for p in g["params"]}
     named = dict(model.named_parameters())
     top = minilm.backbone.config.num_hidden_layers - 1
@@ -188,7 +188,7 @@ def test_layerwise_lr_decay_from_the_top_layer(minilm):
     assert lr_of[id(named["encoder.backbone.encoder.layer.0.attention.self.query.bias"])] == (0.5**top, 0.0)
     assert lr_of[id(named["head.weight"])] == (1.0, 0.01)  # outside the layers: base LR, as the official code
     assert len(lr_of) == sum(1 for p in model.parameters() if p.requires_grad)
-    with_head = train.layerwise_param_groups(model, lr=1.0, decay=0.5, weight_decay=0.01, head_lr=7.0)
+    with_head = param_groups.layerwise_param_groups(model, lr=1.0, decay=0.5, weight_decay=0.01, head_lr=7.0)
     head_lr = {id(p): g["lr"] for g in with_head for p in g["params"]}
     assert head_lr[id(named["head.weight"])] == head_lr[id(named["head.bias"])] == 7.0
     assert head_lr[id(named["encoder.backbone.encoder.layer.0.attention.self.query.weight"])] == 0.5**top

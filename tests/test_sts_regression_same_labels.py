@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from synthetic_seeds import fit_result
 
 from stsnb import data
 from stsnb.evaluation import claims as generic
@@ -44,11 +45,11 @@ def _predictions(gold: np.ndarray, noise: float, seed: int) -> evaluate.TaskPred
 
 
 def _run(predictions, step: int = 10, change: float | None = 0.01) -> claims.Trained:
-    """A run that trained on dev (dev 70 against the untrained encoder's 60) unless it kept step 0."""
-    return claims.Trained(predictions, step, change, 70.0 if step else UNTRAINED_DEV, 20)
+    """A run that trained on dev (its dev error shrank well past the noise bound) unless it kept step 0."""
+    moved = "trained" if step else "stayed"
+    return claims.Trained.of(predictions, fit_result(moved, step=step, change=change, dev=70.0 if step else 60.0))
 
 
-UNTRAINED_DEV = 60.0
 
 
 # ---- the task: regression on cross entropy's class ids ------------------------------------------------------
@@ -163,7 +164,7 @@ def rounded_runs(gold):
 
 def test_the_isolated_claim_is_the_papers_main_claim_with_its_quote_and_its_own_gates(rounded_runs, gold):
     before = _predictions(gold, 8.0, 9)
-    dev = {"untrained_dev": UNTRAINED_DEV}
+    dev = {}
     rows = claims.table1_claims(rounded_runs, before, "BERT-base", n_resamples=200, task=reg.STS_TASK, **dev)
     by_arms = {(r["a"], r["b"]): r for r in rows}
     isolated = by_arms[(claims.ROUNDED_K2, "cross_entropy")]
@@ -189,7 +190,7 @@ def test_the_isolated_claim_is_the_papers_main_claim_with_its_quote_and_its_own_
 def test_an_isolated_arm_that_did_not_train_on_one_seed_leaves_that_seed_out(rounded_runs, gold):
     runs = dict(rounded_runs)
     runs[(claims.ROUNDED_K2, 1)] = _run(runs[(claims.ROUNDED_K2, 1)].predictions, step=0)
-    before, dev = _predictions(gold, 8.0, 9), {"untrained_dev": UNTRAINED_DEV}
+    before, dev = _predictions(gold, 8.0, 9), {}
     rows = claims.table1_claims(runs, before, "BERT-base", n_resamples=100, task=reg.STS_TASK, **dev)
     isolated = conclusions.main_claim_row(rows)
     assert isolated["a"] == claims.ROUNDED_K2 and isolated["verdict"] == "supported"
@@ -202,7 +203,7 @@ def test_an_isolated_arm_that_did_not_train_on_one_seed_leaves_that_seed_out(rou
 
 def test_without_the_rounded_arm_the_continuous_comparison_is_a_check_and_the_main_claim_is_not_run(gold):
     runs = {("cross_entropy", 0): _run(_predictions(gold, 1.0, 1)), ("smooth_k2", 0): _run(_predictions(gold, 0.3, 2))}
-    before, dev = _predictions(gold, 8.0, 9), {"untrained_dev": UNTRAINED_DEV}
+    before, dev = _predictions(gold, 8.0, 9), {}
     (row,) = claims.table1_claims(runs, before, "BERT-base", n_resamples=100, task=reg.STS_TASK, **dev)
     assert (row["kind"], row["main_claim"], row["confounded_with"]) == ("check", False, claims.CONFOUND)
     text = conclusions.takeaway([row])

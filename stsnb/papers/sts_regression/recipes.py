@@ -20,7 +20,8 @@ from ...evaluation import evaluate
 from ...models import loading as models
 from ...training import batching, distributed, losses
 from ...training.config import TrainConfig, TrainResult
-from ...training.train import fit, layerwise_param_groups
+from ...training.param_groups import layerwise_param_groups
+from ...training.train import fit
 from .backbones import load_backbone
 from .model import ClampMode, Concatenation, SiameseModel, clamp_prediction, head_output, predict
 from .tasks import NLI_TASK, Table1Task

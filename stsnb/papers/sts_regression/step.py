@@ -16,7 +16,7 @@ from collections.abc import Sequence
 import torch
 from torch import Tensor
 
-from ...training.train import layerwise_param_groups
+from ...training.param_groups import layerwise_param_groups
 from .model import ClampMode, SiameseModel, clamp_prediction
 from .training_data import TrainingPair
 
@@ -29,7 +29,8 @@ def step_optimizer(
     lr_decay: float = 0.95,
     weight_decay: float = 0.01,
 ) -> torch.optim.AdamW:
-    """AdamW with Table 1's parameter groups (``stsnb.training.train.layerwise_param_groups``: the top layer at ``lr``,
+    """AdamW with Table 1's parameter groups (``stsnb.training.param_groups.layerwise_param_groups``: the top layer at
+    ``lr``,
     each layer below ``lr_decay`` times its upper neighbour, the head at ``head_lr``), as ``train_siamese`` builds
     them."""
     return torch.optim.AdamW(layerwise_param_groups(model, lr, lr_decay, weight_decay, head_lr), lr=lr)
