@@ -368,7 +368,7 @@ def test_each_papers_main_claim_is_a_sentence_of_its_abstract():
 
 @pytest.mark.parametrize("profile", ["cpu", "class"])
 @pytest.mark.parametrize("notebook", sorted(MAIN_CLAIM_NOTEBOOKS))
-def test_the_committed_runs_lead_with_each_papers_main_claim(profile, notebook, request):
+def test_the_committed_runs_lead_with_each_papers_main_claim(profile, notebook):
     """Every committed cpu and class run marks a row for each main claim, in the paper's direction, and summary.md's
     overview shows it (whatever its verdict) in the column after the notebook's name."""
     import json

@@ -50,8 +50,6 @@ def _run(predictions, step: int = 10, change: float | None = 0.01) -> claims.Tra
     return claims.Trained.of(predictions, fit_result(moved, step=step, change=change, dev=70.0 if step else 60.0))
 
 
-
-
 # ---- the task: regression on cross entropy's class ids ------------------------------------------------------
 
 
