@@ -330,6 +330,7 @@ class Run:
             metrics["headline"] = list(headline)
         metrics.setdefault("seconds", self.elapsed())
         self._write(metrics, comparison)
+        (self.dir / MODELS_LOADED_FILE).unlink(missing_ok=True)  # its commits are in env.json now: scratch no more
         write_text_atomic(self.dir / "STATUS", "ok\n")
 
 

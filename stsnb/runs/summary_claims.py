@@ -144,7 +144,7 @@ def verdict_cell(row: Mapping[str, Any]) -> str:
         verdict += f" (smallest effect ±{row['smallest_effect']:.2f})"
     if provisional(row):
         verdict += " (1 seed, provisional)"
-    sides = seed_sides_text(row)
+    sides = seed_sides_text(row) if row.get("verdict") != verdict_rules.NOT_TESTED else None
     return f"{verdict}; {sides}" if sides else verdict
 
 
