@@ -325,6 +325,7 @@ def claim(
     baseline: str | None = None,
     paired: Mapping | None = None,
     paired_sums: Mapping | None = None,
+    n_resamples: int = 2000,
     paper_difference: float | None = None,
     main_claim: bool = False,
     **extra,
@@ -354,6 +355,7 @@ def claim(
     more kept seeds the row gets the seeds-and-pairs interval of the mean over them, never narrower than the t
     interval of the seed means (``seed_bootstrap``), and **the verdict is decided on that interval**; each seed's
     own verdict stands beside it (``seed_verdicts``; :func:`seed_sides_text`). A claim on several seeds needs one.
+    ``n_resamples``: that interval's bootstrap replicates (a notebook passes its own, as for the per-seed intervals).
     A failed precondition makes the verdict ``not tested``; ``not_tested_because`` names it and its evidence.
     ``main_claim``: True on the row that tests the paper's main claim (:class:`MainClaim`, one per claim constant).
     """
@@ -377,7 +379,7 @@ def claim(
         if selection.enough:
             kept = {label: intervals[label] for label in selection.kept}
     row = verdict_rules.claim_row(text, kept, direction or +1)
-    both = _seeds_and_pairs(text, kept, paired, paired_sums)
+    both = _seeds_and_pairs(text, kept, paired, paired_sums, n_resamples)
     decided_on = [both] if both is not None else kept
     rule = _rule(text, direction, margin, margin_reason, smallest_effect, smallest_effect_reason)
     row["verdict"] = rule(decided_on)
@@ -430,7 +432,7 @@ def _with_baseline(gates: list[DevGate], baseline: str | None, smallest_effect: 
     return [g.at_least(smallest_effect, reason) if g.arm == baseline else g for g in gates]
 
 
-def _seeds_and_pairs(text: str, kept, paired: Mapping | None, paired_sums: Mapping | None):
+def _seeds_and_pairs(text: str, kept, paired: Mapping | None, paired_sums: Mapping | None, n_resamples: int = 2000):
     """The seeds-and-pairs interval (t-floored) over the kept seeds, or None with fewer than two of them."""
     if not isinstance(kept, Mapping):
         if len(verdict_rules.interval_list(kept)) > 1:
@@ -448,8 +450,10 @@ def _seeds_and_pairs(text: str, kept, paired: Mapping | None, paired_sums: Mappi
     if missing := [label for label in labels if label not in source]:
         raise ValueError(f"claim {text!r}: no paired data for {missing} (it has {sorted(map(str, source))})")
     if paired is not None:
-        return seed_bootstrap.seeds_and_pairs_difference({s: paired[s] for s in labels}, t_floor=True)
-    return seed_bootstrap.seeds_and_pairs_sum_difference({s: paired_sums[s] for s in labels})
+        return seed_bootstrap.seeds_and_pairs_difference(
+            {s: paired[s] for s in labels}, n_resamples=n_resamples, t_floor=True
+        )
+    return seed_bootstrap.seeds_and_pairs_sum_difference({s: paired_sums[s] for s in labels}, n_resamples=n_resamples)
 
 
 def _rule(text, direction, margin, margin_reason, smallest_effect, smallest_effect_reason):

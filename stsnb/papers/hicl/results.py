@@ -160,6 +160,7 @@ def untrained_check(method: str, before: Predictions, baseline: Mapping[int, Run
         paper_quote=quotes.BASELINES,
         kind=claims.CHECK,
         paired=paired(predictions, before),
+        n_resamples=n_resamples,
         method=method,
     )
 
@@ -207,6 +208,7 @@ def plus_hicl_claim(
         paper_quote=quotes.TABLE1,
         dev_gates=gates,
         paired=paired(with_hicl, without),
+        n_resamples=n_resamples,
         paper_difference=round(paper, 2),
         method=method,
         paper_row=row_name,

@@ -180,6 +180,7 @@ def stage_claims(
             direction=+1,
             dev_gates=gates[:1],
             paired=paired(stage1, untrained),
+            n_resamples=n_resamples,
             per_task=_per_task(first),
         ),
         claims.claim(
@@ -192,6 +193,7 @@ def stage_claims(
             smallest_effect_reason=why,
             baseline="stage 1",
             paired=paired(stage2, stage1),
+            n_resamples=n_resamples,
             paper_difference=paper,
             per_task=_per_task(second),
             main_claim=main_claim,
@@ -230,6 +232,7 @@ def control_claim(
         smallest_effect=effect,
         smallest_effect_reason=why,
         paired=paired(stage2, control),  # no least gain asked of the control: its plateau is what Section 4.2 predicts
+        n_resamples=n_resamples,
         preconditions=[
             claims.phenomenon_occurs(
                 f"pairs scored >= {positive_score:g} (the control's positives, fewest over seeds)",
@@ -257,6 +260,7 @@ def dedup_claim(stage1: Runs, stage2_removed: Runs, *, n_resamples: int = 2000, 
         direction=+1,
         dev_gates=[dev_gate("stage 1", stage1), dev_gate("de-duplicated stage 2", removed)],
         paired=paired(removed, stage1),
+        n_resamples=n_resamples,
         per_task=_per_task(survives),
     )
 
@@ -337,6 +341,7 @@ def robustness_claim(
         margin_reason=margin_reason,
         dev_gates=[dev_gate(arms[0], a), dev_gate(arms[1], b)],
         paired=paired(a, b),
+        n_resamples=n_resamples,
         paper_difference=paper_difference,
         per_task=_per_task(intervals),
         a=arms[0],

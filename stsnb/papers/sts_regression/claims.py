@@ -300,6 +300,7 @@ def pair_claim(
         smallest_effect_reason=why,
         baseline=baseline,
         paired=paired(a, b),
+        n_resamples=n_resamples,
         paper_difference=paper_diff,
         main_claim=main_claim,
         table=table,
