@@ -5,14 +5,16 @@ A paired interval answers "is a better than b on these test pairs"; whether that
 paper depends on the run behind it. A "+HiCL beats SimCSE" difference on a backbone SimCSE never moved, or "Smooth
 K2 beats cross entropy" where neither loss moved the encoder, compares two copies of the untrained model. So every
 claim carries its **preconditions**, and when one fails its verdict is **not tested**, with the reason, never
-supported or contradicted (its interval is still shown). The six verdicts (``stsnb.evaluation.verdict_rules``):
+supported or contradicted (its interval is still shown). The seven verdicts (``stsnb.evaluation.verdict_rules``):
 
-- ``supported`` / ``contradicted`` / ``unresolved`` -- a direction claim ("a beats b"): every training seed's
-  interval excludes 0 on the paper's side / on the other side / anything else; with a smallest effect of interest
-  (``verdict_rules.sized_verdict``) "contradicted" also needs the estimate beyond it, and
-- ``no meaningful effect`` -- every seed's interval lies inside +-that smallest effect;
-- ``equivalent`` -- a robustness claim ("the template hardly matters"): every seed's interval lies inside
-  +-margin (``verdict_rules.equivalence_verdict``); a direction test can never support such a claim;
+- ``supported`` / ``contradicted`` / ``unresolved`` -- a direction claim ("a beats b"): the interval it is decided on
+  (one seed's, or on several kept seeds the seeds-and-pairs interval of their mean) excludes 0 on the paper's side /
+  on the other side with the estimate beyond the claim's smallest effect of interest / anything else
+  (``verdict_rules.sized_verdict``);
+- ``small effect`` -- that interval excludes 0 but lies inside +-the smallest effect (its side is kept:
+  ``effect_side``), and ``no meaningful effect`` -- it contains 0 and lies inside +-the smallest effect;
+- ``equivalent`` -- a robustness claim ("the template hardly matters"): the interval lies inside +-margin
+  (``verdict_rules.equivalence_verdict``); a direction test can never support such a claim;
 - ``not tested`` -- a precondition failed.
 
 A decisive verdict on one seed is provisional (:func:`provisional`); :func:`interval_counts` gives the multiplicity
