@@ -300,3 +300,16 @@ def test_every_notebook_20_quote_is_printed_in_the_paper():
             assert f"{head} BERT" in text and tail in text, where
             continue
         assert sentence in text, f"{where}: not printed as quoted: {sentence[:60]}"
+
+
+def test_a_head_no_better_than_guessing_the_most_common_class_is_said_to_be():
+    """Class 20's held-out accuracy (31%) sat below always guessing the most common class (36%): the line says so."""
+    from stsnb.papers.sts_regression import tasks
+    from stsnb.papers.sts_regression.training_data import TrainingPair
+
+    heldout = [TrainingPair("a", "b", target) for target in (0.0, 1.0, 1.0, 2.0, 5.0)]  # 40% in class 1
+    assert tasks.majority_accuracy(heldout, reg.STS_TASK) == pytest.approx(40.0)
+    assert tasks.accuracy_text(31.0, 36.0, reg.STS_TASK) == (
+        "held-out STS acc 31.0% (not above always guessing the most common class, 36.0%)"
+    )
+    assert tasks.accuracy_text(45.0, 36.0, reg.STS_TASK) == "held-out STS acc 45.0%"

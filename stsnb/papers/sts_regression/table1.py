@@ -20,7 +20,7 @@ from ... import data as stsdata
 from .claims import BASELINE, MAIN_CLAIM_LOSSES, MAIN_PAIR, ROUNDED_K2, Trained, with_flag
 from .recipes import LossSpec, Table1Run, dev_curve, table1_run, table2_loss
 from .scoring import Evaluation, compare
-from .tasks import NLI_TASK, Table1Task, heldout_accuracy, same_labels_task
+from .tasks import NLI_TASK, Table1Task, accuracy_text, heldout_accuracy, majority_accuracy, same_labels_task
 from .training_data import TrainingPair
 
 Key = tuple[str, str, int]  # (backbone, loss name, training seed)
@@ -184,6 +184,11 @@ class Table1Runs:
             f"heldout_{self.task.name}_accuracy": self.heldout_accuracy[key],
         }
 
+    @property
+    def majority(self) -> float:
+        """The held-out accuracy of always guessing the most common class (``tasks.majority_accuracy``)."""
+        return majority_accuracy(self.heldout, self.task)
+
     def labelled_histories(self, seed: int | None = None) -> dict[str, list[dict]]:
         """The training histories (``stsnb.training.train`` rows) by a printable run label, "arm seed N" (the backbone
         first when several ran), for ``stsnb.teaching.training_curves``; ``seed``: that training seed's runs only."""
@@ -221,7 +226,7 @@ class Table1Runs:
         return (
             f"{backbone} seed {seed} {label:<28} avg {outcome.scores['avg']:.2f}  best dev "
             f"{result.best_score:.2f} @ step {result.best_step}/{result.steps} (largest weight change "
-            f"{result.weight_change:.1e})  held-out {self.task.name.upper()} acc {self.heldout_accuracy[key]:.1f}%  "
+            f"{result.weight_change:.1e})  {accuracy_text(self.heldout_accuracy[key], self.majority, self.task)}  "
             f"[{seconds:.0f} s]"
         )
 

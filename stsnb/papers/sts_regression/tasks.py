@@ -126,6 +126,24 @@ def heldout_accuracy(outputs: Tensor, heldout: Sequence[TrainingPair], task: Tab
     return 100 * (classify(outputs, task.classes) == gold).float().mean().item()
 
 
+def majority_accuracy(heldout: Sequence[TrainingPair], task: Table1Task = NLI_TASK) -> float:
+    """Accuracy (%) of always guessing the held-out pairs' most common class: the floor a trained head's accuracy
+    (:func:`heldout_accuracy`) is read against. NaN for no held-out pairs."""
+    if not heldout:
+        return float("nan")
+    gold = task.class_ids(torch.tensor([p.target for p in heldout]))
+    return max(class_shares(gold, task.classes))
+
+
+def accuracy_text(accuracy: float, majority: float, task: Table1Task = NLI_TASK) -> str:
+    """ "held-out STS acc 45.0%", with the surprise said where it is no better than always guessing the most common
+    class: "held-out STS acc 31.0% (not above always guessing the most common class, 36.0%)"."""
+    text = f"held-out {task.name.upper()} acc {accuracy:.1f}%"
+    if accuracy <= majority:
+        text += f" (not above always guessing the most common class, {majority:.1f}%)"
+    return text
+
+
 def class_shares(classes: Tensor, n_classes: int) -> list[float]:
     """The share (%) of each class 0 .. ``n_classes - 1`` among ``classes`` (class ids)."""
     if classes.numel() == 0:
