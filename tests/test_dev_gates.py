@@ -63,6 +63,38 @@ def test_an_arm_that_trained_passes_the_gate_and_says_by_how_much():
     assert seed.evaluations == 3 and f"best-of-3 noise bound +{seed.noise_bound:.2f}" in seed.describe()
 
 
+def test_on_held_out_pairs_a_wandering_arm_fails_and_a_trained_arm_passes_where_best_of_k_on_few_pairs_could_not():
+    """The gate on dev pairs selection never saw (``fit``'s ``gate``): the kept checkpoint is one fixed model there,
+    so one paired comparison's bound holds. A noise-only arm passes at most about 2.5% of draws; an arm that trained
+    passes on 400 held-out pairs where, on its 40 selection pairs, the best-of-4 bound is beyond its gain."""
+    rng = np.random.default_rng(3)
+
+    def held_out(fit: TrainResult, gold, start, kept) -> TrainResult:
+        fit.gate_start = DevScore(stats.spearman_x100(start, gold), gold, start).record()
+        fit.gate_kept = DevScore(stats.spearman_x100(kept, gold), gold, kept).record()
+        return fit
+
+    passed, trials = 0, 40
+    for _ in range(trials):
+        gold, start = _dev(rng)
+        error = start - gold
+        wander = [gold + 0.97 * error + np.sqrt(1 - 0.97**2) * rng.permutation(error) for _ in range(5)]
+        fit = held_out(_fit(start, wander[:4], gold), gold, start, wander[4])  # the kept model, on other pairs
+        passed += dev_gates.from_fits("SimCSE", {"seed 0": fit}, n_resamples=300).seeds[0].trained
+    assert passed <= 0.1 * trials
+
+    few_gold = rng.uniform(0, 5, 40)
+    few_start = few_gold + rng.normal(0, 2.5, 40)
+    few = _fit(few_start, [few_gold + (few_start - few_gold) * f for f in (0.97, 0.95, 0.93, 0.92)], few_gold)
+    assert not dev_gates.from_fits("stage 2", {"seed 0": few}).seeds[0].trained  # 40 pairs, best of 4
+    gold = rng.uniform(0, 5, 400)
+    start = gold + rng.normal(0, 2.5, 400)
+    gate = dev_gates.from_fits("stage 2", {"seed 0": held_out(few, gold, start, gold + (start - gold) * 0.92)})
+    (seed,) = gate.seeds
+    assert seed.trained and seed.held_out_items == 400 and seed.evaluations == 1
+    assert f"noise bound +{seed.noise_bound:.2f} on 400 pairs selection never saw" in seed.describe()
+
+
 def test_the_noise_bound_is_z_at_one_minus_alpha_over_k_times_the_paired_standard_error():
     rng = np.random.default_rng(2)
     gold, start = _dev(rng)

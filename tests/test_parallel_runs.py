@@ -62,7 +62,7 @@ def test_two_runs_of_a_profile_run_different_notebooks_at_once_and_refuse_the_sa
         wait_for(profile_dir / ".partial-tiny_sleep")  # the other run is in its notebook
         assert execution.run("tiny", only=["tiny_ok"], **kwargs) == 0
         assert other.poll() is None and (profile_dir / ".partial-tiny_sleep").is_dir()  # both ran at once
-        refusal = rf"tiny_sleep of {profile_dir} is being run by another stsnb run.*\(pid {other.pid}, started "
+        refusal = rf"tiny_sleep of {profile_dir} is being run by another stsnb run.*\(pid {other.pid} on \S+, started "
         with pytest.raises(locks.RunLocked, match=refusal):
             execution.run("tiny", only=["tiny_sleep"], **kwargs)
         with pytest.raises(locks.RunLocked, match=refusal):  # the whole plan: refused, tiny_ok's lock let go

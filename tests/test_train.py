@@ -108,6 +108,25 @@ def test_the_start_can_be_the_best_checkpoint():
     assert result.weight_change == 0.0  # and the result says so (stsnb.evaluation.claims.left_start reads it)
 
 
+def test_the_gate_scores_the_start_and_the_returned_weights_once_each_and_never_selects():
+    """``fit``'s gate (dev items selection never sees) runs at step 0 and on the kept weights only; it does not move
+    the selection (the gate's own scores say the start is best, selection still keeps step 4)."""
+    from stsnb.evaluation.evaluate import DevScore
+
+    scores, gated = iter([0.5, 1.0, 5.0, 2.0, 0.0]), []
+
+    def gate(model):
+        gated.append(model.weight.detach().clone())
+        return DevScore(-len(gated), [1.0, 2.0], [float(len(gated)), 0.0])
+
+    model = fresh_model()
+    config = TrainConfig(batch_size=8, lr=0.05, eval_every=2)
+    result = fit(model, mse, make_data(), config, collate=collate, evaluate=lambda m: next(scores), gate=gate)
+    assert result.best_step == 4 and len(gated) == 2
+    assert torch.equal(gated[0], fresh_model().weight) and torch.equal(gated[1], model.weight.detach())
+    assert result.gate_start["predictions"] == [1.0, 0.0] and result.gate_kept["predictions"] == [2.0, 0.0]
+
+
 def test_weight_change_is_the_largest_change_of_the_returned_weights():
     model = fresh_model()
     start = {k: v.detach().clone() for k, v in model.state_dict().items()}

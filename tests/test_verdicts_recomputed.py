@@ -24,8 +24,8 @@ RUNS = [
 
 
 def trained(seed: dict) -> bool:
-    """docs/verdicts.md, the training gate: a step past 0, a weight changed, a dev gain above the best-of-k noise
-    bound, and at least the least gain a claim asks of its baseline."""
+    """docs/verdicts.md, the training gate: a step past 0, a weight changed, a dev gain above its noise bound (on
+    held-out dev pairs, or best-of-k where none were left), and at least the least gain a claim asks of its baseline."""
     change = seed.get("weight_change")
     return (
         seed["selected_step"] > 0

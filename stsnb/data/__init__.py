@@ -17,6 +17,7 @@ from .loading import (
     SICK_ENTAILMENT,
     SICK_FILES,
     DedupReport,
+    GatedSelection,
     dedup_against_tests,
     describe_source,
     has_data_dir,
@@ -33,6 +34,7 @@ from .loading import (
     rescale_sick,
     resolve_data_dir,
     sample,
+    selection_and_gate,
     seven_test_sets,
     uses_hub,
 )
@@ -97,7 +99,9 @@ __all__ = [
     "nli_triplets",
     "rescale_sick",
     "resolve_data_dir",
+    "GatedSelection",
     "sample",
+    "selection_and_gate",
     "seven_test_sets",
     "uses_hub",
 ]

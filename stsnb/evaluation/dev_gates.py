@@ -3,16 +3,21 @@
 A claim "a beats b" only says something about the paper where a and b themselves trained. That is decided here from
 what checkpoint selection saw on dev data (``stsnb.training.train.fit`` evaluates before its first step, every
 ``eval_every`` steps, and keeps the best dev score). **The rule: an arm trained on a seed when the checkpoint selection
-kept beats the arm's own starting point on dev by more than picking the best of k noisy checkpoints would give**:
+kept beats the arm's own starting point on dev by more than noise, on dev items selection never saw**:
 
 - selection kept a step past 0 and some trained weight changed (else the returned model *is* its start), and
-- the kept dev gain (its dev Spearman minus the start's, on the same dev pairs) exceeds the **noise bound**
-  ``z_k x SE`` (:func:`noise_bound`): SE the paired bootstrap standard error of that gain over the dev pairs (rows of
-  one C-STS sentence pair drawn together), ``z_k`` the normal quantile at ``1 - 0.025 / k`` and k the number of
-  evaluations selection chose among after step 0. Under "no checkpoint is better than the start", each evaluation's
-  gain is noise of about that standard error, and the best of k such draws exceeds ``z_k x SE`` with probability at
-  most 2.5% (a union bound over the k draws: correlated checkpoints only make it smaller). A gain of +0.07 that the
-  best of 4 evaluations gives by chance fails; a gain several standard errors clear of it passes.
+- on the **held-out dev pairs** (``stsnb.data.selection_and_gate``: drawn from the dev items selection does not use;
+  ``fit``'s ``gate`` scores them at the start and on the kept weights) the kept model's Spearman minus the start's
+  exceeds ``1.96 x SE``, SE the paired bootstrap standard error of that gain (rows of one C-STS sentence pair drawn
+  together): a paired 95% interval above 0. Selection picked the best of k checkpoints on *its* items, which
+  inflates the gain there; on items it never saw the kept checkpoint is one fixed model, so one comparison's bound
+  holds whatever k was. The first cpu rerun under the earlier rule (below) showed why it matters: at 300 selection
+  pairs the best-of-8 bound was +5.07, more than most arms' whole effect, so trained arms failed it.
+- Where selection used every dev item (the paper profiles, ``dev_pairs = None``), none is left to hold out, and the
+  gain on the selection items must exceed the **best-of-k noise bound** ``z_k x SE`` (:func:`noise_bound`): ``z_k``
+  the normal quantile at ``1 - 0.025 / k``, k the evaluations selection chose among after step 0. Under "no
+  checkpoint is better than the start" the best of k draws exceeds it with probability at most 2.5% (a union
+  bound). A gain of +0.07 that the best of 4 evaluations gives by chance fails either way.
 
 Where a claim says a method improves on a trained baseline, the baseline must also have moved dev by at least the
 claim's smallest effect of interest (:meth:`DevGate.at_least`): a baseline that barely trained leaves "a beats b" a
@@ -97,6 +102,7 @@ class SeedTrained:
     evaluations: int | None = None
     minimum_gain: float | None = None
     minimum_reason: str | None = None
+    held_out_items: int | None = None  # the gain is on this many dev pairs selection never saw (None: on its own)
 
     @property
     def left_start(self) -> bool:
@@ -122,6 +128,8 @@ class SeedTrained:
         if not self.beats_noise:
             if self.noise_bound is None:
                 return "did not train: no dev gain"
+            if self.held_out_items is not None:
+                return "did not train: within noise on held-out dev"
             return f"did not train: within best-of-{self.evaluations} noise"
         if not self.moved_enough:
             return f"barely trained: below {self.minimum_reason or f'the least gain {self.minimum_gain:.2f}'}"
@@ -129,8 +137,14 @@ class SeedTrained:
 
     def describe(self) -> str:
         of = f" of {self.total_steps}" if self.total_steps is not None else ""
-        text = f"{self.seed}: selected step {self.selected_step}{of}, dev {self.dev_gain:+.2f} over its start"
-        if self.noise_bound is not None:
+        if self.held_out_items is not None:
+            text = (
+                f"{self.seed}: selected step {self.selected_step}{of}, held-out dev {self.dev_gain:+.2f} over its start"
+            )
+            text += f" (noise bound +{self.noise_bound:.2f} on {self.held_out_items} pairs selection never saw)"
+        else:
+            text = f"{self.seed}: selected step {self.selected_step}{of}, dev {self.dev_gain:+.2f} over its start"
+        if self.noise_bound is not None and self.held_out_items is None:
             text += f" (best-of-{self.evaluations} noise bound +{self.noise_bound:.2f})"
         if self.weight_change is not None:
             text += f", largest weight change {self.weight_change:.1e}"
@@ -223,25 +237,43 @@ def seed_evidence(gate: Mapping[str, Any]) -> str:
     return "; ".join(stored_seed(s).describe() for s in gate["seeds"])
 
 
+def _pairs_of(record: Mapping[str, Any]) -> int:
+    """The dev pairs a record scored: its sentence pairs where rows are grouped (C-STS: two rows a pair), else rows."""
+    groups = record.get("groups")
+    return len(set(map(str, groups))) if groups else len(record["gold"])
+
+
 def from_fits(arm: str, fits: Mapping[str, Any], *, n_resamples: int = 2000) -> DevGate:
     """The dev gate of ``arm`` from its fits, ``{seed label: TrainResult}`` (labels as the claim's intervals are keyed,
-    e.g. "seed 0"): per seed the step selection kept, the largest weight change and the kept dev gain over the fit's
-    own step 0 with its best-of-k noise bound (:func:`noise_bound`, from ``dev_start`` / ``dev_kept``, the records a
-    ``DevScore`` evaluator leaves; k = ``selection_evaluations``). A fit without those records is refused: the gate
-    needs what its dev scores were computed from."""
+    e.g. "seed 0"): per seed the step selection kept, the largest weight change and the kept model's dev gain over the
+    fit's own start with the bound it must exceed.
+
+    - Where the fit scored held-out dev items (``gate_start`` / ``gate_kept``, from ``fit``'s ``gate``): the gain on
+      those items, which selection never saw, and the bound of one paired comparison (k = 1, ``1.96 x SE``).
+    - Else (selection used every dev item): the gain on the selection items with the best-of-k bound
+      (:func:`noise_bound`, from ``dev_start`` / ``dev_kept``; k = ``selection_evaluations``).
+
+    A fit with neither is refused: the gate needs what its dev scores were computed from."""
     if not str(arm).strip():
         raise ValueError("a dev gate needs the arm's name")
     if not isinstance(fits, Mapping) or not fits:
         raise ValueError(f"{arm}: fits must be a non-empty {{seed label: TrainResult}} mapping")
     seeds = []
     for label, result in fits.items():
-        if result.dev_start is None or result.dev_kept is None:
+        held_out = getattr(result, "gate_start", None) is not None and getattr(result, "gate_kept", None) is not None
+        if held_out:
+            bound = noise_bound(result.gate_start, result.gate_kept, 1, n_resamples=n_resamples)
+        elif result.dev_start is not None and result.dev_kept is not None:
+            bound = noise_bound(
+                result.dev_start, result.dev_kept, result.selection_evaluations, n_resamples=n_resamples
+            )
+        else:
             raise ValueError(
-                f"{arm}, {label}: the fit kept no per-pair dev records (dev_start / dev_kept): evaluate with a "
-                "DevScore evaluator (stsnb.evaluation.evaluate.dev_evaluator) and eval_at_start, so the gate can "
+                f"{arm}, {label}: the fit kept no per-pair dev records (gate_start / gate_kept or dev_start / "
+                "dev_kept): evaluate with a DevScore evaluator (stsnb.evaluation.evaluate.dev_evaluator) and "
+                "eval_at_start, with a gate (evaluate.gate_evaluator) where dev items are left over, so the gate can "
                 "bound the noise"
             )
-        bound = noise_bound(result.dev_start, result.dev_kept, result.selection_evaluations, n_resamples=n_resamples)
         change = result.weight_change
         seeds.append(
             SeedTrained(
@@ -252,6 +284,7 @@ def from_fits(arm: str, fits: Mapping[str, Any], *, n_resamples: int = 2000) -> 
                 None if change is None else float(change),
                 bound.bound,
                 bound.evaluations,
+                held_out_items=_pairs_of(result.gate_kept) if held_out else None,
             )
         )
     return DevGate(str(arm), tuple(seeds))

@@ -328,10 +328,15 @@ class DevScore:
         }
 
 
-def dev_score(encoder, pairs: Sequence[stsdata.STSPair], preprocess: Callable[[str], str] | None = None) -> DevScore:
+def dev_score(
+    encoder,
+    pairs: Sequence[stsdata.STSPair],
+    preprocess: Callable[[str], str] | None = None,
+    cache: EmbeddingCache | None = None,
+) -> DevScore:
     """Spearman x100 of cosine vs gold on a dev set (STS-B dev is the papers' model-selection set), with the gold
-    scores and cosines it was computed from. Uncached: during training the weights change at every call."""
-    similarities = np.asarray(pair_similarities(encoder, pairs, cache=None, preprocess=preprocess), dtype=float)
+    scores and cosines it was computed from. Uncached by default: during training the weights change at every call."""
+    similarities = np.asarray(pair_similarities(encoder, pairs, cache=cache, preprocess=preprocess), dtype=float)
     gold = [p.score for p in pairs]
     return DevScore(correlations(similarities, gold)[0], gold, similarities)
 
@@ -358,6 +363,22 @@ def dev_evaluator(
 
     def score(model: torch.nn.Module) -> DevScore:
         return dev_score(getattr(model, "encoder", model), dev_pairs, preprocess)
+
+    return score
+
+
+def gate_evaluator(
+    dev_pairs: Sequence[stsdata.STSPair] | None, preprocess: Callable[[str], str] | None = None
+) -> Callable[[torch.nn.Module], DevScore] | None:
+    """``fit``'s ``gate``: the :func:`dev_evaluator` of the dev pairs selection never sees (``dev_pairs.gate``, a
+    ``stsnb.data.GatedSelection``), or None where there are none. Cached by the weights' fingerprint: the fits of a
+    notebook that start from the same weights (the raw encoder, a stage-1 model) score them once."""
+    gate = list(getattr(dev_pairs, "gate", None) or ())
+    if not gate:
+        return None
+
+    def score(model: torch.nn.Module) -> DevScore:
+        return dev_score(getattr(model, "encoder", model), gate, preprocess, cache=DEFAULT_CACHE)
 
     return score
 

@@ -73,8 +73,9 @@ def reading_guide(rows: Iterable[Mapping[str, Any]]) -> str:
 
 
 def untrained_arms(row: Mapping[str, Any]) -> list[str]:
-    """For a claim's arms that did not count as trained on some seed: "SimCSE, seed 0: ... dev +0.04 over its start
-    (best-of-4 noise bound +0.31) ... (did not train: within best-of-4 noise)", one line per arm and seed."""
+    """For a claim's arms that did not count as trained on some seed: "SimCSE, seed 0: ... held-out dev +0.04 over its
+    start (noise bound +1.10 on 300 pairs selection never saw) ... (did not train: within noise on held-out dev)", one
+    line per arm and seed."""
     out = []
     for gate in row.get("dev_gates") or ():
         for entry in gate.get("seeds") or ():

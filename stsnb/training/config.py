@@ -90,6 +90,10 @@ class TrainResult:
     # from
     dev_start: dict | None = None
     dev_kept: dict | None = None
+    # the records of ``fit``'s ``gate`` (dev items selection never saw) on the start and on the returned weights: what
+    # the dev gate asks "did this fit train?" of where the fit had one (``stsnb.evaluation.dev_gates.from_fits``)
+    gate_start: dict | None = None
+    gate_kept: dict | None = None
 
     @property
     def selection_evaluations(self) -> int:

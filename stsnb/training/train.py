@@ -182,6 +182,7 @@ def fit(
     *,
     collate: Callable[[list], Any] = list,
     evaluate: EvalFn | None = None,
+    gate: EvalFn | None = None,
     param_groups: list[dict] | None = None,
 ) -> TrainResult:
     """Train ``model`` on ``train_data`` with ``loss_fn(model, batch) -> scalar``; return the history.
@@ -189,10 +190,16 @@ def fit(
     ``evaluate(model) -> score`` (higher is better, e.g. STS-B dev Spearman) runs on the main process before the
     first step (``eval_at_start``), every ``eval_every`` optimizer steps (else once per epoch) and at the end; the
     best weights are restored into ``model`` before returning, and so is the train/eval mode ``model`` came in with.
+
+    ``gate(model) -> DevScore`` scores dev items selection never sees (``stsnb.evaluation.evaluate.gate_evaluator``),
+    on the main process, twice: with the step-0 evaluation and on the weights returned. Its records
+    (``TrainResult.gate_start`` / ``gate_kept``) are what the dev gate asks "did this fit train?" of
+    (``stsnb.evaluation.dev_gates``): the kept checkpoint's held-out score is free of selection's best-of-k pick.
     """
     _check_inputs(train_data, config)
     started, was_training = time.perf_counter(), model.training
     run = _start(model, loss_fn, train_data, config, evaluate, param_groups)
+    run.gate = gate if evaluate is not None else None
     with checkpoints_locked(run.checkpoints if run.acc.is_main_process else None):  # one writer per folder
         _resume_state(run)
         with _progress_bar(run, loss_fn) as run.bar:  # open until the last evaluation: the dev evaluations show no bars
@@ -207,6 +214,7 @@ def fit(
                 _save_on_interrupt(run)
                 raise
         unwrapped = _restore_best(run, was_training)
+        _gate_kept(run, unwrapped, was_training)
         returned = trainable_state(unwrapped) if run.initial_weights else None
         change = largest_change(run.initial_weights, returned) if returned is not None else None
         relative = relative_change(run.initial_weights, returned) if returned is not None else None
@@ -227,6 +235,8 @@ def fit(
         relative_change=relative,
         dev_start=state.get("dev_start"),
         dev_kept=state.get("dev_kept"),
+        gate_start=state.get("gate_start"),
+        gate_kept=state.get("gate_kept"),
     )
 
 
@@ -282,6 +292,7 @@ class _Run:
     checkpoints: Path | None  # best.pt, last/ and about.json go here (None: no checkpoints)
     resume: bool
     evaluate: EvalFn | None = None
+    gate: EvalFn | None = None  # scores held-out dev items at step 0 and on the returned weights (``fit``)
     writes: LastWrites = field(default_factory=lambda: LastWrites(0, 0))  # when last/ is written
     state: dict[str, Any] = field(default_factory=_fresh_state)
     best_weights: dict[str, torch.Tensor] | None = None  # the trainable weights of the best evaluation yet
@@ -522,6 +533,8 @@ def _evaluate_and_select(run: _Run) -> None:
     state["history"].append({"step": state["step"], "epoch": state["epoch"], "dev": score})
     if state["step"] == 0 and record is not None:
         state["dev_start"] = record
+    if state["step"] == 0 and run.gate is not None and run.acc.is_main_process:
+        state["gate_start"] = _gate_record(run.gate(unwrapped))
     if run.bar is not None:
         run.bar.show(dev=f"{score:.2f}")
     improved = state["best_score"] is None or score > state["best_score"]
@@ -531,6 +544,22 @@ def _evaluate_and_select(run: _Run) -> None:
         if record is not None:
             state["dev_kept"] = record
     _save_checkpoint(run, improved, write_last)
+
+
+def _gate_record(value: Any) -> dict:
+    if not isinstance(value, ScoredEvaluation):
+        raise TypeError(f"a fit's gate must return a ScoredEvaluation (e.g. a DevScore), got {type(value).__name__}")
+    return value.record()
+
+
+def _gate_kept(run: _Run, unwrapped: nn.Module, was_training: bool) -> None:
+    """The held-out record of the returned weights (main process): the step-0 one where selection kept step 0."""
+    state = run.state
+    if run.gate is None or not run.acc.is_main_process or state.get("gate_start") is None:
+        return
+    kept_start = not state["best_step"]
+    state["gate_kept"] = state["gate_start"] if kept_start else _gate_record(run.gate(unwrapped))
+    unwrapped.train(was_training)
 
 
 def _save_checkpoint(run: _Run, improved: bool, write_last: bool) -> None:

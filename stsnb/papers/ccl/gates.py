@@ -1,12 +1,12 @@
-"""What a claim of notebook 40 stands on besides its intervals: per training seed, whether each arm trained, read from
-checkpoint selection on the held-out selection rows (dev), never from the validation rows a claim is scored on
-(``stsnb.evaluation.dev_gates``); each direction claim's smallest effect of interest with its reason; and for Table 5,
-whether sigma's mechanism acts at all in our setting (its share of the gradient, Eq. 11-14).
+"""What a claim of notebook 40 stands on besides its intervals: per training seed, whether each arm trained, read on
+train-split rows held out of training (dev: the gate rows, apart from the selection rows), never from the validation
+rows a claim is scored on (``stsnb.evaluation.dev_gates``); each direction claim's smallest effect of interest with its
+reason; and for Table 5, whether sigma's mechanism acts at all in our setting (its share of the gradient, Eq. 11-14).
 
-**Untrained on dev.** Every run of the notebook starts from the raw encoder, and ``fit`` scores the selection rows
-before its first step (``eval_at_start``): that step-0 score is the untrained encoder's on the same dev rows (for the
-tri-encoder, with the condition transform drawn from the run's seed), so a run's dev gain is its selected dev score
-minus its own step 0.
+**Untrained on dev.** Every run of the notebook starts from the raw encoder, and ``fit`` scores the gate rows before
+its first step and on the weights it keeps: the step-0 score is the untrained encoder's on the same rows (for the
+tri-encoder, with the condition transform drawn from the run's seed), so a run's dev gain is its kept model's score
+minus its own start's, on rows selection never scored.
 
 **Smallest effects** (:func:`smallest_effect`): half the paper's own difference on the row a claim is compared with
 (Table 3 on SimCSE-base: half of +2.0, which is also the "more than one point" Section 4.3 calls an improvement);
@@ -51,9 +51,9 @@ def by_seed(runs: Runs, name: str) -> dict[int, RunOutcome]:
 
 def dev_gate(arm: str, runs: Runs) -> DevGate:
     """Whether ``arm`` trained, per training seed ("seed s", as the claims' intervals are keyed): selection kept a
-    step past 0, a weight changed, and its selection score beats the fit's own step 0 on the same selection rows by
-    more than the best of its k selection evaluations would by chance (``stsnb.evaluation.dev_gates.from_fits``: a
-    cluster bootstrap over sentence pairs)."""
+    step past 0, a weight changed, and on the gate rows (held out of training, never selected on) the kept model beats
+    the fit's own step 0 beyond noise (``stsnb.evaluation.dev_gates.from_fits``: a cluster bootstrap over sentence
+    pairs)."""
     fits = {}
     for seed, run in sorted(by_seed(runs, arm).items()):
         if run.result is None:
@@ -114,8 +114,9 @@ def why_not_tested(row: Mapping) -> str:
 
 
 def gates_text(row: Mapping) -> str:
-    """One line per arm of a claim row's dev gates ("QuMSE on dev: seed 0: selected step 70 of 70, dev +12.30 over its
-    start (best-of-4 noise bound +1.10), ..."), and which seeds were left out; "" for a row without dev gates."""
+    """One line per arm of a claim row's dev gates ("QuMSE on dev: seed 0: selected step 70 of 70, held-out dev +12.30
+    over its start (noise bound +2.10 on 150 pairs selection never saw), ..."), and which seeds were left out; "" for
+    a row without dev gates."""
     lines = [f"{gate['arm']} on dev: {seed_evidence(gate)}" for gate in row.get("dev_gates") or ()]
     if row.get("seeds_left_out"):
         lines.append("left out: " + "; ".join(f"{k} ({v})" for k, v in row["seeds_left_out"].items()))

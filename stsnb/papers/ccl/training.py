@@ -189,13 +189,14 @@ def train_and_evaluate(
     quadruples = twice as many rows), select on ``selection_rows`` (Spearman), score ``eval_rows``."""
     started = time.perf_counter()
     model = settings.build(seed=config.seed)
-    selection = list(selection_rows)
+    selection, gate = list(selection_rows), list(getattr(selection_rows, "gate", None) or ())
     result = fit(
         model,
         loss_function(objective),
         list(train_quadruples),
         config.labelled(name or f"{settings.label()} {objective.name}, seed {config.seed}"),
         evaluate=(lambda m: evaluate_rows(m, selection).dev_score()) if selection else None,
+        gate=(lambda m: evaluate_rows(m, gate).dev_score()) if gate else None,
         param_groups=param_groups(model, config.lr, config.weight_decay, head_lr),
     )
     evaluation = evaluate_rows(model, eval_rows)

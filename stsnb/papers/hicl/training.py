@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 import torch
 from torch import nn
 
-from ...evaluation.evaluate import dev_evaluator
+from ...evaluation.evaluate import dev_evaluator, gate_evaluator
 from ...models import loading as models
 from ...models.loading import SentenceEncoder
 from ...training.config import TrainConfig, TrainResult
@@ -272,22 +272,27 @@ def train_method(
     evaluate=None,
     method_settings: MethodSettings | None = None,
     mlp_head: bool = False,
+    gate=None,
 ) -> TrainedModel:
     """Train ``encoder`` in place with ``fit``; ``evaluate(model) -> STS-B dev Spearman`` selects the checkpoint
     (``stsnb.evaluation.evaluate.dev_evaluator``: it reads ``model.encoder``, never SimCSE's training-only
     ``mlp_head``). Trainable parameters: those of ``encoder`` that require a gradient (the momentum copy does not) and
     the head. The time spent in ``evaluate`` is kept apart (``TrainedModel.evaluation_seconds``), so that
-    ``train_seconds`` is the training alone (Table 12's quantity)."""
+    ``train_seconds`` is the training alone (Table 12's quantity). ``gate``: ``fit``'s held-out dev scoring (the dev
+    gate's), timed apart too."""
     model = ContrastiveModel(encoder, method, hicl, objective, method_settings, seed=config.seed, mlp_head=mlp_head)
     parts: list[dict] = []
     evaluation_seconds = [0.0]
 
-    def timed_evaluate(m: ContrastiveModel) -> float:
-        started = time.perf_counter()
-        try:
-            return evaluate(m)
-        finally:
-            evaluation_seconds[0] += time.perf_counter() - started
+    def timed(evaluation):
+        def run(m: ContrastiveModel):
+            started = time.perf_counter()
+            try:
+                return evaluation(m)
+            finally:
+                evaluation_seconds[0] += time.perf_counter() - started
+
+        return run
 
     def loss_fn(m: ContrastiveModel, batch: Sequence[TrainingExample]) -> torch.Tensor:
         loss = m(batch)  # through DDP's forward when fit runs on several processes
@@ -295,7 +300,14 @@ def train_method(
         return loss
 
     config = config.labelled(f"{method}{' +HiCL' if hicl.enabled else ''}, seed {config.seed}")
-    result = fit(model, loss_fn, list(examples), config, evaluate=timed_evaluate if evaluate is not None else None)
+    result = fit(
+        model,
+        loss_fn,
+        list(examples),
+        config,
+        evaluate=timed(evaluate) if evaluate is not None else None,
+        gate=timed(gate) if gate is not None else None,
+    )
     return TrainedModel(model.encoder, result, parts, evaluation_seconds[0])
 
 
@@ -353,7 +365,16 @@ def run_training(
         max_length -= sum(len(part) for part in special_token_frame(encoder.tokenizer))
     examples, _ = make_examples(encoder.tokenizer, sentences, max_length, method)
     trained = train_method(
-        encoder, examples, method, hicl, objective, config, dev_evaluator(dev_pairs), method_settings, mlp_head
+        encoder,
+        examples,
+        method,
+        hicl,
+        objective,
+        config,
+        dev_evaluator(dev_pairs),
+        method_settings,
+        mlp_head,
+        gate=gate_evaluator(dev_pairs),
     )
     predictions = task_predictions(trained.encoder, eval_tasks, eval_max_pairs, eval_sample_seed)
     return RunOutcome(

@@ -157,7 +157,7 @@ def load_inputs(params: Mapping[str, Any]) -> Inputs:
     p = dict(params)
     models.resolve(p["backbone"])  # nothing is substituted
     preprocess = protocol.eval_preprocess(p["eval_text_fixes"])
-    dev = stsdata.sample(list(stsdata.load_stsb("dev")), p["dev_pairs"], p["seed"])
+    dev = stsdata.selection_and_gate(list(stsdata.load_stsb("dev")), p["dev_pairs"], p.get("gate_pairs"), p["seed"])
     return Inputs(
         params=p,
         triplets={
@@ -165,7 +165,7 @@ def load_inputs(params: Mapping[str, Any]) -> Inputs:
         },
         stage2_all=corpora.stage2_pairs(dedup=False),
         stage2_clean=corpora.stage2_pairs(dedup=True),
-        dev=protocol.fix_pairs(dev, preprocess),
+        dev=stsdata.GatedSelection(protocol.fix_pairs(dev, preprocess), protocol.fix_pairs(dev.gate, preprocess)),
         scoring=evaluate.EvalPairs(p["eval_tasks"], p["eval_max_pairs"], p["eval_seed"], preprocess),
         lora=models.LoraSettings(r=p["lora_r"], alpha=p["lora_alpha"], dropout=p["lora_dropout"]),
         protocol=protocol.Protocol.from_parameters(p),

@@ -199,4 +199,5 @@ def train_stage(
         list(train_data),
         config.labelled(f"{arm}, seed {config.seed}"),
         evaluate=evaluate.dev_evaluator(dev_pairs) if dev_pairs is not None else None,
+        gate=evaluate.gate_evaluator(dev_pairs),
     )

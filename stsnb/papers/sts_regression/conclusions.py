@@ -118,7 +118,7 @@ def _measured_lines(rows: Iterable[Mapping]) -> list[str]:
         else:
             out.append(
                 f"- +Contrast did not train on STS-B dev ({entries}): it never beat the encoder it started from by "
-                f"more than its best-of-k dev noise, so {r['claim']} is not tested on that seed (Section 4.2 says "
+                f"more than dev noise, so {r['claim']} is not tested on that seed (Section 4.2 says "
                 'contrastive learning on these pairs "yields little improvement and may even lead to model collapse").'
             )
     return out

@@ -212,7 +212,7 @@ def baseline_note(
     if not idle:
         return (
             f"**The main claim's baseline trained on dev.** {cpu_setting.loss} kept a step past 0 with a dev gain "
-            f"over its start beyond its best-of-k noise bound and the claim's smallest effect on each of its "
+            f"over its start beyond its dev noise bound and the claim's smallest effect on each of its "
             f"{len(seeds)} seed(s) ({evidence}), so no seed is left out: {main_row['verdict']}."
         )
     rows = [r for r in probe_rows if r["setting"].startswith(f"{cpu_setting.task} {cpu_setting.loss},")]

@@ -163,6 +163,7 @@ def train_siamese(
         list(pairs),
         config.labelled(f"{loss.name}, seed {config.seed}"),
         evaluate=evaluate.dev_evaluator(dev_pairs) if dev_pairs is not None else None,
+        gate=evaluate.gate_evaluator(dev_pairs),
         param_groups=groups,
     )
 
@@ -320,6 +321,7 @@ def train_contrast(
         list(pairs),
         config.labelled(f"+Contrast, seed {config.seed}"),
         evaluate=evaluate.dev_evaluator(dev_pairs) if dev_pairs is not None else None,
+        gate=evaluate.gate_evaluator(dev_pairs),
         param_groups=layerwise_param_groups(encoder, config.lr, lr_decay, config.weight_decay),
     )
 
