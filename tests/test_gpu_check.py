@@ -1,5 +1,6 @@
 """``stsnb gpu-check`` without a GPU: it refuses with exit 2 naming why; ``--cpu-rehearsal`` runs every measurement at
-tiny sizes and writes the report, which ``stsnb run --check --calibration`` reads in place of the assumptions."""
+tiny sizes and writes the report, which ``stsnb run --check --calibration`` reads in place of the assumptions. The
+rehearsal takes about a minute, so the tests that read it are in the long tier (``pytest --long -m long``)."""
 
 from __future__ import annotations
 
@@ -38,6 +39,7 @@ def test_without_cuda_gpu_check_exits_2_saying_why():
     assert "needs a GPU: torch has no CUDA build" in done.stderr and "--cpu-rehearsal" in done.stderr
 
 
+@pytest.mark.long  # the GPU path's rehearsal (about a minute): off README command 2's default tier
 def test_the_rehearsal_measures_every_paper_fit_and_evaluation(rehearsal):
     report = json.loads(rehearsal.read_text())
     assert report["rehearsal"] and report["environment"]["torch"] == torch.__version__
@@ -64,6 +66,7 @@ def test_the_rehearsal_measures_every_paper_fit_and_evaluation(rehearsal):
     assert markdown.startswith("# stsnb gpu-check: CPU rehearsal") and "say nothing about a GPU" in markdown
 
 
+@pytest.mark.long  # the GPU path's rehearsal (about a minute): off README command 2's default tier
 def test_the_check_reads_the_report_in_place_of_the_assumptions(rehearsal, tmp_path):
     """A report whose CCL compute took 100x the assumed time puts notebook 40 over its timeout; without it, it is
     not."""

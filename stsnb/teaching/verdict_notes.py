@@ -44,8 +44,8 @@ GUIDE: dict[str, str] = {
         "a robustness claim ('the setting hardly matters') whose interval lies inside its stated margin"
     ),
     verdict_rules.NOT_TESTED: (
-        "a precondition failed, most often an arm that did not train: its kept checkpoint did not beat its start on "
-        "dev by more than picking the best of its k dev evaluations gives by chance, or a baseline moved dev by less "
+        "a precondition failed, most often an arm that did not train: its kept checkpoint did not beat its start "
+        "beyond noise on dev pairs that checkpoint selection never scored, or a baseline moved dev by less "
         "than the claim's smallest effect. The claim then says nothing about the paper either way; its difference "
         "is still printed"
     ),

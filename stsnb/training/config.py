@@ -18,8 +18,8 @@ class ScoredEvaluation(Protocol):
     """What an ``EvalFn`` may return instead of a plain float: its score (``float(...)``) and ``record()``, a JSON-ready
     dict of what it scored (``stsnb.evaluation.evaluate.DevScore``: per dev item the gold score and the prediction).
     ``fit`` keeps the record of its step-0 evaluation and of the one it selects (``TrainResult.dev_start`` /
-    ``dev_kept``), so the dev gate can ask whether the kept checkpoint's gain beats what picking the best of k noisy
-    evaluations gives (``stsnb.evaluation.dev_gates``)."""
+    ``dev_kept``); the dev gate reads them where selection used every dev pair (``stsnb.evaluation.dev_gates``), and
+    ``fit``'s ``gate`` records otherwise."""
 
     def __float__(self) -> float: ...
 

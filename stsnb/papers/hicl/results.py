@@ -13,16 +13,15 @@ stratified paired bootstrap), one interval per training seed. **What is claimed 
   (:data:`MARGINAL`), whose row says whether "equivalent" is reachable at our interval widths (``reachability``).
 
 **Dev gates** (``stsnb.evaluation.dev_gates``): each arm trained on a seed when dev selection kept a step past 0, some
-weight changed, and its STS-B dev score beats the untrained encoder's (the fit's step-0 evaluation, same dev pairs)
-by more than picking the best of its selection evaluations would give by chance (:func:`dev_gate`); a row that claims
-+HiCL improves on its baseline also needs the baseline to have moved dev by at least the row's smallest effect. A
-seed on which an arm did not train is left out of the claim ("2 of 3 seeds"), and fewer than two seeds left (or a
-one-seed claim's seed left out) makes it *not tested*. No gate reads the test pairs. "<baseline> minus the untrained
-backbone on the test pairs" is printed as a check of our setting (:func:`untrained_check`, ``kind="check"``), never a
-gate. SimCSE's row is the paper's main claim (``claims.MAIN_CLAIMS``); a claim on several kept seeds is decided on
-the seeds-and-pairs interval of their mean (seeds resampled, then the test pairs, never narrower than the t interval
-of the seed means), which counts the seed-to-seed spread the per-seed intervals leave out.
-"""
+weight changed, and on STS-B dev pairs selection never scored (``gate_pairs``) the kept model beats the untrained
+encoder (the fit's start) beyond noise, a paired 95% interval above 0 (:func:`dev_gate`); a row that claims +HiCL
+improves on its baseline also needs the baseline to have moved dev by at least the row's smallest effect. A seed on
+which an arm did not train is left out of the claim ("2 of 3 seeds"), and fewer than two seeds left (or a one-seed
+claim's seed left out) makes it *not tested*. No gate reads the test pairs. "<baseline> minus the untrained backbone on
+the test pairs" is printed as a check of our setting (:func:`untrained_check`, ``kind="check"``), never a gate. SimCSE's
+row is the paper's main claim (``claims.MAIN_CLAIMS``); a claim on several kept seeds is decided on the seeds-and-pairs
+interval of their mean (seeds resampled, then the test pairs, never narrower than the t interval of the seed means),
+which counts the seed-to-seed spread the per-seed intervals leave out. """
 
 from __future__ import annotations
 

@@ -7,11 +7,11 @@ a paired bootstrap interval per training seed (``stsnb.evaluation.stats``); on s
 on the seeds-and-pairs interval of their mean. Runs come as ``{training seed: pipeline.StageRun}``.
 
 **Dev gates** (``stsnb.evaluation.dev_gates``, :func:`dev_gate`): an arm trained on a seed when dev selection kept a
-step past 0, a weight changed, and its kept STS-B dev score beats the fit's own start (stage 1: the untrained prompt
-embedding; stage 2, the control and the de-duplicated arm: stage 1's adapter) by more than picking the best of its k
-selection evaluations would give by chance. A seed on which one of a claim's arms did not train is left out of that
-claim ("2 of 3 seeds"); no gate reads the test pairs. The main claim, stage 2 improves on stage 1, also needs stage 1
-to have moved dev by at least the claim's smallest effect.
+step past 0, a weight changed, and on STS-B dev pairs selection never scored (``gate_pairs``) the kept model beats the
+fit's own start (stage 1: the untrained prompt embedding; stage 2, the control and the de-duplicated arm: stage 1's
+adapter) beyond noise, a paired 95% interval above 0. A seed on which one of a claim's arms did not train is left out of
+that claim ("2 of 3 seeds"); no gate reads the test pairs. The main claim, stage 2 improves on stage 1, also needs stage
+1 to have moved dev by at least the claim's smallest effect.
 
 - A check of our setting: stage 1 (contrastive, Eq. 8) improves the untrained prompt embedding (the paper reports no
   untrained score). Gate: stage 1 trained on dev.
