@@ -212,7 +212,8 @@ def spearman_claim(
         pearson_difference=float(np.mean([x.evaluation.pearson - y.evaluation.pearson for x, y in pairs])),
         unit=f"sentence pairs ({next(iter(intervals.values())).n}, both conditions of each drawn together)",
     )
-    row["interval"] = f"{row['difference']:+.2f} [{row['low']:+.2f}, {row['high']:+.2f}]"
+    difference, low, high = claims.deciding_interval(row)  # what the verdict was decided on (seeds and pairs)
+    row["interval"] = f"{difference:+.2f} [{low:+.2f}, {high:+.2f}]"
     return row
 
 

@@ -31,7 +31,9 @@ def comparability(rows_by_backbone: Mapping[str, str], all_seven_tasks: bool, pa
 
 
 def _short(row: Mapping) -> str:
-    return f"{row['difference']:+.2f} [{row['low']:+.2f}, {row['high']:+.2f}]"
+    """The difference and the interval the verdict was decided on (a multi-seed claim's seeds-and-pairs interval)."""
+    difference, low, high = claims.deciding_interval(row)
+    return f"{difference:+.2f} [{low:+.2f}, {high:+.2f}]"
 
 
 def main_claim_row(rows: Iterable[Mapping]) -> Mapping | None:
