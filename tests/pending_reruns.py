@@ -16,8 +16,7 @@ PENDING: frozenset[tuple[str, str]] = frozenset(
 # runs made before the training gate's noise bound and the one seed rule (docs/verdicts.md): their verdicts do not
 # follow the documented rules until they are rerun (tests/test_verdicts_recomputed.py)
 PENDING_RULES: frozenset[tuple[str, str]] = frozenset(
-    {("cpu", "40_ccl_csts")}
-    | {("class", notebook) for notebook in TRAINING_NOTEBOOKS}
+    {("cpu", "40_ccl_csts")} | {("class", notebook) for notebook in TRAINING_NOTEBOOKS}
 )
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from stsnb.data import hub_copies
+from stsnb.data import hub_copies, selection
 from stsnb.data import loading as data
 from stsnb.data import records as data_records
 
@@ -53,11 +53,11 @@ def test_stsb_splits(split, n, data_dir):
 
 def test_the_gate_pairs_are_dev_pairs_selection_never_sees_and_selection_is_the_sample_it_was(data_dir):
     dev = data.load_stsb("dev", data_dir=data_dir)
-    split = data.selection_and_gate(dev, 300, 600, seed=0)
+    split = selection.selection_and_gate(dev, 300, 600, seed=0)
     assert list(split) == data.sample(dev, 300, 0) and len(split.gate) == 600
     assert not {id(p) for p in split} & {id(p) for p in split.gate}
-    assert len(data.selection_and_gate(dev, 300, None, 0).gate) == len(dev) - 300
-    assert data.selection_and_gate(dev, None, 600, 0).gate == []  # selection on every pair leaves none to hold out
+    assert len(selection.selection_and_gate(dev, 300, None, 0).gate) == len(dev) - 300
+    assert selection.selection_and_gate(dev, None, 600, 0).gate == []  # selection on every pair leaves none to hold out
 
 
 @pytest.mark.parametrize(

@@ -1,10 +1,11 @@
 """The data layer: every corpus the notebooks read, from the data folder or the Hugging Face Hub.
 
 Holds the records every loader returns and the layer's names (``records``), the loaders (``loading``: STS12-16, STS-B,
-SICK in SentEval's "all" setting, SNLI/MultiNLI, Wikipedia, C-STS) with their Hub copies (``hub_copies``), SentEval's
-text conversions (``senteval_text``), ``stsnb data fetch`` (``fetch``, reading the Hub through ``hub`` at the
-commits ``revisions`` pins) and the manifest that ``stsnb data verify`` checks a folder against
-(``manifest``), with its report of lines spaced otherwise than the reference (``spacing``).
+SICK in SentEval's "all" setting, SNLI/MultiNLI, Wikipedia, C-STS) with their Hub copies (``hub_copies``), the dev pairs
+of checkpoint selection and the held-out ones of the dev gate (``selection``), SentEval's text conversions
+(``senteval_text``), ``stsnb data fetch`` (``fetch``, reading the Hub through ``hub`` at the commits ``revisions`` pins)
+and the manifest that ``stsnb data verify`` checks a folder against (``manifest``), with its report of lines spaced
+otherwise than the reference (``spacing``).
 
 May import: no other layer.
 
@@ -17,7 +18,6 @@ from .loading import (
     SICK_ENTAILMENT,
     SICK_FILES,
     DedupReport,
-    GatedSelection,
     dedup_against_tests,
     describe_source,
     has_data_dir,
@@ -34,7 +34,6 @@ from .loading import (
     rescale_sick,
     resolve_data_dir,
     sample,
-    selection_and_gate,
     seven_test_sets,
     uses_hub,
 )
@@ -58,6 +57,7 @@ from .records import (
     TextVariant,
     Triplet,
 )
+from .selection import GatedSelection, selection_and_gate
 from .spacing import env_record as spacing_record
 
 __all__ = [

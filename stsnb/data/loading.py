@@ -548,29 +548,6 @@ def sample(items: Sequence, n: int | None, seed: int) -> list:
     return random.Random(seed).sample(list(items), n)
 
 
-class GatedSelection(list):
-    """Dev items for checkpoint selection (the list itself) that carry ``gate``: other dev items selection never sees,
-    on which the dev gate asks whether the kept checkpoint beats its start (``stsnb.evaluation.dev_gates``). Picking
-    the best of k checkpoints on the selection items inflates their gain; on ``gate`` it cannot. Passes wherever a
-    list of dev items does."""
-
-    def __init__(self, selection: Sequence = (), gate: Sequence = ()):
-        super().__init__(selection)
-        self.gate = list(gate)
-
-
-def selection_and_gate(items: Sequence, n: int | None, gate_n: int | None, seed: int) -> GatedSelection:
-    """``n`` items for selection, drawn as :func:`sample` draws them (the same ``seed``, the same items), and
-    ``gate_n`` of the others for the dev gate (all others with None; none are left when selection takes every item,
-    and the gate then falls back to its best-of-k bound on the selection items)."""
-    selection = sample(items, n, seed)
-    if gate_n is not None and gate_n < 0:
-        raise ValueError(f"gate_pairs must be None or at least 0, got {gate_n}")
-    chosen = {id(item) for item in selection}
-    rest = [item for item in items if id(item) not in chosen]
-    return GatedSelection(selection, sample(rest, gate_n, seed + 1))
-
-
 def seven_test_sets(text: TextVariant = "senteval", data_dir: str | os.PathLike | None = None) -> list[STSPair]:
     """Every test pair of STS12-16, STS-B test and SICK-R test."""
     pairs: list[STSPair] = []

@@ -191,10 +191,9 @@ def fit(
     first step (``eval_at_start``), every ``eval_every`` optimizer steps (else once per epoch) and at the end; the
     best weights are restored into ``model`` before returning, and so is the train/eval mode ``model`` came in with.
 
-    ``gate(model) -> DevScore`` scores dev items selection never sees (``stsnb.evaluation.evaluate.gate_evaluator``),
-    on the main process, twice: with the step-0 evaluation and on the weights returned. Its records
-    (``TrainResult.gate_start`` / ``gate_kept``) are what the dev gate asks "did this fit train?" of
-    (``stsnb.evaluation.dev_gates``): the kept checkpoint's held-out score is free of selection's best-of-k pick.
+    ``gate(model) -> DevScore`` scores dev items selection never sees (``evaluate.gate_evaluator``) on the main
+    process, at step 0 and on the weights returned: ``TrainResult.gate_start`` / ``gate_kept``, free of selection's
+    best-of-k pick, which the dev gate reads (``stsnb.evaluation.dev_gates``).
     """
     _check_inputs(train_data, config)
     started, was_training = time.perf_counter(), model.training
@@ -548,7 +547,7 @@ def _evaluate_and_select(run: _Run) -> None:
 
 def _gate_record(value: Any) -> dict:
     if not isinstance(value, ScoredEvaluation):
-        raise TypeError(f"a fit's gate must return a ScoredEvaluation (e.g. a DevScore), got {type(value).__name__}")
+        raise TypeError(f"a fit's gate returns a ScoredEvaluation (a DevScore), not {type(value).__name__}")
     return value.record()
 
 
@@ -557,8 +556,7 @@ def _gate_kept(run: _Run, unwrapped: nn.Module, was_training: bool) -> None:
     state = run.state
     if run.gate is None or not run.acc.is_main_process or state.get("gate_start") is None:
         return
-    kept_start = not state["best_step"]
-    state["gate_kept"] = state["gate_start"] if kept_start else _gate_record(run.gate(unwrapped))
+    state["gate_kept"] = _gate_record(run.gate(unwrapped)) if state["best_step"] else state["gate_start"]
     unwrapped.train(was_training)
 
 

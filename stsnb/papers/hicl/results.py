@@ -21,7 +21,7 @@ claim's seed left out) makes it *not tested*. No gate reads the test pairs. "<ba
 the test pairs" is printed as a check of our setting (:func:`untrained_check`, ``kind="check"``), never a gate. SimCSE's
 row is the paper's main claim (``claims.MAIN_CLAIMS``); a claim on several kept seeds is decided on the seeds-and-pairs
 interval of their mean (seeds resampled, then the test pairs, never narrower than the t interval of the seed means),
-which counts the seed-to-seed spread the per-seed intervals leave out. """
+which counts the seed-to-seed spread the per-seed intervals leave out."""
 
 from __future__ import annotations
 
