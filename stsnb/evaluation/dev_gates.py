@@ -137,14 +137,12 @@ class SeedTrained:
 
     def describe(self) -> str:
         of = f" of {self.total_steps}" if self.total_steps is not None else ""
-        if self.held_out_items is not None:
-            text = (
-                f"{self.seed}: selected step {self.selected_step}{of}, held-out dev {self.dev_gain:+.2f} over its start"
-            )
+        held_out = self.held_out_items is not None
+        text = f"{self.seed}: selected step {self.selected_step}{of}, {'held-out ' * held_out}dev {self.dev_gain:+.2f}"
+        text += " over its start"
+        if held_out:
             text += f" (noise bound +{self.noise_bound:.2f} on {self.held_out_items} pairs selection never saw)"
-        else:
-            text = f"{self.seed}: selected step {self.selected_step}{of}, dev {self.dev_gain:+.2f} over its start"
-        if self.noise_bound is not None and self.held_out_items is None:
+        elif self.noise_bound is not None:
             text += f" (best-of-{self.evaluations} noise bound +{self.noise_bound:.2f})"
         if self.weight_change is not None:
             text += f", largest weight change {self.weight_change:.1e}"
@@ -260,7 +258,7 @@ def from_fits(arm: str, fits: Mapping[str, Any], *, n_resamples: int = 2000) -> 
         raise ValueError(f"{arm}: fits must be a non-empty {{seed label: TrainResult}} mapping")
     seeds = []
     for label, result in fits.items():
-        held_out = getattr(result, "gate_start", None) is not None and getattr(result, "gate_kept", None) is not None
+        held_out = result.gate_start is not None and result.gate_kept is not None
         if held_out:
             bound = noise_bound(result.gate_start, result.gate_kept, 1, n_resamples=n_resamples)
         elif result.dev_start is not None and result.dev_kept is not None:
