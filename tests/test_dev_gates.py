@@ -95,6 +95,19 @@ def test_on_held_out_pairs_a_wandering_arm_fails_and_a_trained_arm_passes_where_
     assert f"noise bound +{seed.noise_bound:.2f} on 400 pairs selection never saw" in seed.describe()
 
 
+def test_a_held_out_gate_too_small_to_bound_its_noise_names_the_parameter_that_fixes_it():
+    """C-STS scores a sentence pair under two conditions, one group; with 3 groups some resamples draw one group
+    only, whose tied gold (the data keeps ties) leaves Spearman undefined (the rehearsal's 4-pair gate in CI)."""
+    gold = np.array([1.0, 1.0, 3.0, 3.0, 5.0, 5.0])
+    groups = ["a", "a", "b", "b", "c", "c"]
+    start, kept = np.array([3.0, 1.0, 2.0, 6.0, 5.0, 4.0]), np.array([1.0, 2.0, 4.0, 3.0, 5.0, 6.0])
+    fit = _fit(start, [kept], gold)
+    fit.gate_start = DevScore(0.0, gold, start, groups).record()
+    fit.gate_kept = DevScore(0.0, gold, kept, groups).record()
+    with pytest.raises(ValueError, match=r"held-out gate of 3 dev pairs .*raise the notebook's gate_pairs"):
+        dev_gates.from_fits("CCL", {"seed 0": fit}, n_resamples=200)
+
+
 def test_the_noise_bound_is_z_at_one_minus_alpha_over_k_times_the_paired_standard_error():
     rng = np.random.default_rng(2)
     gold, start = _dev(rng)

@@ -260,7 +260,13 @@ def from_fits(arm: str, fits: Mapping[str, Any], *, n_resamples: int = 2000) -> 
     for label, result in fits.items():
         held_out = result.gate_start is not None and result.gate_kept is not None
         if held_out:
-            bound = noise_bound(result.gate_start, result.gate_kept, 1, n_resamples=n_resamples)
+            try:
+                bound = noise_bound(result.gate_start, result.gate_kept, 1, n_resamples=n_resamples)
+            except ValueError as err:  # e.g. a gate of a few C-STS pairs whose resamples draw one tied group
+                raise ValueError(
+                    f"{arm}, {label}: the held-out gate of {_pairs_of(result.gate_kept)} dev pairs cannot bound its "
+                    f"noise ({err}): raise the notebook's gate_pairs parameter (8 or more)"
+                ) from err
         elif result.dev_start is not None and result.dev_kept is not None:
             bound = noise_bound(
                 result.dev_start, result.dev_kept, result.selection_evaluations, n_resamples=n_resamples
