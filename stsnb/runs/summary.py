@@ -458,8 +458,10 @@ def claims_markdown(overview: Sequence[OverviewRow]) -> list[str]:
         "estimate lies beyond the smallest effect; no meaningful effect when it contains 0 and lies inside the "
         "smallest effect; otherwise unresolved. A robustness claim is equivalent when the interval lies inside its "
         "margin. A claim whose precondition does not hold is not tested. Whether an arm trained is decided per seed "
-        "on dev data, never on the test pairs: its kept checkpoint must beat its start on dev by more than the best "
-        "of its k selection evaluations would by chance, and a claim's baseline must have moved dev by at least the "
+        "on dev data, never on the test pairs: its kept checkpoint must beat its start on dev pairs that checkpoint "
+        "selection never scored, a paired 95% interval above 0 (where selection scored every dev pair, by more than "
+        "the best of its k selection evaluations would by chance), and a claim's baseline must have moved dev by at "
+        "least the "
         'claim\'s smallest effect; a seed on which an arm did not train is left out ("2 of 3" seeds), and fewer than '
         "two seeds left make the claim not tested. A decisive verdict on one seed is marked provisional and counted "
         "apart in the overview. Detectable: for an unresolved claim of the paper, the smallest true difference the "

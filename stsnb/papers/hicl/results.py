@@ -135,8 +135,9 @@ def seed_intervals(
 
 def dev_gate(arm: str, runs: Mapping[int, RunOutcome]) -> dev_gates.DevGate:
     """Whether ``arm`` trained, per training seed, on dev data alone (``dev_gates.from_fits``): the selected step, the
-    largest weight change, and its dev score over the fit's step 0 (the untrained encoder, same dev pairs and sentence
-    encoder) against what the best of its selection evaluations would give by chance."""
+    largest weight change, and its held-out dev score over the fit's step 0 (the untrained encoder, same dev pairs and
+    sentence encoder) against one paired comparison's noise (with no held-out pairs: against what the best of its
+    selection evaluations would give by chance)."""
     return dev_gates.from_fits(arm, {f"seed {s}": r.result for s, r in _runs(runs, arm).items()})
 
 

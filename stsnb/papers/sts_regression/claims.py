@@ -6,14 +6,14 @@ Every claim is a difference ``a - b`` of seven-task (or ``eval_tasks``) average 
 pairs, one interval per training seed; its direction is the paper's words ("a beats b": +1), and the paper's own
 difference (``REPORTED``) is shown beside it.
 
-**Dev gates, per seed, on the claim's own arms** (``stsnb.evaluation.dev_gates``, :func:`dev_gate`): an arm trained
-on a seed when STS-B dev selection kept a step past 0, a weight changed, and its kept dev score beats the fit's own
-start by more than the best of its selection evaluations would give by chance; a claim's baseline (``b`` of a claim
-of the paper: cross entropy for the main claim) must also have moved dev by the claim's smallest effect. A seed on
-which one of a claim's two arms did not train is left out ("k of n seeds"); with fewer than two seeds left (or a
-one-seed claim's seed left out) the claim is **not tested**. The test pairs a claim is scored on never gate it. Cross
-entropy gates only the claims it is an arm of. A claim on several kept seeds is decided on the seeds-and-pairs interval
-of their mean.
+**Dev gates, per seed, on the claim's own arms** (``stsnb.evaluation.dev_gates``, :func:`dev_gate`): an arm trained on a
+seed when STS-B dev selection kept a step past 0, a weight changed, and its kept weights beat the fit's own start on dev
+pairs selection never scored (``gate_pairs``; a paired 95% interval above 0; where selection scored every dev pair, by
+more than the best of its selection evaluations would give by chance); a claim's baseline (``b`` of a claim of the
+paper: cross entropy for the main claim) must also have moved dev by the claim's smallest effect. A seed on which one of
+a claim's two arms did not train is left out ("k of n seeds"); with fewer than two seeds left (or a one-seed claim's
+seed left out) the claim is **not tested**. The test pairs a claim is scored on never gate it. Cross entropy gates only
+the claims it is an arm of. A claim on several kept seeds is decided on the seeds-and-pairs interval of their mean.
 
 - Table 1 (Section 4.1): both losses of each claim. The paper's main claim (:data:`MAIN_CLAIMS`, from the abstract:
   regression beats classification) is Table 1's Smooth K2 against cross entropy on the same labels: on NLI
@@ -157,8 +157,9 @@ class Trained:
 
 def dev_gate(arm: str, runs: Mapping[int, Trained]) -> dev_gates.DevGate:
     """Whether ``arm`` trained on each training seed of ``runs`` (``{seed: Trained}``), on STS-B dev only: the step dev
-    selection kept, the largest weight change, and its dev score over the fit's own step 0 against what the best of
-    its selection evaluations would give by chance (``stsnb.evaluation.dev_gates.from_fits``; labels "seed N")."""
+    selection kept, the largest weight change, and its held-out dev score over the fit's own step 0 against one
+    paired comparison's noise (or, with no held-out pairs, what the best of its selection evaluations would give by
+    chance; ``stsnb.evaluation.dev_gates.from_fits``; labels "seed N")."""
     missing = [s for s, r in runs.items() if r.result is None]
     if missing:
         raise ValueError(f"{arm}: seeds {missing} carry no fit record (Trained.of a fit result): no dev gate")
