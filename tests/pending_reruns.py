@@ -10,15 +10,13 @@ TRAINING_NOTEBOOKS = ("10_pcc_tuning", "20_sts_regression", "30_hicl", "40_ccl_c
 
 # runs made before the held-out dev gate's `gate_pairs` parameter (2026-12-02): their params lack it
 PENDING: frozenset[tuple[str, str]] = frozenset(
-    {("cpu", "40_ccl_csts")}
-    | {(profile, notebook) for profile in ("class", "smoke") for notebook in TRAINING_NOTEBOOKS}
+    {(profile, notebook) for profile in ("class", "smoke") for notebook in TRAINING_NOTEBOOKS}
     - {("class", "20_sts_regression")}
 )
 # runs made before the training gate's noise bound and the one seed rule (docs/verdicts.md): their verdicts do not
 # follow the documented rules until they are rerun (tests/test_verdicts_recomputed.py)
 PENDING_RULES: frozenset[tuple[str, str]] = frozenset(
-    {("cpu", "40_ccl_csts")}
-    | {("class", notebook) for notebook in TRAINING_NOTEBOOKS if notebook != "20_sts_regression"}
+    {("class", notebook) for notebook in TRAINING_NOTEBOOKS if notebook != "20_sts_regression"}
 )
 
 
