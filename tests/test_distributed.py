@@ -402,37 +402,6 @@ def test_lora_with_non_reentrant_checkpointing_trains_under_ddp(tmp_path):
     assert out["steps"] == 2 and out["change"] > 0 and out["trainable"] > 0
 
 
-@pytest.mark.long  # a paper pipeline on two processes; the generic launcher tests stay in the default tier
-@pytest.mark.slow
-def test_a_table1_run_trains_on_two_processes(data_dir):
-    """Notebook 20's num_processes path: STS-Regression fine-tuning of the real MiniLM on real SNLI pairs, DDP on two
-    CPU processes, the main process's scores handed back."""
-    import functools
-    import math
-
-    from stsnb import data
-    from stsnb.papers import sts_regression as reg
-    from stsnb.training.config import TrainConfig
-    from stsnb.training.distributed import run
-
-    pairs = reg.nli_training_pairs(list(data.load_snli("dev", data_dir=data_dir))[:40])
-    job = functools.partial(
-        reg.table1_run,
-        "minilm-l6",
-        pairs[:32],
-        reg.table2_loss("smooth_k2"),
-        TrainConfig(batch_size=8, lr=5e-5, progress=False),
-        list(data.load_stsb("dev", data_dir=data_dir))[:40],
-        pairs[32:],
-        "stsb",
-        40,
-        max_length=32,
-    )
-    outcome = run(job, (), num_processes=2)
-    assert outcome.result.steps == 2  # 4 batches of 8 shared by 2 processes: 2 steps each
-    assert math.isfinite(outcome.scores["STSBenchmark"]) and outcome.heldout_outputs.shape == (8,)
-
-
 class _TextEncoder(nn.Module):
     """Texts -> a seeded linear map of fixed random features (a stand-in encoder for Pcc-tuning's losses)."""
 
