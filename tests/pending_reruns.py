@@ -6,18 +6,11 @@ from __future__ import annotations
 
 import pytest
 
-TRAINING_NOTEBOOKS = ("10_pcc_tuning", "20_sts_regression", "30_hicl", "40_ccl_csts")
-
-# runs made before the held-out dev gate's `gate_pairs` parameter (2026-12-02): their params lack it
-PENDING: frozenset[tuple[str, str]] = frozenset(
-    {(profile, notebook) for profile in ("class", "smoke") for notebook in TRAINING_NOTEBOOKS}
-    - {("class", "20_sts_regression")}
-)
+# runs made before a parameter the notebook has now (e.g. the held-out dev gate's `gate_pairs`, 2026-12-02): none
+PENDING: frozenset[tuple[str, str]] = frozenset()
 # runs made before the training gate's noise bound and the one seed rule (docs/verdicts.md): their verdicts do not
 # follow the documented rules until they are rerun (tests/test_verdicts_recomputed.py)
-PENDING_RULES: frozenset[tuple[str, str]] = frozenset(
-    {("class", notebook) for notebook in TRAINING_NOTEBOOKS if notebook != "20_sts_regression"}
-)
+PENDING_RULES: frozenset[tuple[str, str]] = frozenset()
 
 
 def expect_failure_if_pending(

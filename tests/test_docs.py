@@ -112,3 +112,35 @@ def test_the_generated_tables_of_docs_are_what_their_command_prints(capsys, data
             printed[command] = capsys.readouterr().out
         expected = dict((w, t) for _, w, t in _GENERATED.findall(printed[command]))
         assert table == expected.get(what), f"docs/gpu-server.md's {what} table is stale: paste `{command}`'s output"
+
+
+def test_readme_runtimes_are_the_committed_runs_and_the_jupyterlab_benchmark():
+    """README's front-page times are read from where they were measured, never typed from memory: the JupyterLab
+    benchmark's result (each notebook with opening it), the class and cpu summaries' totals, and the cpu runs' span
+    per training notebook (in whole minutes, as README rounds them)."""
+    import json
+
+    from stsnb.runs import summary
+
+    text = README.read_text(encoding="utf-8")
+    bench = json.loads((REPO / "benchmarks" / "results" / "jupyterlab_class.json").read_text())
+    lab = {row["notebook"][:2]: round(row["seconds_with_opening"]) for row in bench["rows"]}
+    row = next(line for line in text.splitlines() if line.startswith("| one notebook in JupyterLab"))
+    assert dict((nb, int(s)) for nb, s in re.findall(r"\b(\d\d) (\d+) s\b", row)) == lab, row
+
+    def total(profile: str) -> tuple[int, int]:
+        found = re.search(
+            r"together (\d+) s \((\d+) min\)", (REPO / "papermill_runs" / profile / "summary.md").read_text()
+        )
+        return int(found[1]), int(found[2])
+
+    class_seconds, class_minutes = total("class")
+    assert f"| {class_seconds:,} s ({class_minutes} minutes) as last run |" in text
+    cpu_minutes = total("cpu")[1]
+    training = [
+        summary.run_seconds(REPO / "papermill_runs" / "cpu" / name, name)
+        for name in ("10_pcc_tuning", "20_sts_regression", "30_hicl", "40_ccl_csts")
+    ]
+    span = f"{round(min(training) / 60)} to {round(max(training) / 60)} per training notebook"
+    assert f"| {cpu_minutes} minutes as last run, {span} |" in text
+    assert f"**Command 1** took {cpu_minutes} minutes on 2 CPU cores as last run" in text
