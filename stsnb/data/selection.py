@@ -11,9 +11,7 @@ from .loading import sample
 
 class GatedSelection(list):
     """Dev items for checkpoint selection (the list itself) that carry ``gate``: other dev items selection never sees,
-    on which the dev gate asks whether the kept checkpoint beats its start (``stsnb.evaluation.dev_gates``). Picking
-    the best of k checkpoints on the selection items inflates their gain; on ``gate`` it cannot. Passes wherever a
-    list of dev items does."""
+    on which the dev gate asks whether the kept checkpoint beats its start. Passes wherever a list of dev items does."""
 
     def __init__(self, selection: Sequence = (), gate: Sequence = ()):
         super().__init__(selection)
